@@ -1,0 +1,52 @@
+// The append-only audit trail. Callers pass the transaction that makes the change, so an action and
+// its record commit together or not at all.
+import type { Db } from '../db/database.ts';
+import type { AuditEventRow } from '../db/schema.ts';
+import { newId } from '../ids.ts';
+
+export interface Actor {
+  type: 'api_key' | 'user' | 'system';
+  id: string;
+}
+
+export interface AuditEntry {
+  orgId: string;
+  actor: Actor;
+  action: string;
+  target?: { type: string; id: string };
+  ip?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_events')
+    .values({
+      id: newId('aud'),
+      org_id: entry.orgId,
+      actor_type: entry.actor.type,
+      actor_id: entry.actor.id,
+      action: entry.action,
+      target_type: entry.target?.type ?? null,
+      target_id: entry.target?.id ?? null,
+      ip: entry.ip ?? null,
+      metadata: JSON.stringify(entry.metadata ?? {}),
+    })
+    .execute();
+}
+
+export interface AuditQuery {
+  orgId: string;
+  after: string | null;
+  limit: number;
+  actors?: string[] | undefined;
+  actions?: string[] | undefined;
+}
+
+export async function listAudit(db: Db, q: AuditQuery): Promise<AuditEventRow[]> {
+  let query = db.selectFrom('audit_events').selectAll().where('org_id', '=', q.orgId);
+  if (q.after) query = query.where('id', '<', q.after);
+  if (q.actors) query = query.where('actor_id', 'in', q.actors);
+  if (q.actions) query = query.where('action', 'in', q.actions);
+  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}

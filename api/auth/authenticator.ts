@@ -1,0 +1,91 @@
+// Turns a bearer value into a principal without touching the database on every request: results
+// (including "no such key") are cached for a few seconds. This process drops an entry the moment it
+// revokes or rotates a key; other processes see the change when the entry expires, so the cache
+// lifetime bounds how long a revoked key can live elsewhere (the issue allows 5 s).
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../db/database.ts';
+import { findUsableKeyByHash, recordKeyUse } from '../keys/key-store.ts';
+import { hashKey, isWellFormedKey } from './key-material.ts';
+import type { Scope } from './scopes.ts';
+
+export interface Principal {
+  kind: 'api_key';
+  keyId: string;
+  keyName: string;
+  orgId: string;
+  orgSlug: string;
+  scopes: ReadonlySet<Scope>;
+  /** Epoch ms after which the key stops working (rotation grace), or null. */
+  expiresAt: number | null;
+}
+
+export interface AuthenticatorOptions {
+  cacheTtlMs?: number;
+  usageFlushMs?: number;
+}
+
+const MISSING = Symbol('missing');
+
+export class Authenticator {
+  private readonly cache: LRUCache<string, Principal | typeof MISSING>;
+  private readonly uses = new Map<string, Date>();
+  private readonly flushTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Db,
+    options: AuthenticatorOptions = {},
+  ) {
+    this.cache = new LRUCache({ max: 50_000, ttl: options.cacheTtlMs ?? 3_000 });
+    this.flushTimer = setInterval(() => void this.flushUsage(), options.usageFlushMs ?? 10_000);
+    this.flushTimer.unref();
+  }
+
+  async authenticate(value: string): Promise<Principal | null> {
+    if (!isWellFormedKey(value)) return null;
+    const hash = hashKey(value);
+    let principal = this.cache.get(hash);
+    if (principal === undefined) {
+      principal = (await this.load(hash)) ?? MISSING;
+      this.cache.set(hash, principal);
+    }
+    if (principal === MISSING) return null;
+    if (principal.expiresAt !== null && Date.now() >= principal.expiresAt) return null;
+    this.uses.set(principal.keyId, new Date());
+    return principal;
+  }
+
+  /** Forget a key at once (after revocation or rotation in this process). */
+  invalidate(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
+  async flushUsage(): Promise<void> {
+    if (this.uses.size === 0) return;
+    const batch = new Map(this.uses);
+    this.uses.clear();
+    try {
+      await recordKeyUse(this.db, batch);
+    } catch {
+      // last-used times are best effort; the next flush carries newer ones
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    await this.flushUsage();
+  }
+
+  private async load(hash: string): Promise<Principal | undefined> {
+    const row = await findUsableKeyByHash(this.db, hash);
+    if (!row) return undefined;
+    return {
+      kind: 'api_key',
+      keyId: row.id,
+      keyName: row.name,
+      orgId: row.org_id,
+      orgSlug: row.org_slug,
+      scopes: new Set(row.scopes as Scope[]),
+      expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+    };
+  }
+}

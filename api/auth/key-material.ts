@@ -1,0 +1,31 @@
+// API key values: `svc_live_` + 40 random base62 characters (~238 bits). They are stored only as a
+// SHA-256 digest: a slow password hash buys nothing for values this random, and a fast digest keeps
+// the lookup a single indexed equality.
+import { createHash, randomInt } from 'node:crypto';
+
+export const LIVE_PREFIX = 'svc_live_';
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const RANDOM_LENGTH = 40;
+const KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9]{32,128}$/;
+
+export function generateKey(): string {
+  let random = '';
+  for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];
+  return LIVE_PREFIX + random;
+}
+
+export function isWellFormedKey(value: string): boolean {
+  return KEY_PATTERN.test(value);
+}
+
+export function hashKey(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+export function keyPrefix(value: string): string {
+  return value.startsWith('svc_test_') ? 'svc_test_' : LIVE_PREFIX;
+}
+
+export function last4(value: string): string {
+  return value.slice(-4);
+}

@@ -1,0 +1,49 @@
+// Server settings: command-line flags over environment variables over defaults (DESIGN §2).
+import type { DestinationStream } from 'pino';
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  shieldPort: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  bootstrapApiKey: string | undefined;
+  /** Default per-key request budget per minute (spec 8). */
+  rateLimitPerMinute: number;
+  /** Proxies whose X-Forwarded-For is believed, as addresses or CIDRs. */
+  trustedProxies: string[];
+  logLevel: string;
+  /** Where log lines go (stdout by default); tests capture them. */
+  logStream?: DestinationStream;
+  /** How long a key lookup is cached; bounds cross-process revocation delay. */
+  keyCacheTtlMs: number;
+}
+
+const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535 * 1000) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  return n;
+};
+
+export interface ConfigFlags {
+  host?: string | undefined;
+  port?: string | undefined;
+  shieldPort?: string | undefined;
+  dataDir?: string | undefined;
+}
+
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  return {
+    host: flags.host ?? env.HOST ?? '0.0.0.0',
+    port: positiveInt('--port', flags.port ?? env.PORT, 3000),
+    shieldPort: positiveInt('--shield-port', flags.shieldPort ?? env.AEGIS_SHIELD_PORT, 8080),
+    dataDir: flags.dataDir ?? env.AEGIS_DATA_DIR ?? './.aegis',
+    databaseUrl: env.DATABASE_URL || undefined,
+    bootstrapApiKey: env.AEGIS_BOOTSTRAP_API_KEY || undefined,
+    rateLimitPerMinute: positiveInt('AEGIS_RATE_LIMIT_PER_MINUTE', env.AEGIS_RATE_LIMIT_PER_MINUTE, 100),
+    trustedProxies: (env.AEGIS_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    logLevel: env.AEGIS_LOG_LEVEL ?? 'info',
+    keyCacheTtlMs: positiveInt('AEGIS_KEY_CACHE_TTL_MS', env.AEGIS_KEY_CACHE_TTL_MS, 3000),
+  };
+}

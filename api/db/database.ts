@@ -1,0 +1,53 @@
+// Opens the database Aegis runs on: the PostgreSQL server named by DATABASE_URL, or the embedded
+// PostgreSQL (PGlite) kept in the data directory. Everything above this module sees one Kysely.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'embedded';
+  /** Where the data lives, for the start-up banner (never includes a password). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** Connections in the pool (PostgreSQL only). */
+  poolSize?: number;
+}
+
+// int8 (counts) arrive as strings from pg; every count we read fits in a JS number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const url = new URL(options.databaseUrl);
+    url.password = '';
+    return { db, kind: 'postgres', location: url.toString(), close: () => db.destroy() };
+  }
+  const dir = join(options.dataDir, 'pgdata');
+  mkdirSync(dir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const embedded = await PGlite.create(dir);
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(embedded) });
+  return { db, kind: 'embedded', location: dir, close: () => db.destroy() };
+}
+
+export async function isReachable(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,21 @@
+// Versioned migrations, applied in name order at start-up and by `aegis migrate`. The list is
+// static imports rather than a directory scan so that it works the same from any working directory.
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import type { Db } from './database.ts';
+import * as foundation from './migrations/0001_foundation.ts';
+
+const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider, migrationTableName: 'aegis_migrations', migrationLockTableName: 'aegis_migrations_lock' });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${String(result.error instanceof Error ? result.error.message : result.error)}`);
+  }
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,51 @@
+// The one error type routes throw. The error handler turns it (and every framework error) into the
+// specification's envelope: { "error": { "code", "message", "details" } }.
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'validation_failed'
+  | 'idempotency_key_reused'
+  | 'rate_limited'
+  | 'internal'
+  | 'unavailable';
+
+export type ErrorDetails = Record<string, unknown>;
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetails = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const codeForStatus: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'validation_failed',
+  429: 'rate_limited',
+  500: 'internal',
+  503: 'unavailable',
+};
+
+export const badRequest = (message: string, details?: ErrorDetails) => new ApiError(400, 'invalid_request', message, details);
+export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
+export const conflict = (message: string, details?: ErrorDetails) => new ApiError(409, 'conflict', message, details);
+export const validationFailed = (message: string, details?: ErrorDetails) => new ApiError(422, 'validation_failed', message, details);

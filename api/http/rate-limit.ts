@@ -1,0 +1,30 @@
+// Per-key request budgets (spec 8): 100/minute by default, tighter per route through
+// `config.rateLimit` (e.g. analytics at 30/minute). Counted per API key once authentication has
+// run, per client IP for anonymous routes. RateLimit-* headers follow the IETF draft.
+import fp from 'fastify-plugin';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyPluginAsync } from 'fastify';
+import { ApiError } from './errors.ts';
+
+export interface RateLimitOptions {
+  perMinute: number;
+}
+
+const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, options) => {
+  await app.register(rateLimit, {
+    global: true,
+    max: options.perMinute,
+    timeWindow: 60_000,
+    enableDraftSpec: true,
+    // Health probes and the reference pages are not API traffic.
+    allowList: (request) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz' || !request.routeOptions.url?.startsWith('/api/'),
+    keyGenerator: (request) => (request.principal ? `key:${request.principal.keyId}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) =>
+      new ApiError(429, 'rate_limited', `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`, {
+        limit: context.max,
+        retry_after_seconds: Math.ceil(context.ttl / 1000),
+      }),
+  });
+};
+
+export default fp(rateLimitPlugin, { name: 'aegis-rate-limit', dependencies: ['aegis-auth'] });

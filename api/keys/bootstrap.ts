@@ -1,0 +1,51 @@
+// The first key of an installation. AEGIS_BOOTSTRAP_API_KEY names it outright (for CI and
+// containers); otherwise, on a database with no key at all, one is generated and written to
+// <data-dir>/bootstrap-key with mode 0600 — its path is printed, never its value.
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { newId } from '../ids.ts';
+import { hashKey, isWellFormedKey } from '../auth/key-material.ts';
+import { countKeys, insertKey } from './key-store.ts';
+
+export const DEFAULT_ORG_SLUG = 'default';
+
+export type BootstrapResult =
+  | { kind: 'env-key-created' | 'env-key-present' | 'existing-keys' }
+  | { kind: 'env-key-revoked' }
+  | { kind: 'key-file-written'; path: string };
+
+export async function ensureOrganization(db: Db, slug: string, name = slug): Promise<string> {
+  await db.insertInto('organizations').values({ id: newId('org'), slug, name }).onConflict((oc) => oc.column('slug').doNothing()).execute();
+  const org = await db.selectFrom('organizations').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
+  return org.id;
+}
+
+export async function bootstrapKey(db: Db, options: { envKey?: string | undefined; dataDir: string }): Promise<BootstrapResult> {
+  const { envKey } = options;
+  if (envKey !== undefined && !isWellFormedKey(envKey)) {
+    throw new Error('AEGIS_BOOTSTRAP_API_KEY must be svc_live_ followed by at least 32 letters or digits');
+  }
+  return db.transaction().execute(async (trx) => {
+    // Several processes may start at once against one database: one of them bootstraps.
+    await sql`select pg_advisory_xact_lock(712334001)`.execute(trx);
+    if (envKey !== undefined) {
+      const existing = await trx.selectFrom('api_keys').select(['revoked_at']).where('key_hash', '=', hashKey(envKey)).executeTakeFirst();
+      // A revoked bootstrap key stays revoked: the variable lingering in an environment must not
+      // resurrect a key someone deliberately killed.
+      if (existing) return { kind: existing.revoked_at ? 'env-key-revoked' : 'env-key-present' };
+      const orgId = await ensureOrganization(trx, DEFAULT_ORG_SLUG, 'Default organization');
+      await insertKey(trx, { orgId, name: 'bootstrap', scopes: ['admin'], createdBy: null, value: envKey });
+      return { kind: 'env-key-created' };
+    }
+    if ((await countKeys(trx)) > 0) return { kind: 'existing-keys' };
+    const orgId = await ensureOrganization(trx, DEFAULT_ORG_SLUG, 'Default organization');
+    const issued = await insertKey(trx, { orgId, name: 'bootstrap', scopes: ['admin'], createdBy: null });
+    await mkdir(options.dataDir, { recursive: true });
+    const path = join(options.dataDir, 'bootstrap-key');
+    await writeFile(path, `${issued.value}\n`, { mode: 0o600 });
+    await chmod(path, 0o600); // the mode option does not apply when the file already existed
+    return { kind: 'key-file-written', path };
+  });
+}

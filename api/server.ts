@@ -1,0 +1,53 @@
+// Starts the API on a database: open, migrate, bootstrap the first key, listen. `aegis serve`
+// and the tests both start servers through here, so the tests exercise what users run.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import type { ServerConfig } from './config.ts';
+import { openDatabase, type DatabaseHandle } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { sweepIdempotencyKeys } from './http/idempotency.ts';
+import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  /** Base URL of the API, e.g. http://localhost:3000 */
+  url: string;
+  bootstrap: BootstrapResult;
+  close(): Promise<void>;
+}
+
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+export async function startServer(config: ServerConfig): Promise<RunningServer> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(database.db);
+    const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
+    const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs });
+    const app = await buildApp({ db: database.db, authenticator, config });
+    const sweeper = setInterval(() => {
+      sweepIdempotencyKeys(database.db).catch((err: unknown) => app.log.warn({ err }, 'idempotency sweep failed'));
+    }, SWEEP_INTERVAL_MS);
+    sweeper.unref();
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    return {
+      app,
+      database,
+      url: `http://localhost:${port}`,
+      bootstrap,
+      async close() {
+        clearInterval(sweeper);
+        await app.close();
+        await authenticator.close();
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}
