@@ -17,6 +17,8 @@ export interface ServerConfig {
   logStream?: DestinationStream;
   /** How long a key lookup is cached; bounds cross-process revocation delay. */
   keyCacheTtlMs: number;
+  /** How often last-used times of keys are written back. */
+  keyUsageFlushMs: number;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -45,5 +47,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     trustedProxies: (env.AEGIS_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.AEGIS_LOG_LEVEL ?? 'info',
     keyCacheTtlMs: positiveInt('AEGIS_KEY_CACHE_TTL_MS', env.AEGIS_KEY_CACHE_TTL_MS, 3000),
+    keyUsageFlushMs: positiveInt('AEGIS_KEY_USAGE_FLUSH_MS', env.AEGIS_KEY_USAGE_FLUSH_MS, 10_000),
   };
 }

@@ -25,7 +25,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
-    const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs });
+    const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs });
     const app = await buildApp({ db: database.db, authenticator, config });
     const sweeper = setInterval(() => {
       sweepIdempotencyKeys(database.db).catch((err: unknown) => app.log.warn({ err }, 'idempotency sweep failed'));

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { sql } from 'kysely';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.ts';
 import { ApiError, badRequest, conflict } from './errors.ts';
 
@@ -22,9 +22,9 @@ declare module 'fastify' {
   }
 }
 
-function fingerprint(request: FastifyRequest): string {
-  const hash = createHash('sha256').update(`${request.method} ${request.url}\n`);
-  const body: unknown = request.body;
+/** What makes two requests "the same": method, URL and body. */
+export function requestFingerprint(method: string, url: string, body: unknown): string {
+  const hash = createHash('sha256').update(`${method} ${url}\n`);
   if (typeof body === 'string' || Buffer.isBuffer(body)) hash.update(body);
   else hash.update(JSON.stringify(body ?? null));
   return hash.digest('hex');
@@ -76,7 +76,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, { 
     const key = Array.isArray(header) ? header[0] : header;
     if (!key || !KEY_FORMAT.test(key)) throw badRequest('Idempotency-Key must be 1–255 visible ASCII characters', { field: 'Idempotency-Key' });
     const orgId = request.principal.orgId;
-    const print = fingerprint(request);
+    const print = requestFingerprint(request.method, request.url, request.body);
     const existing = await claim(db, orgId, key, print);
     if (!existing) {
       request.idempotencyClaim = { orgId, key };

@@ -1,0 +1,57 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+describe('OpenAPI', () => {
+  it('serves an OpenAPI 3.1 document that a validator accepts', async () => {
+    const res = await t.call('GET', '/api/v1/openapi.json', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    const result = await new Validator().validate(res.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('documents every API route with its responses, errors and security', async () => {
+    const doc = (await t.call('GET', '/api/v1/openapi.json', { key: null })).body;
+    const routes = t.server.app.printRoutes({ commonPrefix: false });
+    const expected = [
+      ['get', '/api/v1/me'],
+      ['get', '/api/v1/orgs/current'],
+      ['post', '/api/v1/api-keys'],
+      ['get', '/api/v1/api-keys'],
+      ['get', '/api/v1/api-keys/{id}'],
+      ['post', '/api/v1/api-keys/{id}/rotate'],
+      ['delete', '/api/v1/api-keys/{id}'],
+      ['get', '/api/v1/audit-log'],
+      ['get', '/healthz'],
+      ['get', '/readyz'],
+    ];
+    for (const [method, path] of expected) {
+      const op = doc.paths[path!]?.[method!];
+      expect(op, `${method} ${path}`).toBeDefined();
+      const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+      expect(success.length, `${method} ${path} success response`).toBeGreaterThan(0);
+      if (path!.startsWith('/api/')) {
+        expect(op.security).toEqual([{ apiKey: [] }]);
+        expect(op.responses['401']).toBeDefined();
+        expect(op.responses['429']).toBeDefined();
+      }
+    }
+    expect(doc.paths['/api/v1/api-keys'].post['x-required-scope']).toBe('admin');
+    expect(doc.paths['/api/v1/api-keys'].post.requestBody.content['application/json'].schema.required).toEqual(['name', 'scopes']);
+    expect(routes).toContain('/api/v1/api-keys');
+  });
+
+  it('serves a browsable reference at /docs', async () => {
+    const res = await fetch(`${t.url}/docs`, { redirect: 'follow' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('swagger');
+  });
+});
