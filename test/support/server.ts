@@ -71,7 +71,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}, dat
   const server = await startServer(config);
   return {
     url: server.url,
-    adminKey,
+    adminKey: config.bootstrapApiKey ?? adminKey,
     server,
     database: db,
     logs,
