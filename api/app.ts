@@ -2,6 +2,7 @@
 // then one plugin per area of the API. Everything a route needs arrives as an option; no route
 // reaches for a global.
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Db } from './db/database.ts';
 import type { ServerConfig } from './config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
@@ -32,10 +33,11 @@ const REDACTED = [
 export interface AppDeps {
   db: Db;
   authenticator: Authenticator;
+  redis?: Redis | undefined;
   config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream'>;
 }
 
-export async function buildApp({ db, authenticator, config }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, authenticator, redis, config }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -55,12 +57,12 @@ export async function buildApp({ db, authenticator, config }: AppDeps): Promise<
 
   await app.register(errorHandler);
   await app.register(authPlugin, { authenticator });
-  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });
+  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, redis });
   await app.register(idempotency, { db });
   await app.register(openApi, { version: API_VERSION });
 
   await app.register(healthRoutes, { db });
-  await app.register(identityRoutes, { db });
+  await app.register(identityRoutes);
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   return app;

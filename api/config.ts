@@ -7,6 +7,8 @@ export interface ServerConfig {
   shieldPort: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Redis for state shared between processes (rate-limit counters); in process when unset. */
+  redisUrl: string | undefined;
   bootstrapApiKey: string | undefined;
   /** Default per-key request budget per minute (spec 8). */
   rateLimitPerMinute: number;
@@ -42,6 +44,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldPort: positiveInt('--shield-port', flags.shieldPort ?? env.AEGIS_SHIELD_PORT, 8080),
     dataDir: flags.dataDir ?? env.AEGIS_DATA_DIR ?? './.aegis',
     databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
     bootstrapApiKey: env.AEGIS_BOOTSTRAP_API_KEY || undefined,
     rateLimitPerMinute: positiveInt('AEGIS_RATE_LIMIT_PER_MINUTE', env.AEGIS_RATE_LIMIT_PER_MINUTE, 100),
     trustedProxies: (env.AEGIS_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),

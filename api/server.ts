@@ -1,6 +1,7 @@
 // Starts the API on a database: open, migrate, bootstrap the first key, listen. `aegis serve`
 // and the tests both start servers through here, so the tests exercise what users run.
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { buildApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import type { ServerConfig } from './config.ts';
@@ -22,11 +23,12 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
     const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs });
-    const app = await buildApp({ db: database.db, authenticator, config });
+    const app = await buildApp({ db: database.db, authenticator, redis, config });
     const sweeper = setInterval(() => {
       sweepIdempotencyKeys(database.db).catch((err: unknown) => app.log.warn({ err }, 'idempotency sweep failed'));
     }, SWEEP_INTERVAL_MS);
@@ -44,10 +46,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         await app.close();
         await authenticator.close();
         await database.close();
+        await redis?.quit();
       },
     };
   } catch (err) {
     await database.close();
+    redis?.disconnect();
     throw err;
   }
 }

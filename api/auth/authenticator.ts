@@ -8,12 +8,22 @@ import { findUsableKeyByHash, recordKeyUse } from '../keys/key-store.ts';
 import { hashKey, isWellFormedKey } from './key-material.ts';
 import type { Scope } from './scopes.ts';
 
+// A type alias, not an interface, so it fits the response types inferred from JSON Schema.
+export type OrganizationSummary = {
+  id: string;
+  slug: string;
+  name: string;
+  plan: string;
+  created_at: string;
+};
+
 export interface Principal {
   kind: 'api_key';
   keyId: string;
   keyName: string;
   orgId: string;
-  orgSlug: string;
+  /** The organisation as of the lookup (cached with it). */
+  organization: OrganizationSummary;
   scopes: ReadonlySet<Scope>;
   /** Epoch ms after which the key stops working (rotation grace), or null. */
   expiresAt: number | null;
@@ -83,7 +93,7 @@ export class Authenticator {
       keyId: row.id,
       keyName: row.name,
       orgId: row.org_id,
-      orgSlug: row.org_slug,
+      organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: row.org_plan, created_at: row.org_created_at.toISOString() },
       scopes: new Set(row.scopes as Scope[]),
       expiresAt: row.expires_at ? row.expires_at.getTime() : null,
     };

@@ -1,13 +1,16 @@
 // Per-key request budgets (spec 8): 100/minute by default, tighter per route through
 // `config.rateLimit` (e.g. analytics at 30/minute). Counted per API key once authentication has
-// run, per client IP for anonymous routes. RateLimit-* headers follow the IETF draft.
+// run, per client IP for anonymous routes. RateLimit-* headers follow the IETF draft. Counters live
+// in process, or in Redis (REDIS_URL) so that several API processes share one budget per key.
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
+import type { Redis } from 'ioredis';
 import { ApiError } from './errors.ts';
 
 export interface RateLimitOptions {
   perMinute: number;
+  redis?: Redis | undefined;
 }
 
 const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, options) => {
@@ -16,6 +19,7 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, option
     max: options.perMinute,
     timeWindow: 60_000,
     enableDraftSpec: true,
+    ...(options.redis ? { redis: options.redis, nameSpace: 'aegis-api-rate:' } : {}),
     // Health probes and the reference pages are not API traffic.
     allowList: (request) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz' || !request.routeOptions.url?.startsWith('/api/'),
     keyGenerator: (request) => (request.principal ? `key:${request.principal.keyId}` : `ip:${request.ip}`),

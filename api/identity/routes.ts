@@ -1,9 +1,8 @@
-// Who is calling: GET /api/v1/me and GET /api/v1/orgs/current. Any valid key may ask.
+// Who is calling: GET /api/v1/me and GET /api/v1/orgs/current. Any valid key may ask. Both answer
+// from the authenticated principal, which carries its organisation: no query on the hot path.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import type { Db } from '../db/database.ts';
 import { principalOf } from '../auth/plugin.ts';
 import { SCOPES } from '../auth/scopes.ts';
-import { notFound } from '../http/errors.ts';
 import { timestampSchema } from '../http/schemas.ts';
 
 const organizationSchema = {
@@ -38,14 +37,8 @@ const meSchema = {
   },
 } as const;
 
-export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
+export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
   const tags = ['Identity'];
-
-  async function currentOrganization(orgId: string) {
-    const org = await db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst();
-    if (!org) throw notFound('organization');
-    return { id: org.id, slug: org.slug, name: org.name, plan: org.plan, created_at: org.created_at.toISOString() };
-  }
 
   app.get(
     '/api/v1/me',
@@ -56,7 +49,7 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: D
         type: 'api_key' as const,
         api_key: { id: principal.keyId, name: principal.keyName, scopes: [...principal.scopes] },
         user: null,
-        organization: await currentOrganization(principal.orgId),
+        organization: principal.organization,
       };
     },
   );
@@ -64,6 +57,6 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: D
   app.get(
     '/api/v1/orgs/current',
     { config: { auth: 'authenticated' }, schema: { tags, summary: "The caller's organisation", response: { 200: organizationSchema } } },
-    async (request) => currentOrganization(principalOf(request).orgId),
+    async (request) => principalOf(request).organization,
   );
 };

@@ -88,6 +88,9 @@ export interface KeyLookup {
   name: string;
   org_id: string;
   org_slug: string;
+  org_name: string;
+  org_plan: string;
+  org_created_at: Date;
   scopes: string[];
   expires_at: Date | null;
 }
@@ -97,7 +100,17 @@ export async function findUsableKeyByHash(db: Db, hash: string): Promise<KeyLook
   return db
     .selectFrom('api_keys')
     .innerJoin('organizations', 'organizations.id', 'api_keys.org_id')
-    .select(['api_keys.id', 'api_keys.name', 'api_keys.org_id', 'organizations.slug as org_slug', 'api_keys.scopes', 'api_keys.expires_at'])
+    .select([
+      'api_keys.id',
+      'api_keys.name',
+      'api_keys.org_id',
+      'organizations.slug as org_slug',
+      'organizations.name as org_name',
+      'organizations.plan as org_plan',
+      'organizations.created_at as org_created_at',
+      'api_keys.scopes',
+      'api_keys.expires_at',
+    ])
     .where('api_keys.key_hash', '=', hash)
     .where(usable)
     .executeTakeFirst();

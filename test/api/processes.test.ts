@@ -115,4 +115,24 @@ describe('several server processes on one PostgreSQL database', () => {
       await a.close();
     }
   });
+
+  const redisUrl = process.env.REDIS_URL;
+  it.skipIf(template.kind !== 'postgres' || !redisUrl)('with REDIS_URL, two processes share one rate-limit budget per key', async () => {
+    const a = await startTestServer({ redisUrl, rateLimitPerMinute: 10 });
+    const b = await startTestServer({ redisUrl, rateLimitPerMinute: 10, bootstrapApiKey: a.adminKey }, a.database);
+    try {
+      const created = await a.call('POST', '/api/v1/api-keys', { body: { name: 'shared budget', scopes: ['scans:read'] } });
+      const key = created.body.key as string;
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        statuses.push((await a.call('GET', '/api/v1/me', { key })).status);
+        statuses.push((await b.call('GET', '/api/v1/me', { key })).status);
+      }
+      expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+      expect(statuses.slice(10)).toEqual([429, 429]);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
 });
