@@ -17,6 +17,7 @@ import { auditRoutes } from './audit/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
+import { siteRoutes } from './shield/sites/routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -65,5 +66,6 @@ export async function buildApp({ db, authenticator, redis, config }: AppDeps): P
   await app.register(identityRoutes);
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
+  await app.register(siteRoutes, { db });
   return app;
 }

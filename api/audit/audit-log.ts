@@ -1,5 +1,7 @@
 // The append-only audit trail. Callers pass the transaction that makes the change, so an action and
 // its record commit together or not at all.
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/authenticator.ts';
 import type { Db } from '../db/database.ts';
 import type { AuditEventRow } from '../db/schema.ts';
 import { newId } from '../ids.ts';
@@ -8,6 +10,8 @@ export interface Actor {
   type: 'api_key' | 'user' | 'system';
   id: string;
 }
+
+export const actorOf = (principal: Principal): Actor => ({ type: 'api_key', id: principal.keyId });
 
 export interface AuditEntry {
   orgId: string;
@@ -33,6 +37,17 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
       metadata: JSON.stringify(entry.metadata ?? {}),
     })
     .execute();
+}
+
+/** Records an action taken by the caller of `request` (actor and IP come from the request). */
+export async function auditRequest(
+  db: Db,
+  request: FastifyRequest,
+  entry: { action: string; target?: { type: string; id: string }; metadata?: Record<string, unknown> },
+): Promise<void> {
+  const principal = request.principal;
+  if (!principal) throw new Error('auditRequest needs an authenticated request');
+  await recordAudit(db, { orgId: principal.orgId, actor: actorOf(principal), ip: request.ip, ...entry });
 }
 
 export interface AuditQuery {

@@ -3,9 +3,11 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Db } from './database.ts';
 import * as foundation from './migrations/0001_foundation.ts';
+import * as managedResources from './migrations/0002_managed_resources.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_managed_resources': managedResources,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -70,6 +70,90 @@ export interface IdempotencyKeysTable {
   created_at: Timestamp;
 }
 
+/** Columns every managed object shares. */
+interface ManagedColumns {
+  id: string;
+  org_id: string;
+  labels: Json<Record<string, string>>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface ShieldSitesTable extends ManagedColumns {
+  domain: string;
+  origin_url: string;
+  mode: string;
+}
+
+export interface VirtualPatchesTable extends ManagedColumns {
+  site_id: string;
+  url_pattern: string;
+  method: string;
+  match_param: string;
+  match_regex: string;
+  action: string;
+  expires_in_days: number | null;
+  expires_at: NullableTimestamp;
+  source_finding_id: string | null;
+}
+
+export interface IpAccessRulesTable extends ManagedColumns {
+  site_id: string;
+  type: string;
+  value: string;
+  value_key: string;
+  action: string;
+  note: Generated<string>;
+  expires_at: NullableTimestamp;
+}
+
+export interface RateLimitRulesTable extends ManagedColumns {
+  site_id: string;
+  identity: string;
+  url_pattern: string;
+  method: string;
+  budget: number;
+  window_seconds: number;
+  action: string;
+  escalate_to_deny_minutes: Generated<number>;
+}
+
+export interface ShieldSchemaConfigsTable extends Omit<ManagedColumns, 'id'> {
+  site_id: string;
+  strictness: Generated<string>;
+}
+
+export interface ShieldSchemasTable {
+  site_id: string;
+  org_id: string;
+  document: string;
+  openapi_version: string;
+  hash: string;
+  operations: Json<{ method: string; path: string; operation_id: string | null }[]>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface ScanSchedulesTable extends ManagedColumns {
+  name: string;
+  scan_type: string;
+  target: string;
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  config: Json<Record<string, unknown>>;
+  next_run_at: NullableTimestamp;
+}
+
+export interface WebhooksTable extends ManagedColumns {
+  url: string;
+  events: Json<string[]>;
+  description: string;
+  enabled: boolean;
+  secret_sealed: string;
+  secret_last4: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -77,9 +161,25 @@ export interface Database {
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  shield_sites: ShieldSitesTable;
+  virtual_patches: VirtualPatchesTable;
+  ip_access_rules: IpAccessRulesTable;
+  rate_limit_rules: RateLimitRulesTable;
+  shield_schema_configs: ShieldSchemaConfigsTable;
+  shield_schemas: ShieldSchemasTable;
+  scan_schedules: ScanSchedulesTable;
+  webhooks: WebhooksTable;
 }
 
 export type Organization = Selectable<OrganizationsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKeyRow = Insertable<ApiKeysTable>;
 export type AuditEventRow = Selectable<AuditEventsTable>;
+export type ShieldSiteRow = Selectable<ShieldSitesTable>;
+export type VirtualPatchRow = Selectable<VirtualPatchesTable>;
+export type IpAccessRuleRow = Selectable<IpAccessRulesTable>;
+export type RateLimitRuleRow = Selectable<RateLimitRulesTable>;
+export type ShieldSchemaConfigRow = Selectable<ShieldSchemaConfigsTable>;
+export type ShieldSchemaRow = Selectable<ShieldSchemasTable>;
+export type ScanScheduleRow = Selectable<ScanSchedulesTable>;
+export type WebhookRow = Selectable<WebhooksTable>;

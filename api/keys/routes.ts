@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { Db } from '../db/database.ts';
 import type { ApiKeyRow } from '../db/schema.ts';
-import { recordAudit, type Actor } from '../audit/audit-log.ts';
-import type { Authenticator, Principal } from '../auth/authenticator.ts';
+import { auditRequest } from '../audit/audit-log.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf } from '../auth/plugin.ts';
 import { SCOPES, type Scope } from '../auth/scopes.ts';
 import { notFound, conflict } from '../http/errors.ts';
@@ -55,8 +55,6 @@ function toApiKey(row: ApiKeyRow) {
   };
 }
 
-const actorOf = (p: Principal): Actor => ({ type: 'api_key', id: p.keyId });
-
 export interface KeyRoutesOptions {
   db: Db;
   authenticator: Authenticator;
@@ -88,12 +86,9 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
       const principal = principalOf(request);
       const issued = await db.transaction().execute(async (trx) => {
         const created = await insertKey(trx, { orgId: principal.orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.keyId });
-        await recordAudit(trx, {
-          orgId: principal.orgId,
-          actor: actorOf(principal),
+        await auditRequest(trx, request, {
           action: 'api_key.created',
           target: { type: 'api_key', id: created.row.id },
-          ip: request.ip,
           metadata: { name: created.row.name, scopes: request.body.scopes },
         });
         return created;
@@ -154,12 +149,9 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
       const rotated = await db.transaction().execute(async (trx) => {
         const result = await rotateKey(trx, principal.orgId, id, principal.keyId);
         if (!result) return undefined;
-        await recordAudit(trx, {
-          orgId: principal.orgId,
-          actor: actorOf(principal),
+        await auditRequest(trx, request, {
           action: 'api_key.rotated',
           target: { type: 'api_key', id },
-          ip: request.ip,
           metadata: { successor: result.next.row.id, old_key_expires_at: result.old.expires_at?.toISOString() },
         });
         return result;
@@ -188,7 +180,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
       const revoked = await db.transaction().execute(async (trx) => {
         const result = await revokeKey(trx, principal.orgId, id);
         if (result?.changed) {
-          await recordAudit(trx, { orgId: principal.orgId, actor: actorOf(principal), action: 'api_key.revoked', target: { type: 'api_key', id }, ip: request.ip });
+          await auditRequest(trx, request, { action: 'api_key.revoked', target: { type: 'api_key', id } });
         }
         return result?.row;
       });

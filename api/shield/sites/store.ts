@@ -1,0 +1,85 @@
+// Shield sites in the database.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { ShieldSiteRow } from '../../db/schema.ts';
+import { notFound } from '../../http/errors.ts';
+import { newId } from '../../ids.ts';
+import { labelsContain } from '../../resources/labels.ts';
+import { iso } from '../../resources/timestamps.ts';
+
+export interface SiteFields {
+  domain: string;
+  origin_url: string;
+  mode: string;
+  labels: Record<string, string>;
+}
+
+export interface SiteListQuery {
+  orgId: string;
+  after: string | null;
+  limit: number;
+  labels?: Record<string, string> | undefined;
+  modes?: string[] | undefined;
+  domains?: string[] | undefined;
+}
+
+export function toSite(row: ShieldSiteRow) {
+  return {
+    id: row.id,
+    domain: row.domain,
+    origin_url: row.origin_url,
+    mode: row.mode as 'log' | 'block' | 'challenge',
+    labels: row.labels,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function listSites(db: Db, q: SiteListQuery): Promise<ShieldSiteRow[]> {
+  let query = db.selectFrom('shield_sites').selectAll().where('org_id', '=', q.orgId);
+  if (q.after) query = query.where('id', '<', q.after);
+  if (q.labels) query = query.where(labelsContain('labels', q.labels));
+  if (q.modes) query = query.where('mode', 'in', q.modes);
+  if (q.domains) query = query.where('domain', 'in', q.domains);
+  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}
+
+export async function findSite(db: Db, orgId: string, id: string): Promise<ShieldSiteRow | undefined> {
+  return db.selectFrom('shield_sites').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The site a rule route addresses; another organisation's site is a 404 like a missing one. */
+export async function requireSite(db: Db, orgId: string, id: string): Promise<ShieldSiteRow> {
+  const site = await findSite(db, orgId, id);
+  if (!site) throw notFound('Shield site');
+  return site;
+}
+
+export async function domainTaken(db: Db, orgId: string, domain: string): Promise<boolean> {
+  const row = await db.selectFrom('shield_sites').select('id').where('org_id', '=', orgId).where('domain', '=', domain).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertSite(db: Db, orgId: string, fields: SiteFields): Promise<ShieldSiteRow> {
+  return db
+    .insertInto('shield_sites')
+    .values({ id: newId('site'), org_id: orgId, ...fields, labels: JSON.stringify(fields.labels) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateSite(db: Db, orgId: string, id: string, changes: Partial<Omit<SiteFields, 'domain'>>): Promise<ShieldSiteRow | undefined> {
+  const { labels, ...rest } = changes;
+  return db
+    .updateTable('shield_sites')
+    .set({ ...rest, ...(labels ? { labels: JSON.stringify(labels) } : {}), updated_at: sql<Date>`now()` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Deletes the site; its rules, schema and settings go with it (foreign keys cascade). */
+export async function deleteSite(db: Db, orgId: string, id: string): Promise<ShieldSiteRow | undefined> {
+  return db.deleteFrom('shield_sites').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
+}
