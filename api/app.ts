@@ -18,6 +18,7 @@ import { healthRoutes } from './health/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { siteRoutes } from './shield/sites/routes.ts';
+import { ipAccessRoutes } from './shield/ip-access/routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -52,6 +53,8 @@ export async function buildApp({ db, authenticator, redis, config }: AppDeps): P
     return503OnClosing: true,
   });
   app.setValidatorCompiler(createValidatorCompiler());
+  // JSON is the default body type; routes that take another (CSV, YAML) register it themselves.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
@@ -67,5 +70,6 @@ export async function buildApp({ db, authenticator, redis, config }: AppDeps): P
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   await app.register(siteRoutes, { db });
+  await app.register(ipAccessRoutes, { db });
   return app;
 }

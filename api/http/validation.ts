@@ -1,7 +1,7 @@
 // Two validators: request bodies are checked strictly (no type coercion, unknown fields rejected
 // by the schemas, every error reported at once); query strings, path parameters and headers arrive
 // as text and are coerced to the declared types.
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -16,8 +16,14 @@ function makeAjv(options: Options): Ajv {
   return ajv;
 }
 
+const body = makeAjv({ coerceTypes: false });
+const text = makeAjv({ coerceTypes: 'array' });
+
+/** A strict validator for data that arrives some other way than a JSON body (CSV rows, files). */
+export function compileStrict(schema: object): ValidateFunction {
+  return body.compile(schema);
+}
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const body = makeAjv({ coerceTypes: false });
-  const text = makeAjv({ coerceTypes: 'array' });
   return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object);
 }

@@ -11,7 +11,7 @@ import { filterParam, listResponseSchema, pageQueryProperties } from '../../http
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { deleteSite, domainTaken, findSite, insertSite, listSites, toSite, updateSite } from './store.ts';
 
-export const siteIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
+import { siteParams as siteIdParams } from '../params.ts';
 const MODES = ShieldSiteSpec.properties.mode.enum;
 
 export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
