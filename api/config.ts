@@ -10,6 +10,8 @@ export interface ServerConfig {
   /** Redis for state shared between processes (rate-limit counters); in process when unset. */
   redisUrl: string | undefined;
   bootstrapApiKey: string | undefined;
+  /** AEGIS_SECRET_KEY: the key that seals stored secrets; else <data-dir>/secret-key (api/crypto/secret-box.ts). */
+  secretKey: string | undefined;
   /** Default per-key request budget per minute (spec 8). */
   rateLimitPerMinute: number;
   /** Proxies whose X-Forwarded-For is believed, as addresses or CIDRs. */
@@ -21,6 +23,8 @@ export interface ServerConfig {
   keyCacheTtlMs: number;
   /** How often last-used times of keys are written back. */
   keyUsageFlushMs: number;
+  /** How often expired rules and idempotency keys are deleted. */
+  sweepIntervalMs: number;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -46,10 +50,12 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     bootstrapApiKey: env.AEGIS_BOOTSTRAP_API_KEY || undefined,
+    secretKey: env.AEGIS_SECRET_KEY || undefined,
     rateLimitPerMinute: positiveInt('AEGIS_RATE_LIMIT_PER_MINUTE', env.AEGIS_RATE_LIMIT_PER_MINUTE, 100),
     trustedProxies: (env.AEGIS_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.AEGIS_LOG_LEVEL ?? 'info',
     keyCacheTtlMs: positiveInt('AEGIS_KEY_CACHE_TTL_MS', env.AEGIS_KEY_CACHE_TTL_MS, 3000),
     keyUsageFlushMs: positiveInt('AEGIS_KEY_USAGE_FLUSH_MS', env.AEGIS_KEY_USAGE_FLUSH_MS, 10_000),
+    sweepIntervalMs: positiveInt('AEGIS_SWEEP_INTERVAL_MS', env.AEGIS_SWEEP_INTERVAL_MS, 60_000),
   };
 }

@@ -7,7 +7,8 @@ import { Authenticator } from './auth/authenticator.ts';
 import type { ServerConfig } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { sweepIdempotencyKeys } from './http/idempotency.ts';
+import { createSecretBox, loadServerKey } from './crypto/secret-box.ts';
+import { startHousekeeping } from './housekeeping.ts';
 import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
 
 export interface RunningServer {
@@ -19,20 +20,17 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
-
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
+  // Before the database opens: a malformed AEGIS_SECRET_KEY stops start-up with nothing to undo.
+  const secretBox = createSecretBox(await loadServerKey(config.dataDir, config.secretKey));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
     const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs });
-    const app = await buildApp({ db: database.db, authenticator, redis, config });
-    const sweeper = setInterval(() => {
-      sweepIdempotencyKeys(database.db).catch((err: unknown) => app.log.warn({ err }, 'idempotency sweep failed'));
-    }, SWEEP_INTERVAL_MS);
-    sweeper.unref();
+    const app = await buildApp({ db: database.db, authenticator, redis, secretBox, config });
+    const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs);
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -42,7 +40,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       url: `http://localhost:${port}`,
       bootstrap,
       async close() {
-        clearInterval(sweeper);
+        stopHousekeeping();
         await app.close();
         await authenticator.close();
         await database.close();

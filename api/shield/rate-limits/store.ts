@@ -1,0 +1,70 @@
+// Rate-limit rules in the database.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { RateLimitRuleRow } from '../../db/schema.ts';
+import { newId } from '../../ids.ts';
+import { labelsContain } from '../../resources/labels.ts';
+import { iso } from '../../resources/timestamps.ts';
+
+export interface RateLimitFields {
+  identity: string;
+  url_pattern: string;
+  method: string;
+  budget: number;
+  window_seconds: number;
+  action: string;
+  escalate_to_deny_minutes: number;
+  labels: Record<string, string>;
+}
+
+export function toRateLimit(row: RateLimitRuleRow) {
+  return {
+    id: row.id,
+    site_id: row.site_id,
+    identity: row.identity,
+    url_pattern: row.url_pattern,
+    method: row.method as 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'ANY',
+    budget: row.budget,
+    window_seconds: row.window_seconds,
+    action: row.action as 'block' | 'challenge' | 'log',
+    escalate_to_deny_minutes: row.escalate_to_deny_minutes,
+    labels: row.labels,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function listRateLimits(db: Db, q: { siteId: string; after: string | null; limit: number; labels?: Record<string, string> | undefined }): Promise<RateLimitRuleRow[]> {
+  let query = db.selectFrom('rate_limit_rules').selectAll().where('site_id', '=', q.siteId);
+  if (q.after) query = query.where('id', '<', q.after);
+  if (q.labels) query = query.where(labelsContain('labels', q.labels));
+  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}
+
+export async function findRateLimit(db: Db, siteId: string, id: string): Promise<RateLimitRuleRow | undefined> {
+  return db.selectFrom('rate_limit_rules').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertRateLimit(db: Db, orgId: string, siteId: string, fields: RateLimitFields): Promise<RateLimitRuleRow> {
+  return db
+    .insertInto('rate_limit_rules')
+    .values({ id: newId('rl'), org_id: orgId, site_id: siteId, ...fields, labels: JSON.stringify(fields.labels) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateRateLimit(db: Db, siteId: string, id: string, changes: Partial<RateLimitFields>): Promise<RateLimitRuleRow | undefined> {
+  const { labels, ...rest } = changes;
+  return db
+    .updateTable('rate_limit_rules')
+    .set({ ...rest, ...(labels ? { labels: JSON.stringify(labels) } : {}), updated_at: sql<Date>`now()` })
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteRateLimit(db: Db, siteId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('rate_limit_rules').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

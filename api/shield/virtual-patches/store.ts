@@ -1,0 +1,94 @@
+// Virtual patches in the database.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { VirtualPatchRow } from '../../db/schema.ts';
+import { newId } from '../../ids.ts';
+import { labelsContain } from '../../resources/labels.ts';
+import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
+
+const DAY_MS = 86_400_000;
+
+export interface NewPatch {
+  url_pattern: string;
+  method: string;
+  match_param: string;
+  match_regex: string;
+  action: string;
+  expires_in_days: number | null;
+  labels: Record<string, string>;
+  source_finding_id?: string | null;
+}
+
+export function toPatch(row: VirtualPatchRow) {
+  return {
+    id: row.id,
+    site_id: row.site_id,
+    url_pattern: row.url_pattern,
+    method: row.method as 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'ANY',
+    match_param: row.match_param,
+    match_regex: row.match_regex,
+    action: row.action as 'block' | 'log' | 'challenge',
+    expires_in_days: row.expires_in_days,
+    expires_at: isoOrNull(row.expires_at),
+    status: expiryStatus(row.expires_at),
+    source_finding_id: row.source_finding_id,
+    labels: row.labels,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export interface PatchListQuery {
+  siteId: string;
+  after: string | null;
+  limit: number;
+  labels?: Record<string, string> | undefined;
+  actions?: string[] | undefined;
+}
+
+export async function listPatches(db: Db, q: PatchListQuery): Promise<VirtualPatchRow[]> {
+  let query = db.selectFrom('virtual_patches').selectAll().where('site_id', '=', q.siteId);
+  if (q.after) query = query.where('id', '<', q.after);
+  if (q.labels) query = query.where(labelsContain('labels', q.labels));
+  if (q.actions) query = query.where('action', 'in', q.actions);
+  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}
+
+export async function findPatch(db: Db, siteId: string, id: string): Promise<VirtualPatchRow | undefined> {
+  return db.selectFrom('virtual_patches').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertPatch(db: Db, orgId: string, siteId: string, patch: NewPatch, now = new Date()): Promise<VirtualPatchRow> {
+  const { labels, expires_in_days, source_finding_id, ...fields } = patch;
+  return db
+    .insertInto('virtual_patches')
+    .values({
+      id: newId('vp'),
+      org_id: orgId,
+      site_id: siteId,
+      ...fields,
+      expires_in_days,
+      expires_at: expires_in_days === null ? null : new Date(now.getTime() + expires_in_days * DAY_MS),
+      source_finding_id: source_finding_id ?? null,
+      labels: JSON.stringify(labels),
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updatePatchLabels(db: Db, siteId: string, id: string, labels: Record<string, string>): Promise<VirtualPatchRow | undefined> {
+  return db
+    .updateTable('virtual_patches')
+    .set({ labels: JSON.stringify(labels), updated_at: sql<Date>`now()` })
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deletePatch(db: Db, siteId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('virtual_patches').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
