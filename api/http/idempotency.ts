@@ -2,11 +2,14 @@
 // claims it (a row in state `pending`); its final status and body are stored when it is answered;
 // a repeat within 24 h gets that answer again without the route running. A different request under
 // the same key is 422, a repeat while the first is still in flight is 409. 5xx answers release the
-// key so the client can retry. Keys are scoped to the organisation.
+// key so the client can retry. Keys are scoped to the organisation. Stored bodies are sealed: some
+// answers carry a secret shown once (a new API key, a webhook signing secret), and the database must
+// not keep a readable copy of it.
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { sql } from 'kysely';
 import type { FastifyPluginAsync } from 'fastify';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import { ApiError, badRequest, conflict } from './errors.ts';
 
@@ -64,9 +67,13 @@ async function release(db: Db, claimed: { orgId: string; key: string }): Promise
 
 export interface IdempotencyOptions {
   db: Db;
+  secretBox: SecretBox;
 }
 
-const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, { db }) => {
+/** Binds a sealed body to its key, so a sealed body copied to another key does not open. */
+const sealContext = (orgId: string, key: string) => `idempotency:${orgId}:${key}`;
+
+const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, { db, secretBox }) => {
   app.decorateRequest('idempotencyClaim', null);
 
   app.addHook('preHandler', async (request, reply) => {
@@ -88,9 +95,15 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, { 
     if (existing.state === 'pending' || existing.response_status === null) {
       throw conflict('a request with this Idempotency-Key is still being processed; retry later', { idempotency_key: key });
     }
+    let body: string | undefined;
+    try {
+      body = existing.response_body === null ? undefined : secretBox.open(existing.response_body, sealContext(orgId, key));
+    } catch {
+      throw conflict('the stored answer for this Idempotency-Key cannot be read (the server key changed); use a new key', { idempotency_key: key });
+    }
     reply.header('Idempotent-Replayed', 'true');
     if (existing.response_type) reply.type(existing.response_type);
-    return reply.code(existing.response_status).send(existing.response_body ?? undefined);
+    return reply.code(existing.response_status).send(body);
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -112,7 +125,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, { 
         state: 'done',
         response_status: reply.statusCode,
         response_type: typeof contentType === 'string' ? contentType : null,
-        response_body: payload === null || payload === undefined ? null : payload.toString(),
+        response_body: payload === null || payload === undefined ? null : secretBox.seal(payload.toString(), sealContext(claimed.orgId, claimed.key)),
       })
       .execute();
     return payload;

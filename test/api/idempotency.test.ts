@@ -24,6 +24,18 @@ describe('Idempotency-Key', () => {
     expect(await countKeysNamed('idem-once')).toBe(1);
   });
 
+  it('keeps no readable copy of a secret shown once (the stored answer is sealed)', async () => {
+    const headers = { 'idempotency-key': 'sealed-1' };
+    const body = { name: 'idem-sealed', scopes: ['scans:read'] };
+    const first = await t.call('POST', '/api/v1/api-keys', { body, headers });
+    const rows = await t.server.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', 'sealed-1').execute();
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(first.body.key);
+    expect(JSON.stringify(rows)).not.toContain('idem-sealed');
+    const replay = await t.call('POST', '/api/v1/api-keys', { body, headers });
+    expect(replay.body.key).toBe(first.body.key);
+  });
+
   it('the same key with another request is 422 idempotency_key_reused', async () => {
     const headers = { 'idempotency-key': 'create-once-2' };
     await t.call('POST', '/api/v1/api-keys', { body: { name: 'idem-a', scopes: ['scans:read'] }, headers });

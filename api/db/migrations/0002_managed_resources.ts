@@ -1,11 +1,13 @@
 import { sql, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely } from 'kysely';
 
-// Columns every managed object has: identity, owner organisation, labels, timestamps.
+// Columns every managed object has: identity, owner organisation, labels, timestamps. Rules hang
+// off a site, which already ties them to the organisation (and cascades its deletion), so they skip
+// the second foreign key: one check per inserted row instead of two, on imports of 100 000 rows.
 type Table = CreateTableBuilder<string, string>;
 
-function managed(table: Table): Table {
+function managed(table: Table, { siteOwned = false } = {}): Table {
   return table
-    .addColumn('org_id', 'text', (c) => c.notNull().references('organizations.id').onDelete('cascade'))
+    .addColumn('org_id', 'text', (c) => (siteOwned ? c.notNull() : c.notNull().references('organizations.id').onDelete('cascade')))
     .addColumn('labels', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`));
@@ -39,6 +41,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addColumn('expires_in_days', 'integer')
       .addColumn('expires_at', 'timestamptz')
       .addColumn('source_finding_id', 'text'),
+    { siteOwned: true },
   ).execute();
   await db.schema.createIndex('virtual_patches_site_idx').on('virtual_patches').columns(['site_id', 'id']).execute();
 
@@ -54,6 +57,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addColumn('action', 'text', (c) => c.notNull())
       .addColumn('note', 'text', (c) => c.notNull().defaultTo(''))
       .addColumn('expires_at', 'timestamptz'),
+    { siteOwned: true },
   )
     .addUniqueConstraint('ip_access_rules_unique', ['site_id', 'type', 'value_key'])
     .execute();
@@ -71,6 +75,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addColumn('window_seconds', 'integer', (c) => c.notNull())
       .addColumn('action', 'text', (c) => c.notNull())
       .addColumn('escalate_to_deny_minutes', 'integer', (c) => c.notNull().defaultTo(0)),
+    { siteOwned: true },
   ).execute();
   await db.schema.createIndex('rate_limit_rules_site_idx').on('rate_limit_rules').columns(['site_id', 'id']).execute();
 
@@ -80,6 +85,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .createTable('shield_schema_configs')
       .addColumn('site_id', 'text', (c) => c.primaryKey().references('shield_sites.id').onDelete('cascade'))
       .addColumn('strictness', 'text', (c) => c.notNull().defaultTo('standard')),
+    { siteOwned: true },
   ).execute();
 
   await db.schema

@@ -22,12 +22,13 @@ export interface RowProblem {
 }
 
 export interface ParsedRow {
-  line: number;
+  /** Index of the record in the file (0 is the header). */
+  index: number;
   rule: NewIpRule;
 }
 
 export type ParseResult =
-  | { ok: true; rows: ParsedRow[] }
+  | { ok: true; rows: ParsedRow[]; lineOf: (index: number) => number }
   | { ok: false; problems: RowProblem[] }
   | { ok: false; tooManyRows: true };
 
@@ -40,11 +41,21 @@ function columnOf(instancePath: string, params: Record<string, unknown>): string
   return field || null;
 }
 
-/** Rows as records with the line each starts on; CSV syntax errors become a single problem. */
-function readRecords(text: string): { records: { line: number; cells: string[] }[] } | { problem: RowProblem } {
+type Records = { records: string[][]; lineOf: (index: number) => number } | { problem: RowProblem };
+
+/**
+ * Records, and a way to find the line a record starts on. Line numbers cost csv-parse a copy of its
+ * bookkeeping per record, so they are computed (by a second pass) only when a problem needs one.
+ */
+function readRecords(text: string): Records {
   try {
-    const parsed = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true, info: true }) as { record: string[]; info: { lines: number } }[];
-    return { records: parsed.map(({ record, info }) => ({ line: info.lines, cells: record })) };
+    const records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true }) as string[][];
+    let lines: number[] | undefined;
+    const lineOf = (index: number) => {
+      lines ??= (parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true, info: true }) as { info: { lines: number } }[]).map((r) => r.info.lines);
+      return lines[index] ?? index + 1;
+    };
+    return { records, lineOf };
   } catch (err) {
     const line = typeof (err as { lines?: unknown }).lines === 'number' ? (err as { lines: number }).lines : 1;
     return { problem: { line, column: null, reason: `CSV syntax: ${err instanceof Error ? err.message : String(err)}` } };
@@ -54,24 +65,28 @@ function readRecords(text: string): { records: { line: number; cells: string[] }
 export function parseIpRulesCsv(text: string, now = Date.now()): ParseResult {
   const read = readRecords(text);
   if ('problem' in read) return { ok: false, problems: [read.problem] };
-  const [header, ...records] = read.records;
+  const { records, lineOf } = read;
+  const header = records[0];
   if (!header) return { ok: false, problems: [{ line: 1, column: null, reason: 'the file is empty; expected a header row type,value,action,note' }] };
-  if (records.length > MAX_IMPORT_ROWS) return { ok: false, tooManyRows: true };
+  if (records.length - 1 > MAX_IMPORT_ROWS) return { ok: false, tooManyRows: true };
 
-  const names = header.cells.map((c) => c.trim().toLowerCase());
+  const names = header.map((c) => c.trim().toLowerCase());
   const headerProblems: RowProblem[] = [];
+  const headerLine = lineOf(0);
   for (const name of names) {
-    if (![...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS].includes(name as Column)) headerProblems.push({ line: header.line, column: name, reason: 'unknown column' });
+    if (![...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS].includes(name as Column)) headerProblems.push({ line: headerLine, column: name, reason: 'unknown column' });
   }
-  for (const name of REQUIRED_COLUMNS) if (!names.includes(name)) headerProblems.push({ line: header.line, column: name, reason: 'missing column' });
-  if (new Set(names).size !== names.length) headerProblems.push({ line: header.line, column: null, reason: 'a column appears twice' });
+  for (const name of REQUIRED_COLUMNS) if (!names.includes(name)) headerProblems.push({ line: headerLine, column: name, reason: 'missing column' });
+  if (new Set(names).size !== names.length) headerProblems.push({ line: headerLine, column: null, reason: 'a column appears twice' });
   if (headerProblems.length > 0) return { ok: false, problems: headerProblems };
 
-  const problems: RowProblem[] = [];
+  // Problems hold the record index until the end, where it becomes a file line (see readRecords).
+  const problems: { index: number; column: string | null; reason: string }[] = [];
   const rows: ParsedRow[] = [];
-  for (const { line, cells } of records) {
+  for (let index = 1; index < records.length; index++) {
+    const cells = records[index]!;
     if (cells.length !== names.length) {
-      problems.push({ line, column: null, reason: `expected ${names.length} fields, found ${cells.length}` });
+      problems.push({ index, column: null, reason: `expected ${names.length} fields, found ${cells.length}` });
       continue;
     }
     const cell = (name: Column) => cells[names.indexOf(name)]?.trim() ?? '';
@@ -81,21 +96,22 @@ export function parseIpRulesCsv(text: string, now = Date.now()): ParseResult {
       for (const error of validateRow.errors ?? []) {
         const params = error.params as Record<string, unknown>;
         const allowed = Array.isArray(params.allowedValues) ? `must be one of ${params.allowedValues.join(', ')}` : error.message ?? 'is invalid';
-        problems.push({ line, column: columnOf(error.instancePath, params), reason: allowed });
+        problems.push({ index, column: columnOf(error.instancePath, params), reason: allowed });
       }
       continue;
     }
     const checked = checkIpRule({ type: candidate.type as IpRuleType, value: candidate.value!, expires_at: candidate.expires_at }, now);
     if (!checked.ok) {
-      for (const p of checked.problems) problems.push({ line, column: p.field, reason: p.message });
+      for (const p of checked.problems) problems.push({ index, column: p.field, reason: p.message });
       continue;
     }
     rows.push({
-      line,
+      index,
       rule: { type: candidate.type!, value: candidate.value!, valueKey: checked.valueKey, action: candidate.action!, note: candidate.note ?? '', expiresAt: checked.expiresAt, labels: {} },
     });
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, rows };
+  if (problems.length > 0) return { ok: false, problems: problems.map(({ index, column, reason }) => ({ line: lineOf(index), column, reason })) };
+  return { ok: true, rows, lineOf };
 }
 
 export interface ConflictOutcome {
@@ -105,17 +121,17 @@ export interface ConflictOutcome {
 }
 
 /** Splits rows into new rules and duplicates (within the file, or of rules the site already has). */
-export function separateConflicts(rows: readonly ParsedRow[], existing: ReadonlySet<string>): ConflictOutcome {
-  const firstLine = new Map<string, number>();
+export function separateConflicts(rows: readonly ParsedRow[], existing: ReadonlySet<string>, lineOf: (index: number) => number): ConflictOutcome {
+  const firstIndex = new Map<string, number>();
   const accepted: ParsedRow[] = [];
   const conflicts: RowProblem[] = [];
   for (const row of rows) {
     const key = ruleKey(row.rule.type, row.rule.valueKey);
-    const earlier = firstLine.get(key);
-    if (earlier !== undefined) conflicts.push({ line: row.line, column: 'value', reason: `duplicates line ${earlier}` });
-    else if (existing.has(key)) conflicts.push({ line: row.line, column: 'value', reason: `the site already has a ${row.rule.type} rule for ${row.rule.value}` });
+    const earlier = firstIndex.get(key);
+    if (earlier !== undefined) conflicts.push({ line: lineOf(row.index), column: 'value', reason: `duplicates line ${lineOf(earlier)}` });
+    else if (existing.has(key)) conflicts.push({ line: lineOf(row.index), column: 'value', reason: `the site already has a ${row.rule.type} rule for ${row.rule.value}` });
     else {
-      firstLine.set(key, row.line);
+      firstIndex.set(key, row.index);
       accepted.push(row);
     }
   }

@@ -29,6 +29,9 @@ const importResultSchema = {
   },
 } as const;
 
+/** Thrown to roll back an optimistic import that ran into rules the site already had. */
+class ClashWithExisting extends Error {}
+
 export const ipAccessRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
   const tags = ['IP access rules'];
   const base = '/api/v1/shield/sites/:id/ip-access';
@@ -166,15 +169,29 @@ export const ipAccessRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: D
         throw validationFailed(`${parsed.problems.length} problem(s) in the file; nothing was imported`, { rows: parsed.problems });
       }
       const skip = request.query.on_conflict === 'skip';
-      const result = await db.transaction().execute(async (trx) => {
-        const site = await requireSite(trx, orgId, request.params.id);
-        const existing = await existingRuleKeys(trx, site.id, parsed.rows.map((r) => r.rule));
-        const { accepted, conflicts } = separateConflicts(parsed.rows, existing);
-        if (conflicts.length > 0 && !skip) throw validationFailed(`${conflicts.length} duplicate row(s); nothing was imported (on_conflict=skip skips them)`, { rows: conflicts });
-        const created = await insertIpRulesBulk(trx, orgId, site.id, accepted.map((r) => r.rule));
-        await auditRequest(trx, request, { action: 'ip_access_rule.imported', target: { type: 'shield_site', id: site.id }, metadata: { created, skipped: conflicts.length } });
-        return { created, skipped: conflicts.length, skipped_rows: conflicts.map(({ line, reason }) => ({ line, reason })) };
-      });
+      // Optimistic first: insert, letting the unique index skip rules the site already has. If none
+      // was skipped (the usual case) that was the whole import; otherwise roll back and go the
+      // careful way, which finds the clashing lines to report or skip.
+      const importRules = (existing: ReadonlySet<string>, optimistic: boolean) =>
+        db.transaction().execute(async (trx) => {
+          const site = await requireSite(trx, orgId, request.params.id);
+          const { accepted, conflicts } = separateConflicts(parsed.rows, existing, parsed.lineOf);
+          // Duplicates within the file: report them together with any clash with existing rules.
+          if (optimistic && conflicts.length > 0) throw new ClashWithExisting();
+          if (conflicts.length > 0 && !skip) throw validationFailed(`${conflicts.length} duplicate row(s); nothing was imported (on_conflict=skip skips them)`, { rows: conflicts });
+          const created = await insertIpRulesBulk(trx, orgId, site.id, accepted.map((r) => r.rule));
+          if (optimistic && created < accepted.length) throw new ClashWithExisting();
+          await auditRequest(trx, request, { action: 'ip_access_rule.imported', target: { type: 'shield_site', id: site.id }, metadata: { created, skipped: conflicts.length } });
+          return { created, skipped: conflicts.length, skipped_rows: conflicts.map(({ line, reason }) => ({ line, reason })) };
+        });
+      let result;
+      try {
+        result = await importRules(new Set(), true);
+      } catch (err) {
+        if (!(err instanceof ClashWithExisting)) throw err;
+        const site = await requireSite(db, orgId, request.params.id);
+        result = await importRules(await existingRuleKeys(db, site.id, parsed.rows.map((r) => r.rule)), false);
+      }
       return reply.code(201).send(result);
     },
   );

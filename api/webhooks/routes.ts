@@ -1,0 +1,161 @@
+// /api/v1/webhooks: list, get, create, update, delete (spec 4.10). Admin only. The signing secret is
+// generated here and appears in exactly one response, the create response: not in get or list, not
+// in logs, not in the audit trail. Delivering events is the delivery worker's job.
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { WebhookCreated, WebhookResource, WebhookSpec, WebhookUpdate } from '../../schemas/index.ts';
+import { auditRequest } from '../audit/audit-log.ts';
+import { principalOf } from '../auth/plugin.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Db } from '../db/database.ts';
+import { ApiError, notFound, validationFailed } from '../http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
+import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import { labelQueryProperty, parseLabelFilter } from '../resources/labels.ts';
+import { deleteWebhook, findWebhook, insertWebhook, listWebhooks, toWebhook, updateWebhook } from './store.ts';
+
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
+
+export interface WebhookRoutesOptions {
+  db: Db;
+  /** Seals signing secrets; without it webhooks can be read and changed but not created. */
+  secretBox: SecretBox;
+}
+
+/**
+ * The schema pattern already limits `url` to http(s). Credentials in the URL would be sent to the
+ * receiver with every delivery and shown to every admin in clear, so they are refused. Reachability
+ * and SSRF checks belong to delivery time, when the address is resolved.
+ */
+function checkUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw validationFailed('request body is invalid: url is not a valid URL', { fields: [{ field: 'url', message: 'is not a valid URL' }] });
+  }
+  if (parsed.username || parsed.password) {
+    const message = 'must not contain credentials (user:password@); authenticate deliveries with the signing secret';
+    throw validationFailed(`request body is invalid: url ${message}`, { fields: [{ field: 'url', message }] });
+  }
+}
+
+/** The audit trail names the receiving host only: webhook paths and queries often embed tokens. */
+const hostOf = (url: string): string => new URL(url).host;
+
+export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookRoutesOptions }> = async (app, { db, secretBox }) => {
+  const tags = ['Webhooks'];
+
+  app.get(
+    '/api/v1/webhooks',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'List webhooks',
+        querystring: {
+          type: 'object',
+          properties: {
+            ...pageQueryProperties,
+            ...labelQueryProperty,
+            enabled: { type: 'boolean', description: 'Only enabled (`true`) or only disabled (`false`) webhooks.' },
+          },
+        },
+        response: { 200: listResponseSchema(WebhookResource) },
+      },
+    },
+    async (request) => {
+      const limit = pageLimit(request.query);
+      const rows = await listWebhooks(db, {
+        orgId: principalOf(request).orgId,
+        after: decodeCursor(request.query.cursor),
+        limit,
+        labels: parseLabelFilter(request.query.label),
+        enabled: request.query.enabled,
+      });
+      return toPage(rows, limit, toWebhook);
+    },
+  );
+
+  app.get(
+    '/api/v1/webhooks/:id',
+    { config: { auth: 'admin' }, schema: { tags, summary: 'Get a webhook', params: idParams, response: { 200: WebhookResource } } },
+    async (request) => {
+      const webhook = await findWebhook(db, principalOf(request).orgId, request.params.id);
+      if (!webhook) throw notFound('webhook');
+      return toWebhook(webhook);
+    },
+  );
+
+  app.post(
+    '/api/v1/webhooks',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Create a webhook',
+        description: 'Generates the signing secret and returns it in `secret`, this once; later responses show only `secret_last4`.',
+        body: WebhookSpec,
+        response: { 201: WebhookCreated },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const { url, events, description = '', enabled = true, labels = {} } = request.body;
+      checkUrl(url);
+      const created = await db.transaction().execute(async (trx) => {
+        const result = await insertWebhook(trx, secretBox, orgId, { url, events, description, enabled, labels });
+        await auditRequest(trx, request, { action: 'webhook.created', target: { type: 'webhook', id: result.row.id }, metadata: { host: hostOf(url), events, enabled } });
+        return result;
+      });
+      return reply.code(201).send({ ...toWebhook(created.row), secret: created.secret });
+    },
+  );
+
+  app.patch(
+    '/api/v1/webhooks/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Update a webhook',
+        description: 'Changes the fields given and leaves the others. The signing secret does not change.',
+        params: idParams,
+        body: WebhookUpdate,
+        response: { 200: WebhookResource },
+      },
+    },
+    async (request) => {
+      const { orgId } = principalOf(request);
+      const { id } = request.params;
+      if (request.body.url !== undefined) checkUrl(request.body.url);
+      const webhook = await db.transaction().execute(async (trx) => {
+        const after = await updateWebhook(trx, orgId, id, request.body);
+        if (!after) throw notFound('webhook');
+        await auditRequest(trx, request, {
+          action: 'webhook.updated',
+          target: { type: 'webhook', id },
+          metadata: { fields: Object.keys(request.body).sort(), host: hostOf(after.url) },
+        });
+        return after;
+      });
+      return toWebhook(webhook);
+    },
+  );
+
+  app.delete(
+    '/api/v1/webhooks/:id',
+    {
+      config: { auth: 'admin' },
+      schema: { tags, summary: 'Delete a webhook', params: idParams, response: { 204: { type: 'null', description: 'Deleted.' } } },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      await db.transaction().execute(async (trx) => {
+        const deleted = await deleteWebhook(trx, principalOf(request).orgId, id);
+        if (!deleted) throw notFound('webhook');
+        await auditRequest(trx, request, { action: 'webhook.deleted', target: { type: 'webhook', id }, metadata: { host: hostOf(deleted.url) } });
+      });
+      return reply.code(204).send(null);
+    },
+  );
+};
