@@ -18,7 +18,13 @@ import { healthRoutes } from './health/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { siteRoutes } from './shield/sites/routes.ts';
+import { schemaRoutes } from './shield/schema/routes.ts';
+import { scheduleRoutes } from './schedules/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import type { SecretBox } from './crypto/secret-box.ts';
 import { ipAccessRoutes } from './shield/ip-access/routes.ts';
+import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
+import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -36,10 +42,13 @@ export interface AppDeps {
   db: Db;
   authenticator: Authenticator;
   redis?: Redis | undefined;
+  /** Seals stored secrets (webhook signing secrets); without it webhooks cannot be created. */
+  /** Seals secrets at rest (webhook signing secrets, stored idempotent responses). */
+  secretBox: SecretBox;
   config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream'>;
 }
 
-export async function buildApp({ db, authenticator, redis, config }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, authenticator, redis, secretBox, config }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -62,7 +71,7 @@ export async function buildApp({ db, authenticator, redis, config }: AppDeps): P
   await app.register(errorHandler);
   await app.register(authPlugin, { authenticator });
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, redis });
-  await app.register(idempotency, { db });
+  await app.register(idempotency, { db, secretBox });
   await app.register(openApi, { version: API_VERSION });
 
   await app.register(healthRoutes, { db });
@@ -70,6 +79,11 @@ export async function buildApp({ db, authenticator, redis, config }: AppDeps): P
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   await app.register(siteRoutes, { db });
+  await app.register(schemaRoutes, { db });
+  await app.register(scheduleRoutes, { db });
+  await app.register(webhookRoutes, { db, secretBox });
   await app.register(ipAccessRoutes, { db });
+  await app.register(virtualPatchRoutes, { db });
+  await app.register(rateLimitRoutes, { db });
   return app;
 }

@@ -10,7 +10,7 @@ import { ScanScheduleResource, ScanScheduleSpec, scanScheduleMeta } from './scan
 import { ShieldSchemaResource, ShieldSchemaSpec, shieldSchemaMeta } from './shield-schema.ts';
 import { ShieldSiteResource, ShieldSiteSpec, shieldSiteMeta } from './shield-site.ts';
 import { VirtualPatchResource, VirtualPatchSpec, virtualPatchMeta } from './virtual-patch.ts';
-import { WebhookResource, WebhookSpec, webhookMeta } from './webhook.ts';
+import { WebhookCreated, WebhookResource, WebhookSpec, webhookMeta } from './webhook.ts';
 
 export * from './common.ts';
 export * from './ip-access-rule.ts';
@@ -23,7 +23,9 @@ export * from './webhook.ts';
 
 export interface KindDefinition {
   meta: KindMeta;
+  /** The writable fields: API create bodies and config-file `spec`s. */
   spec: { $id: string; title: string; description: string; properties: Record<string, unknown>; required: readonly string[] };
+  /** The object as the API returns it. */
   resource: { properties: Record<string, unknown>; required: readonly string[] };
 }
 
@@ -35,7 +37,8 @@ export const KINDS: readonly KindDefinition[] = [
   { meta: rateLimitRuleMeta, spec: RateLimitRuleSpec, resource: RateLimitRuleResource },
   { meta: shieldSchemaMeta, spec: ShieldSchemaSpec, resource: ShieldSchemaResource },
   { meta: scanScheduleMeta, spec: ScanScheduleSpec, resource: ScanScheduleResource },
-  { meta: webhookMeta, spec: WebhookSpec, resource: WebhookResource },
+  // The create answer, which alone carries the signing secret (a computed, sensitive attribute).
+  { meta: webhookMeta, spec: WebhookSpec, resource: WebhookCreated },
 ];
 
 export type ShieldSite = FromSchema<typeof ShieldSiteResource>;

@@ -1,4 +1,4 @@
-import { labelsSchema, siteIdSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, labelsSchema, siteIdSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
 
 export const SCHEMA_STRICTNESS = ['lenient', 'standard', 'strict'] as const;
 export const MAX_SCHEMA_BYTES = 5 * 1024 * 1024;
@@ -67,7 +67,7 @@ export const ShieldSchemaResource = {
     strictness,
     labels: labelsSchema,
     document: properties.document,
-    created_at: { type: 'string', format: 'date-time', readOnly: true },
+    created_at: createdAtSchema,
     updated_at: updatedAtSchema,
   },
 } as const;

@@ -32,6 +32,34 @@ describe('OpenAPI', () => {
       ['get', '/api/v1/audit-log'],
       ['get', '/healthz'],
       ['get', '/readyz'],
+      // managed resources
+      ...['/api/v1/shield/sites', '/api/v1/scan-schedules', '/api/v1/webhooks'].flatMap((c) => [
+        ['get', c],
+        ['post', c],
+        ['get', `${c}/{id}`],
+        ['patch', `${c}/{id}`],
+        ['delete', `${c}/{id}`],
+      ]),
+      ...[
+        ['virtual-patches', 'patch_id'],
+        ['ip-access', 'rule_id'],
+        ['rate-limits', 'rule_id'],
+      ].flatMap(([collection, param]) => {
+        const c = `/api/v1/shield/sites/{id}/${collection}`;
+        return [
+          ['get', c],
+          ['post', c],
+          ['get', `${c}/{${param}}`],
+          ['patch', `${c}/{${param}}`],
+          ['delete', `${c}/{${param}}`],
+        ];
+      }),
+      ['post', '/api/v1/shield/sites/{id}/ip-access/import'],
+      ['put', '/api/v1/shield/sites/{id}/schema'],
+      ['get', '/api/v1/shield/sites/{id}/schema'],
+      ['delete', '/api/v1/shield/sites/{id}/schema'],
+      ['get', '/api/v1/shield/sites/{id}/schema-config'],
+      ['patch', '/api/v1/shield/sites/{id}/schema-config'],
     ];
     for (const [method, path] of expected) {
       const op = doc.paths[path!]?.[method!];
@@ -47,6 +75,11 @@ describe('OpenAPI', () => {
     expect(doc.paths['/api/v1/api-keys'].post['x-required-scope']).toBe('admin');
     expect(doc.paths['/api/v1/api-keys'].post.requestBody.content['application/json'].schema.required).toEqual(['name', 'scopes']);
     expect(routes).toContain('/api/v1/api-keys');
+    // request bodies are the shared schemas of schemas/
+    const siteBody = doc.paths['/api/v1/shield/sites'].post.requestBody.content['application/json'].schema;
+    expect(siteBody.properties.mode.enum).toEqual(['log', 'block', 'challenge']);
+    expect(siteBody.properties.domain.description).toMatch(/Domain the site protects/);
+    expect(Object.keys(doc.paths['/api/v1/shield/sites/{id}/ip-access/import'].post.requestBody.content)).toContain('text/csv');
   });
 
   it('serves a browsable reference at /docs', async () => {
