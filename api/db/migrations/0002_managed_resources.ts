@@ -45,10 +45,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   ).execute();
   await db.schema.createIndex('virtual_patches_site_idx').on('virtual_patches').columns(['site_id', 'id']).execute();
 
+  // Keyed by (site_id, id): the key doubles as the index for a site's rules in id order, one index
+  // fewer to maintain on bulk imports.
   await managed(
     db.schema
       .createTable('ip_access_rules')
-      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('id', 'text', (c) => c.notNull())
       .addColumn('site_id', 'text', siteRef)
       .addColumn('type', 'text', (c) => c.notNull())
       .addColumn('value', 'text', (c) => c.notNull())
@@ -59,9 +61,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addColumn('expires_at', 'timestamptz'),
     { siteOwned: true },
   )
+    .addPrimaryKeyConstraint('ip_access_rules_pk', ['site_id', 'id'])
     .addUniqueConstraint('ip_access_rules_unique', ['site_id', 'type', 'value_key'])
     .execute();
-  await db.schema.createIndex('ip_access_rules_site_idx').on('ip_access_rules').columns(['site_id', 'id']).execute();
 
   await managed(
     db.schema
