@@ -2,6 +2,8 @@
 import { keysCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
+import { applyCommand, dumpCommand, planCommand } from '../reconciler/cli/commands.ts';
+import { validateCommand } from '../reconciler/config/validate-command.ts';
 
 const USAGE = `usage: aegis <command> [options]
 
@@ -12,6 +14,12 @@ commands:
   migrate         apply database migrations            --data-dir DIR
   keys create     create an API key in the database    --org SLUG --scopes a,b [--name N] [--data-dir DIR]
 
+  validate DIR    check a config directory (or --terraform-json FILE) offline
+  plan DIR        show what apply would change     [--json|--markdown] [--source ID] [--adopt] [--no-prune]
+  apply DIR       make the platform match DIR      [--yes] [--checksum H] [--force] [--deny-weakening]
+  dump            write live state as config       [--out DIR]
+  (plan, apply and dump talk to AEGIS_API_URL with AEGIS_API_KEY)
+
 Storage: DATABASE_URL selects a PostgreSQL server; without it the embedded database in the data dir is used.
 `;
 
@@ -21,6 +29,10 @@ const commands: Record<string, Command> = {
   serve: serveCommand,
   migrate: migrateCommand,
   keys: keysCommand,
+  validate: validateCommand,
+  plan: planCommand,
+  apply: applyCommand,
+  dump: dumpCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

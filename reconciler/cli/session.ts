@@ -1,0 +1,52 @@
+// What plan and apply share: load and check the config, read live state, compute the plan and the
+// warnings and errors that go with it.
+import { createAegisClient } from '../client/client.ts';
+import { validateSource } from '../config/validate-command.ts';
+import { readLiveState } from '../live/read.ts';
+import { restResources } from '../live/rest-resources.ts';
+import type { ResourceApi } from '../live/resources.ts';
+import { formatProblem } from '../model.ts';
+import { computePlan, type Plan } from '../plan/plan.ts';
+import { weakeningWarnings } from '../plan/safety.ts';
+
+export interface Connection {
+  api: ResourceApi;
+}
+
+export function connect(env: NodeJS.ProcessEnv = process.env): Connection {
+  const baseUrl = env.AEGIS_API_URL;
+  const apiKey = env.AEGIS_API_KEY;
+  if (!baseUrl || !apiKey) throw new Error('set AEGIS_API_URL (e.g. http://localhost:3000) and AEGIS_API_KEY');
+  return { api: restResources(createAegisClient({ baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1' })) };
+}
+
+export interface PlanSession {
+  plan: Plan;
+  warnings: string[];
+  errors: string[];
+}
+
+export interface PlanInputs {
+  /** A config directory, or a Terraform JSON file (`cdktf synth` output). */
+  path: string;
+  source: string;
+  adopt: boolean;
+  prune: boolean;
+  denyWeakening: boolean;
+}
+
+/** Null with the problems when the config itself is invalid: then nothing is read or written. */
+export async function preparePlan(api: ResourceApi, inputs: PlanInputs): Promise<PlanSession | { configErrors: string[]; warnings: string[] }> {
+  const report = await validateSource(inputs.path);
+  const lint = report.warnings.map(formatProblem);
+  if (report.errors.length > 0) return { configErrors: report.errors.map(formatProblem), warnings: lint };
+  const live = await readLiveState(api);
+  const plan = computePlan(report.objects, live, { source: inputs.source, adopt: inputs.adopt, prune: inputs.prune });
+  const weakening = weakeningWarnings(plan);
+  const errors = [
+    ...plan.conflicts.map((c) => `${c.location ? formatProblem({ location: c.location, kind: c.kind, name: c.name, message: c.message }) : `${c.kind}/${c.name}: ${c.message}`}`),
+    ...plan.incomplete.map((i) => `could not read ${i.collection} (${i.error}); no deletions planned there`),
+    ...(inputs.denyWeakening ? weakening.map((w) => `${w} (--deny-weakening)`) : []),
+  ];
+  return { plan, warnings: [...lint, ...(inputs.denyWeakening ? [] : weakening)], errors };
+}

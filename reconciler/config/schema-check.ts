@@ -1,0 +1,162 @@
+// Runs the JSON Schemas over parsed config and turns ajv's errors into issues a person can act on:
+// one issue per mistake, each with the path of the offending value and where in the source to
+// point (the key for an unknown field, the enclosing mapping for a missing one, the value otherwise).
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
+import type { Kind } from '../model.ts';
+import { apiSpecSchema, configDocumentSchema, terraformAttributesSchema, type JsonSchema } from './envelope-schema.ts';
+
+// ajv-formats is CommonJS with a default export; under NodeNext the callable is `.default`.
+const addFormats = formats.default;
+
+export type PathSegment = string | number;
+
+/** Which node of the source an issue points at. */
+export type Anchor = 'key' | 'value' | 'container';
+
+export interface SchemaIssue {
+  /** Path of the node to point at (for `key`: the key's own path). */
+  path: PathSegment[];
+  anchor: Anchor;
+  message: string;
+}
+
+function makeAjv(useDefaults: boolean): Ajv2020 {
+  // strictRequired is off because `oneOf: [{required: [document]}, …]` names properties declared
+  // beside it, not inside the branch; the rest of strict mode stays on to catch schema mistakes.
+  // verbose: the `oneOf` error needs its schema to say which fields are meant.
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strictRequired: false, useDefaults });
+  addFormats(ajv);
+  return ajv;
+}
+
+const checking = makeAjv(false);
+const defaulting = makeAjv(true);
+
+const documentValidator = checking.compile(configDocumentSchema);
+const terraformValidators = new Map<Kind, ValidateFunction>();
+const specDefaulters = new Map<Kind, ValidateFunction>();
+
+function cached(cache: Map<Kind, ValidateFunction>, kind: Kind, ajv: Ajv2020, schema: () => JsonSchema): ValidateFunction {
+  let validate = cache.get(kind);
+  if (!validate) {
+    validate = ajv.compile(schema());
+    cache.set(kind, validate);
+  }
+  return validate;
+}
+
+/** `spec.virtual_patches[0].action`, `spec.labels["aegis.dev/x"]`. */
+export function formatPath(path: readonly PathSegment[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment)) text += text ? `.${segment}` : segment;
+    else text += `[${JSON.stringify(segment)}]`;
+  }
+  return text;
+}
+
+function parsePointer(pointer: string): PathSegment[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((raw) => {
+      const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^(0|[1-9]\d*)$/.test(token) ? Number(token) : token;
+    });
+}
+
+const prefixed = (path: readonly PathSegment[], message: string): string => (path.length ? `${formatPath(path)}: ${message}` : message);
+
+/** The fields a `oneOf` of `{required: [x]}` branches chooses between, if that is its shape. */
+function choiceFields(schema: unknown): string[] | null {
+  if (!Array.isArray(schema)) return null;
+  const fields: string[] = [];
+  for (const branch of schema as unknown[]) {
+    const required = (branch as { required?: unknown }).required;
+    if (!Array.isArray(required) || required.length !== 1 || typeof required[0] !== 'string') return null;
+    fields.push(required[0]);
+  }
+  return fields;
+}
+
+const orList = (items: readonly string[]): string => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
+
+function toIssue(error: ErrorObject, base: readonly PathSegment[]): SchemaIssue | null {
+  const path = [...base, ...parsePointer(error.instancePath)];
+  switch (error.keyword) {
+    case 'if':
+      // Bookkeeping of the per-kind dispatch: the `then` branch reported the real errors.
+      return null;
+    case 'propertyNames':
+      // Reported by the failing sub-keyword, which names the property.
+      return null;
+    case 'required': {
+      const missing = String((error.params as { missingProperty: string }).missingProperty);
+      // Inside a oneOf branch a missing field is one option, not a requirement; the oneOf says what is wanted.
+      if (/\/oneOf\/\d+\//.test(error.schemaPath)) return null;
+      return { path, anchor: 'container', message: prefixed([...path, missing], 'is required') };
+    }
+    case 'additionalProperties': {
+      const extra = String((error.params as { additionalProperty: string }).additionalProperty);
+      return { path: [...path, extra], anchor: 'key', message: prefixed([...path, extra], 'unknown field') };
+    }
+    case 'oneOf': {
+      const fields = choiceFields(error.schema);
+      if (!fields) return { path, anchor: 'container', message: prefixed(path, error.message ?? 'is invalid') };
+      const passing = (error.params as { passingSchemas: number[] | null }).passingSchemas;
+      const message = passing ? `give only one of ${orList(fields)}` : `one of ${orList(fields)} is required`;
+      return { path, anchor: 'container', message: prefixed(path, message) };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map(String);
+      return { path, anchor: 'value', message: prefixed(path, `must be one of ${allowed.join(', ')}`) };
+    }
+    case 'const':
+      return { path, anchor: 'value', message: prefixed(path, `must be ${String((error.params as { allowedValue: unknown }).allowedValue)}`) };
+    default: {
+      // A propertyNames sub-keyword (`pattern` on label keys) carries the offending key.
+      const propertyName = (error as ErrorObject & { propertyName?: string }).propertyName;
+      if (propertyName !== undefined) {
+        return { path: [...path, propertyName], anchor: 'key', message: prefixed(path, `key ${JSON.stringify(propertyName)} ${error.message ?? 'is invalid'}`) };
+      }
+      return { path, anchor: 'value', message: prefixed(path, error.message ?? 'is invalid') };
+    }
+  }
+}
+
+function issuesOf(validate: ValidateFunction, value: unknown, base: readonly PathSegment[]): SchemaIssue[] {
+  if (validate(value)) return [];
+  const issues: SchemaIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of validate.errors ?? []) {
+    const issue = toIssue(error, base);
+    // The same mistake can surface through two schema paths; report it once.
+    const key = issue ? `${issue.anchor}|${issue.message}` : '';
+    if (issue && !seen.has(key)) {
+      seen.add(key);
+      issues.push(issue);
+    }
+  }
+  return issues;
+}
+
+/** Problems with one config document (`{ apiVersion, kind, metadata, spec }`). Does not change it. */
+export function checkConfigDocument(value: unknown): SchemaIssue[] {
+  return issuesOf(documentValidator, value, []);
+}
+
+/** Problems with the attributes of a Terraform resource; paths start at `base`. */
+export function checkTerraformAttributes(kind: Kind, attributes: unknown, base: readonly PathSegment[]): SchemaIssue[] {
+  return issuesOf(cached(terraformValidators, kind, checking, () => terraformAttributesSchema(kind)), attributes, base);
+}
+
+/**
+ * Fills the schema defaults of the kind's API spec into `spec` (in place) and returns what still
+ * does not fit the API's own schema. Run on the flattened spec, so the config and the API agree.
+ */
+export function applySpecDefaults(kind: Kind, spec: Record<string, unknown>, base: readonly PathSegment[] = []): SchemaIssue[] {
+  return issuesOf(cached(specDefaulters, kind, defaulting, () => apiSpecSchema(kind)), spec, base);
+}
