@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import { formatProblem, type ConfigProblem, type DesiredObject } from '../model.ts';
 import { lintConfig } from './lint.ts';
 import { loadConfigDirDetailed, type DetailedLoad } from './load.ts';
-import { isWarning, sortProblems } from './problems.ts';
+import { sortProblems } from './problems.ts';
 import { loadTerraformJson } from './terraform-json.ts';
 import { validateConfig } from './validate.ts';
 
@@ -24,9 +24,9 @@ export interface ValidationReport {
 /** Load + cross-document checks + lint of a config directory or a Terraform JSON file. */
 export async function validateSource(path: string, options: { lint?: boolean } = {}): Promise<ValidationReport> {
   const loaded: DetailedLoad = (await stat(path)).isDirectory() ? await loadConfigDirDetailed(path) : await loadTerraformJson(path);
-  const problems = [...loaded.problems, ...validateConfig(loaded.objects, { rejected: loaded.rejected })];
+  const errors = sortProblems([...loaded.problems, ...validateConfig(loaded.objects, { rejected: loaded.rejected })]);
   const warnings = options.lint === false ? [] : lintConfig(loaded.objects);
-  return { objects: loaded.objects, errors: sortProblems(problems.filter((p) => !isWarning(p))), warnings };
+  return { objects: loaded.objects, errors, warnings };
 }
 
 export interface CommandOutput {
