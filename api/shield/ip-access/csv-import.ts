@@ -129,7 +129,7 @@ export function separateConflicts(rows: readonly ParsedRow[], existing: Readonly
     const key = ruleKey(row.rule.type, row.rule.valueKey);
     const earlier = firstIndex.get(key);
     if (earlier !== undefined) conflicts.push({ line: lineOf(row.index), column: 'value', reason: `duplicates line ${lineOf(earlier)}` });
-    else if (existing.has(key)) conflicts.push({ line: lineOf(row.index), column: 'value', reason: `the site already has a ${row.rule.type} rule for ${row.rule.value}` });
+    else if (existing.has(key)) conflicts.push({ line: lineOf(row.index), column: 'value', reason: `the site already has an IP access rule for ${row.rule.type} ${row.rule.value}` });
     else {
       firstIndex.set(key, row.index);
       accepted.push(row);

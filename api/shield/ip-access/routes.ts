@@ -93,7 +93,7 @@ export const ipAccessRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: D
       const rule = await db.transaction().execute(async (trx) => {
         const site = await requireSite(trx, orgId, request.params.id);
         const taken = await existingRuleKeys(trx, site.id, [{ type: body.type, valueKey: checked.valueKey }]);
-        if (taken.has(ruleKey(body.type, checked.valueKey))) throw conflict(`the site already has a ${body.type} rule for ${body.value}`, { field: 'value' });
+        if (taken.has(ruleKey(body.type, checked.valueKey))) throw conflict(`the site already has an IP access rule for ${body.type} ${body.value}`, { field: 'value' });
         const created = await insertIpRule(trx, orgId, site.id, {
           type: body.type,
           value: body.value,
