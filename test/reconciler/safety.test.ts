@@ -129,11 +129,13 @@ describe('failure mid-apply', () => {
   let proxy: Server;
   let proxyUrl: string;
   let writesAllowed = Infinity;
+  let failReadsOf: RegExp | null = null;
   beforeAll(async () => {
-    // Forwards to the real server, but answers 500 to writes once the allowance is used up.
+    // Forwards to the real server, but answers 500 to writes once the allowance is used up, and to
+    // reads of the paths matching failReadsOf.
     proxy = createServer((req, res) => {
       const write = req.method !== 'GET';
-      if (write && writesAllowed-- <= 0) {
+      if ((write && writesAllowed-- <= 0) || (!write && failReadsOf?.test(req.url ?? ''))) {
         res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: 'injected failure', details: {} } }));
         req.resume();
         return;
@@ -170,5 +172,27 @@ describe('failure mid-apply', () => {
     const siteId = (await t.call('GET', '/api/v1/shield/sites?domain=one.example.com')).body.data[0].id;
     expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/ip-access?limit=200`)).body.data).toHaveLength(30);
     expect(readFileSync(join(repo, 'sites/one.yaml'), 'utf8')).toContain('one.example.com');
+  });
+
+  it('fails closed: a collection that cannot be read gets no deletions, and the command fails', async () => {
+    const repo = tempRepo();
+    const env = { AEGIS_API_URL: t.url, AEGIS_API_KEY: t.adminKey };
+    writeFileSync(join(repo, 'site.yaml'), site('closed', 'closed.example.com', 3));
+    expect((await runAegis(['apply', repo, '--source', 'closed-src', '--yes'], env)).code).toBe(0);
+    writeFileSync(join(repo, 'site.yaml'), site('closed', 'closed.example.com', 0).replace('  ip_access:\n', ''));
+    failReadsOf = /\/ip-access/;
+    try {
+      const result = await runAegis(['plan', repo, '--source', 'closed-src', '--json'], { AEGIS_API_URL: proxyUrl, AEGIS_API_KEY: t.adminKey });
+      expect(result.code).toBe(1);
+      const plan = JSON.parse(result.stdout) as { changes: { action: string }[]; incomplete: { collection: string }[]; errors: string[] };
+      expect(plan.changes.filter((c) => c.action === 'delete')).toEqual([]);
+      expect(plan.incomplete[0]?.collection).toMatch(/^IpAccessRule@site_/);
+      expect(plan.errors.join('\n')).toContain('no deletions planned');
+    } finally {
+      failReadsOf = null;
+    }
+    const ok = await runAegis(['plan', repo, '--source', 'closed-src', '--json'], env);
+    expect(ok.code).toBe(2);
+    expect((JSON.parse(ok.stdout) as { summary: { delete: number } }).summary.delete).toBe(3);
   });
 });
