@@ -71,14 +71,13 @@ export function parseIpRulesCsv(text: string, now = Date.now()): ParseResult {
   if (records.length - 1 > MAX_IMPORT_ROWS) return { ok: false, tooManyRows: true };
 
   const names = header.map((c) => c.trim().toLowerCase());
-  const headerProblems: RowProblem[] = [];
-  const headerLine = lineOf(0);
+  const headerProblems: Omit<RowProblem, 'line'>[] = [];
   for (const name of names) {
-    if (![...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS].includes(name as Column)) headerProblems.push({ line: headerLine, column: name, reason: 'unknown column' });
+    if (![...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS].includes(name as Column)) headerProblems.push({ column: name, reason: 'unknown column' });
   }
-  for (const name of REQUIRED_COLUMNS) if (!names.includes(name)) headerProblems.push({ line: headerLine, column: name, reason: 'missing column' });
-  if (new Set(names).size !== names.length) headerProblems.push({ line: headerLine, column: null, reason: 'a column appears twice' });
-  if (headerProblems.length > 0) return { ok: false, problems: headerProblems };
+  for (const name of REQUIRED_COLUMNS) if (!names.includes(name)) headerProblems.push({ column: name, reason: 'missing column' });
+  if (new Set(names).size !== names.length) headerProblems.push({ column: null, reason: 'a column appears twice' });
+  if (headerProblems.length > 0) return { ok: false, problems: headerProblems.map((p) => ({ line: lineOf(0), ...p })) };
 
   // Problems hold the record index until the end, where it becomes a file line (see readRecords).
   const problems: { index: number; column: string | null; reason: string }[] = [];
