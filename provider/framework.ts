@@ -1,0 +1,111 @@
+// The contract between the plugin-protocol server (provider/server, provider/values) and the Aegis
+// resources (provider/resources): schemas in Terraform's terms, values as decoded from
+// DynamicValue, and the handlers each resource and data source implements. The server speaks
+// gRPC and msgpack; resources never see either.
+
+/** Terraform type constraint, as the JSON Terraform expects in Attribute.type. */
+export type TfType =
+  | 'string'
+  | 'number'
+  | 'bool'
+  | 'dynamic'
+  | readonly ['list', TfType]
+  | readonly ['set', TfType]
+  | readonly ['map', TfType]
+  | readonly ['object', { readonly [attribute: string]: TfType }];
+
+export interface AttributeSchema {
+  name: string;
+  type: TfType;
+  description: string;
+  required?: boolean;
+  optional?: boolean;
+  computed?: boolean;
+  sensitive?: boolean;
+}
+
+export interface BlockSchema {
+  description: string;
+  attributes: AttributeSchema[];
+}
+
+/** A value not known until apply. */
+export const UNKNOWN: unique symbol = Symbol('unknown');
+export type Unknown = typeof UNKNOWN;
+
+/**
+ * A Terraform number, kept exact: msgpack integers beyond 2^53 and decimals that are not exact
+ * float64 arrive as text. `Number(n.text)` when a JS number is enough.
+ */
+export class TfNumber {
+  constructor(readonly text: string) {}
+  static of(value: number | bigint): TfNumber {
+    return new TfNumber(String(value));
+  }
+  toNumber(): number {
+    return Number(this.text);
+  }
+}
+
+export type TfValue = null | Unknown | string | boolean | TfNumber | TfValue[] | { [key: string]: TfValue };
+export type TfObject = { [attribute: string]: TfValue };
+
+/** A path to an attribute, e.g. ['labels', 'team'] (string steps are attribute names or map keys, numbers list indexes). */
+export type AttributePath = (string | number)[];
+
+export interface Diagnostic {
+  severity: 'error' | 'warning';
+  summary: string;
+  detail?: string;
+  attribute?: AttributePath;
+}
+
+export interface PlanRequest {
+  prior: TfObject | null;
+  proposed: TfObject | null;
+  config: TfObject | null;
+}
+
+export interface PlanResponse {
+  planned: TfObject | null;
+  requiresReplace: AttributePath[];
+  diagnostics: Diagnostic[];
+}
+
+export interface ApplyRequest {
+  prior: TfObject | null;
+  planned: TfObject | null;
+  config: TfObject | null;
+}
+
+export interface StateResponse {
+  state: TfObject | null;
+  diagnostics: Diagnostic[];
+}
+
+export interface ResourceDefinition {
+  typeName: string;
+  version: number;
+  schema: BlockSchema;
+  validate(config: TfObject): Diagnostic[];
+  plan(request: PlanRequest): PlanResponse;
+  /** Create (prior null), update, or delete (planned null). */
+  apply(request: ApplyRequest): Promise<StateResponse>;
+  /** Null state: the object is gone (Terraform drops it from state). */
+  read(state: TfObject): Promise<StateResponse>;
+  /** `terraform import` by id (rules as SITE_ID/RULE_ID). */
+  importState(id: string): Promise<StateResponse>;
+}
+
+export interface DataSourceDefinition {
+  typeName: string;
+  schema: BlockSchema;
+  read(config: TfObject): Promise<StateResponse>;
+}
+
+export interface ProviderDefinition {
+  schema: BlockSchema;
+  configure(config: TfObject, terraformVersion: string): Promise<Diagnostic[]>;
+  resources: ResourceDefinition[];
+  dataSources: DataSourceDefinition[];
+}
