@@ -33,6 +33,7 @@ const commands: Record<string, Command> = {
   plan: planCommand,
   apply: applyCommand,
   dump: dumpCommand,
+  provider: (args) => import('../provider/install/command.ts').then((m) => m.providerCommand(args)),
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,264 @@
+// One generic ResourceDefinition per managed kind, driven by the derived schema (schema.ts) and
+// KindMeta; the little that differs per kind is in KIND_ADAPTERS below.
+//
+// Terraform's rules this code keeps (see the plugin-protocol notes):
+// - plan: every planned value is the config value, the prior value, or (computed attributes only)
+//   something else — here the spec default or UNKNOWN;
+// - apply: the result is wholly known and every value known at plan time comes back unchanged;
+// - read: null state means the object is gone.
+import type { Kind } from '../../reconciler/model.ts';
+import type { Fields } from '../../reconciler/live/resources.ts';
+import { UNKNOWN, type AttributePath, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework.ts';
+import { errorDiagnostics, isNotFound, type Connect, type Connection } from './context.ts';
+import { getObject } from './get.ts';
+import type { AttributeMapping, KindSchema } from './schema.ts';
+import { pathForApiField, validateConfig } from './validate.ts';
+import { attr, canonicalJson, containsUnknown, fromJson, parseJsonObject, sameValue, toJson, type Json } from './values.ts';
+
+interface KindAdapter {
+  /**
+   * Computed attributes that change only when one of these spec fields changes (kept from prior
+   * otherwise). Computed attributes not listed here and not in STABLE become unknown whenever
+   * anything changes (`updated_at`).
+   */
+  dependsOn?: Record<string, readonly string[]>;
+  /** Write answers that do not carry the whole object (the schema's PUT/PATCH pair): read it back. */
+  readBackAfterWrite?: boolean;
+}
+
+/** Computed attributes no in-place update changes. */
+const STABLE = new Set(['id', 'created_at', 'secret', 'secret_last4', 'source_finding_id']);
+
+const KIND_ADAPTERS: Record<Kind, KindAdapter> = {
+  ShieldSite: {},
+  VirtualPatch: { dependsOn: { expires_at: ['expires_in_days'], status: ['expires_in_days'] } },
+  IpAccessRule: { dependsOn: { status: ['expires_at'] } },
+  RateLimitRule: {},
+  ShieldSchema: { dependsOn: { hash: ['document'], openapi_version: ['document'], operations: ['document'] }, readBackAfterWrite: true },
+  ScanSchedule: { dependsOn: { next_run_at: ['cron', 'timezone', 'enabled'] } },
+  Webhook: {},
+};
+
+interface Ids {
+  id: string;
+  siteId: string | undefined;
+}
+
+const stringOrUndefined = (value: TfValue): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+export function createKindResource(kind: KindSchema, connect: Connect): ResourceDefinition {
+  const adapter = KIND_ADAPTERS[kind.kind];
+  const isSiteKind = kind.meta.parent === 'ShieldSite';
+  const label = kind.meta.terraformType;
+  const toPath = (field: string): AttributePath | undefined => pathForApiField(kind, field);
+
+  const defaultOf = (mapping: AttributeMapping): TfValue => (mapping.defaultValue === undefined ? null : fromJson(mapping.defaultValue, mapping.schema.type));
+
+  /** What the configuration asks for: the value written, else the spec default, else null. */
+  const desired = (mapping: AttributeMapping, config: TfObject | null): TfValue => {
+    const value = attr(config, mapping.schema.name);
+    return value === null ? defaultOf(mapping) : value;
+  };
+
+  const same = (mapping: AttributeMapping, a: TfValue, b: TfValue): boolean => sameValue(a, b, mapping.schema.type, mapping.json);
+
+  /** The API value of an attribute as Terraform holds it, reusing `hint`'s form when it means the same (JSON text, number text). */
+  function stateValue(mapping: AttributeMapping, fields: Fields, hint: TfValue | undefined): TfValue {
+    const raw = fields[mapping.field];
+    const value = mapping.json ? (raw === null || raw === undefined ? null : canonicalJson(raw)) : fromJson(raw, mapping.schema.type);
+    return hint !== undefined && hint !== UNKNOWN && !containsUnknown(hint) && same(mapping, hint, value) ? hint : value;
+  }
+
+  /**
+   * State from an API object. `planned` values that were known at plan time are returned as they
+   * were (Terraform insists); fields the answer lacks (the webhook secret after creation) come from
+   * `prior`.
+   */
+  function toState(fields: Fields, siteId: string | undefined, planned: TfObject | null, prior: TfObject | null): TfObject {
+    const state: TfObject = {};
+    for (const mapping of kind.attributes) {
+      const name = mapping.schema.name;
+      const plannedValue = planned ? attr(planned, name) : undefined;
+      if (plannedValue !== undefined && !containsUnknown(plannedValue)) {
+        state[name] = plannedValue;
+        continue;
+      }
+      if (mapping.parent || mapping.field === 'site_id') {
+        state[name] = siteId ?? null; // the parent, or the schema kind's id (which is its site's)
+      } else if (fields[mapping.field] === undefined) {
+        const kept = prior ? attr(prior, name) : null;
+        state[name] = containsUnknown(kept) ? null : kept;
+      } else {
+        state[name] = stateValue(mapping, fields, prior ? attr(prior, name) : undefined);
+      }
+    }
+    return state;
+  }
+
+  function idsOf(state: TfObject): Ids | undefined {
+    const siteId = stringOrUndefined(attr(state, 'site_id'));
+    const id = kind.kind === 'ShieldSchema' ? siteId : stringOrUndefined(attr(state, 'id'));
+    if (!id || (isSiteKind && !siteId)) return undefined;
+    return { id, siteId };
+  }
+
+  function bodyValue(mapping: AttributeMapping, value: TfValue): Json {
+    if (mapping.json && typeof value === 'string') {
+      const parsed = parseJsonObject(value);
+      if (!parsed.ok) throw new Error(`${mapping.schema.name} ${parsed.reason}`);
+      return parsed.value;
+    }
+    return toJson(value);
+  }
+
+  function withConnection<T>(run: (connection: Connection) => Promise<T>, onError: (error: unknown) => T): Promise<T> {
+    let connection: Connection;
+    try {
+      connection = connect();
+    } catch (err) {
+      return Promise.resolve(onError(err));
+    }
+    return run(connection).catch(onError);
+  }
+
+  async function readBack(connection: Connection, fields: Fields, ids: Ids): Promise<Fields> {
+    if (!adapter.readBackAfterWrite) return fields;
+    return (await getObject(connection, kind.kind, ids.id, ids.siteId)) ?? fields;
+  }
+
+  return {
+    typeName: kind.meta.terraformType,
+    version: 0,
+    schema: kind.block,
+
+    validate(config) {
+      return validateConfig(kind, config);
+    },
+
+    plan({ prior, proposed, config }: PlanRequest): PlanResponse {
+      if (proposed === null) return { planned: null, requiresReplace: [], diagnostics: [] };
+      const planned: TfObject = {};
+      const changed = new Set<string>();
+      const requiresReplace: AttributePath[] = [];
+      for (const mapping of kind.attributes) {
+        if (!mapping.configurable) continue;
+        const name = mapping.schema.name;
+        const value = desired(mapping, config);
+        planned[name] = value;
+        if (prior && !same(mapping, attr(prior, name), value)) {
+          changed.add(mapping.field);
+          if (mapping.forcesReplacement) requiresReplace.push([name]);
+        }
+        // Keep prior's spelling when the meaning is the same (JSON text, set order), so no diff shows.
+        if (prior && !changed.has(mapping.field)) planned[name] = attr(prior, name);
+      }
+      const replacing = requiresReplace.length > 0;
+      for (const mapping of kind.attributes) {
+        if (mapping.configurable) continue;
+        const name = mapping.schema.name;
+        if (!prior || replacing) {
+          planned[name] = UNKNOWN;
+          continue;
+        }
+        const dependsOn = adapter.dependsOn?.[mapping.field];
+        const affected = dependsOn ? dependsOn.some((field) => changed.has(field)) : changed.size > 0 && !STABLE.has(mapping.field);
+        planned[name] = affected ? UNKNOWN : attr(prior, name);
+      }
+      return { planned, requiresReplace, diagnostics: [] };
+    },
+
+    apply({ prior, planned }): Promise<StateResponse> {
+      return withConnection(
+        async (connection): Promise<StateResponse> => {
+          const { api } = connection;
+          // Delete.
+          if (planned === null) {
+            const ids = prior ? idsOf(prior) : undefined;
+            if (ids) {
+              try {
+                await api.remove(kind.kind, ids.id, ids.siteId);
+              } catch (err) {
+                if (!isNotFound(err)) throw err; // already gone: what we wanted
+              }
+            }
+            return { state: null, diagnostics: [] };
+          }
+          const siteId = stringOrUndefined(attr(planned, 'site_id'));
+          // Create.
+          if (prior === null) {
+            const body: Record<string, Json> = {};
+            for (const mapping of kind.attributes) {
+              if (!mapping.configurable || mapping.parent) continue;
+              const value = attr(planned, mapping.schema.name);
+              if (value === null) continue;
+              body[mapping.field] = bodyValue(mapping, value);
+            }
+            const created = await api.create(kind.kind, body, siteId);
+            const id = kind.kind === 'ShieldSchema' ? siteId : stringOrUndefined(fromJson(created.id, 'string'));
+            const fields = id ? await readBack(connection, created, { id, siteId }) : created;
+            return { state: toState(fields, siteId, planned, null), diagnostics: [] };
+          }
+          // Update in place: send the fields whose value changes.
+          const ids = idsOf(prior);
+          if (!ids) return { state: prior, diagnostics: [{ severity: 'error', summary: `${label}: the prior state has no id` }] };
+          const changes: Record<string, Json> = {};
+          for (const mapping of kind.attributes) {
+            if (!mapping.configurable || mapping.parent) continue;
+            const name = mapping.schema.name;
+            const value = attr(planned, name);
+            if (!same(mapping, attr(prior, name), value)) changes[mapping.field] = bodyValue(mapping, value);
+          }
+          let fields: Fields;
+          if (Object.keys(changes).length > 0) {
+            fields = await readBack(connection, await api.update(kind.kind, ids.id, changes, ids.siteId), ids);
+          } else {
+            // Nothing to send (e.g. only a spelling of the same JSON changed): read what is there.
+            fields = (await getObject(connection, kind.kind, ids.id, ids.siteId)) ?? {};
+          }
+          return { state: toState(fields, ids.siteId, planned, prior), diagnostics: [] };
+        },
+        (err) => ({
+          // Nothing changed on failure: a failed create leaves nothing, a failed update or delete the prior object.
+          state: prior,
+          diagnostics: errorDiagnostics(`${label}: ${planned === null ? 'delete' : prior === null ? 'create' : 'update'} failed`, err, toPath),
+        }),
+      );
+    },
+
+    read(state): Promise<StateResponse> {
+      return withConnection(
+        async (connection): Promise<StateResponse> => {
+          const ids = idsOf(state);
+          if (!ids) return { state: null, diagnostics: [] };
+          const fields = await getObject(connection, kind.kind, ids.id, ids.siteId);
+          return { state: fields ? toState(fields, ids.siteId, null, state) : null, diagnostics: [] };
+        },
+        (err) => ({ state, diagnostics: errorDiagnostics(`${label}: read failed`, err, toPath) }),
+      );
+    },
+
+    importState(importId): Promise<StateResponse> {
+      const ids = parseImportId(importId);
+      if (!ids) {
+        const form = kind.kind === 'ShieldSchema' ? 'SITE_ID' : isSiteKind ? 'SITE_ID/RULE_ID' : 'ID';
+        return Promise.resolve({ state: null, diagnostics: [{ severity: 'error', summary: `${label}: invalid import id`, detail: `Expected ${form}, got ${JSON.stringify(importId)}.` }] });
+      }
+      return withConnection(
+        async (connection): Promise<StateResponse> => {
+          const fields = await getObject(connection, kind.kind, ids.id, ids.siteId);
+          if (!fields) return { state: null, diagnostics: [{ severity: 'error', summary: `${label}: cannot import ${importId}`, detail: 'No such object.' }] };
+          return { state: toState(fields, ids.siteId, null, null), diagnostics: [] };
+        },
+        (err) => ({ state: null, diagnostics: errorDiagnostics(`${label}: import of ${importId} failed`, err, toPath) }),
+      );
+    },
+  };
+
+  function parseImportId(importId: string): Ids | undefined {
+    const parts = importId.split('/');
+    if (parts.some((p) => p.trim() === '')) return undefined;
+    if (kind.kind === 'ShieldSchema') return parts.length === 1 && parts[0] ? { id: parts[0], siteId: parts[0] } : undefined;
+    if (isSiteKind) return parts.length === 2 && parts[0] && parts[1] ? { id: parts[1], siteId: parts[0] } : undefined;
+    return parts.length === 1 && parts[0] ? { id: parts[0], siteId: undefined } : undefined;
+  }
+}

@@ -1,0 +1,138 @@
+// ValidateResourceConfig: the kind's Spec JSON Schema (compiled like the API's body validator, so
+// a config Terraform accepts is one the API accepts) over the values known at validate time, plus
+// the offline checks the API runs beyond the schema (RE2 patterns, IP rule values).
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { compileStrict } from '../../api/http/validation.ts';
+import { compileUserRegex } from '../../api/shield/regex.ts';
+import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
+import { IP_RULE_TYPES } from '../../schemas/index.ts';
+import type { AttributePath, Diagnostic, TfObject } from '../framework.ts';
+import type { KindSchema } from './schema.ts';
+import { containsUnknown, parseJsonObject, toJson, type Json } from './values.ts';
+
+const validators = new WeakMap<KindSchema, ValidateFunction>();
+
+function validatorFor(kind: KindSchema): ValidateFunction {
+  let validate = validators.get(kind);
+  if (!validate) {
+    // Without $id: the API's validator instance may already hold this $id (same process in tests),
+    // and ajv refuses a second schema under one id.
+    const { $id: _id, ...spec } = kind.definition.spec;
+    validate = compileStrict(spec);
+    validators.set(kind, validate);
+  }
+  return validate;
+}
+
+const pointerSteps = (pointer: string): (string | number)[] =>
+  pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'));
+
+function describe(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) return `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (error.keyword === 'required') return 'is required';
+  return error.message ?? 'is invalid';
+}
+
+/** The attribute path for a path inside the API object: list indexes as numbers, JSON attributes as a whole. */
+export function pathForField(kind: KindSchema, steps: (string | number)[]): AttributePath | undefined {
+  const [field, ...rest] = steps;
+  const mapping = kind.attributes.find((a) => a.configurable && !a.parent && a.field === field) ?? kind.attributes.find((a) => a.field === field);
+  if (!mapping) return undefined;
+  const name = mapping.schema.name;
+  if (mapping.json || rest.length === 0) return [name];
+  const type = mapping.schema.type;
+  if (Array.isArray(type) && type[0] === 'map') return [name, rest.map(String).join('/')];
+  if (Array.isArray(type) && type[0] === 'list') {
+    const index = Number(rest[0]);
+    return Number.isInteger(index) ? [name, index] : [name];
+  }
+  return [name];
+}
+
+/** `labels.team`, `events[0]` (the API's `details.fields` form) → attribute path. */
+export function pathForApiField(kind: KindSchema, field: string): AttributePath | undefined {
+  const match = /^([a-z0-9_]+)(.*)$/.exec(field);
+  if (!match?.[1]) return undefined;
+  const rest = match[2] ?? '';
+  const index = /^\[(\d+)\]/.exec(rest);
+  const steps: (string | number)[] = [match[1]];
+  if (index?.[1]) steps.push(Number(index[1]));
+  else if (rest.startsWith('.')) steps.push(rest.slice(1));
+  return pathForField(kind, steps);
+}
+
+const error = (attribute: AttributePath, summary: string, detail: string): Diagnostic => ({ severity: 'error', summary, detail, attribute });
+
+export function validateConfig(kind: KindSchema, config: TfObject): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  const known: Record<string, Json> = {};
+  const unknownFields = new Set<string>();
+  for (const mapping of kind.attributes) {
+    if (!mapping.configurable || mapping.parent) continue;
+    const value = config[mapping.schema.name] ?? null;
+    if (value === null) continue;
+    if (containsUnknown(value)) {
+      unknownFields.add(mapping.field);
+      continue;
+    }
+    if (mapping.json && typeof value === 'string') {
+      const parsed = parseJsonObject(value);
+      if (!parsed.ok) {
+        diagnostics.push(error([mapping.schema.name], `Invalid ${mapping.schema.name}`, `${mapping.schema.name} ${parsed.reason}`));
+        unknownFields.add(mapping.field);
+        continue;
+      }
+      known[mapping.field] = parsed.value;
+      continue;
+    }
+    known[mapping.field] = toJson(value);
+  }
+
+  const validate = validatorFor(kind);
+  // The validator fills defaults in; give it a copy so `known` stays what the user wrote.
+  if (!validate(structuredClone(known))) {
+    for (const issue of validate.errors ?? []) {
+      // A bad map key is reported twice (the key's own failure, then `propertyNames`): keep the first.
+      if (issue.keyword === 'propertyNames') continue;
+      const steps = pointerSteps(issue.instancePath);
+      if (issue.propertyName !== undefined) steps.push(issue.propertyName);
+      const missing = (issue.params as { missingProperty?: unknown }).missingProperty;
+      if (issue.keyword === 'required' && typeof missing === 'string') {
+        if (unknownFields.has(missing)) continue;
+        steps.push(missing);
+      }
+      const attribute = pathForField(kind, steps) ?? [];
+      const name = attribute.length ? String(attribute[0]) : kind.meta.terraformType;
+      const what = issue.propertyName !== undefined ? `key ${JSON.stringify(issue.propertyName)} of ${name}` : steps.join('.') || name;
+      diagnostics.push({ severity: 'error', summary: `Invalid ${name}`, detail: `${what} ${describe(issue)}`, ...(attribute.length ? { attribute } : {}) });
+    }
+  }
+  diagnostics.push(...offlineChecks(kind, known));
+  return diagnostics;
+}
+
+/** What the API checks beyond the JSON Schema that needs no server. */
+function offlineChecks(kind: KindSchema, known: Record<string, Json>): Diagnostic[] {
+  switch (kind.kind) {
+    case 'VirtualPatch': {
+      const pattern = known.match_regex;
+      if (typeof pattern !== 'string') return [];
+      const check = compileUserRegex(pattern);
+      return check.ok ? [] : [error(['match_regex'], 'Invalid match_regex', `match_regex ${check.reason}`)];
+    }
+    case 'IpAccessRule': {
+      const { type, value } = known;
+      if (typeof value !== 'string' || !(IP_RULE_TYPES as readonly unknown[]).includes(type)) return [];
+      const check = checkRuleValue(type as IpRuleType, value);
+      return check.ok ? [] : [error(['value'], 'Invalid value', `value ${JSON.stringify(value)} ${check.reason}`)];
+    }
+    default:
+      return [];
+  }
+}

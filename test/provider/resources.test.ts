@@ -1,0 +1,363 @@
+// The provider's resources and data sources, called directly (no plugin protocol) against a real
+// Aegis server: schema derivation, plan/apply/read/import as Terraform drives them, validation.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aegisProvider } from '../../provider/main.ts';
+import { TfNumber, UNKNOWN, type AttributeSchema, type DataSourceDefinition, type ProviderDefinition, type ResourceDefinition, type TfObject, type TfValue } from '../../provider/framework.ts';
+import { containsUnknown } from '../../provider/resources/values.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let t: TestServer;
+let provider: ProviderDefinition;
+
+beforeAll(async () => {
+  t = await startTestServer({ rateLimitPerMinute: 1_000_000 });
+  provider = aegisProvider({ env: {} });
+  expect(await provider.configure({ api_url: t.url, api_key: t.adminKey }, '1.5.7')).toEqual([]);
+});
+afterAll(() => t.close());
+
+const resource = (type: string): ResourceDefinition => {
+  const found = provider.resources.find((r) => r.typeName === type);
+  if (!found) throw new Error(`no resource ${type}`);
+  return found;
+};
+const dataSource = (type: string): DataSourceDefinition => {
+  const found = provider.dataSources.find((d) => d.typeName === type);
+  if (!found) throw new Error(`no data source ${type}`);
+  return found;
+};
+const attribute = (r: { schema: { attributes: AttributeSchema[] } }, name: string): AttributeSchema | undefined => r.schema.attributes.find((a) => a.name === name);
+
+/** A config object as Terraform sends it: every attribute present, unset ones (and computed ones) null. */
+function configOf(r: ResourceDefinition, values: TfObject): TfObject {
+  return Object.fromEntries(r.schema.attributes.map((a) => [a.name, values[a.name] ?? null]));
+}
+
+/** Validate, plan and apply a create; returns the plan and the new state. */
+async function create(r: ResourceDefinition, values: TfObject): Promise<{ planned: TfObject; state: TfObject }> {
+  const config = configOf(r, values);
+  expect(r.validate(config)).toEqual([]);
+  const plan = r.plan({ prior: null, proposed: config, config });
+  expect(plan.diagnostics).toEqual([]);
+  expect(plan.planned).not.toBeNull();
+  const planned = plan.planned as TfObject;
+  const applied = await r.apply({ prior: null, planned, config });
+  expect(applied.diagnostics).toEqual([]);
+  const state = applied.state as TfObject;
+  expectConsistent(planned, state);
+  expectPlanValid(r, null, config, planned);
+  // No drift right after creation: the next `terraform plan` shows nothing.
+  expect((await r.read(state)).state).toEqual(state);
+  return { planned, state };
+}
+
+/** Terraform's check of a planned value (plans/objchange AssertPlanValid, for attributes). */
+function expectPlanValid(r: ResourceDefinition, prior: TfObject | null, config: TfObject, planned: TfObject): void {
+  for (const a of r.schema.attributes) {
+    const [p, c, was] = [planned[a.name] ?? null, config[a.name] ?? null, prior?.[a.name] ?? null];
+    const ok =
+      (c !== null && c !== UNKNOWN && JSON.stringify(p) === JSON.stringify(c)) ||
+      (c === UNKNOWN && p === UNKNOWN) ||
+      (was !== null && c !== null && JSON.stringify(p) === JSON.stringify(was)) ||
+      (a.computed && !a.optional) ||
+      (c === null && a.computed) ||
+      (c === null && p === null);
+    expect(ok, `${r.typeName}.${a.name}: planned ${String(p)} is neither config nor prior`).toBe(true);
+  }
+}
+
+/** Terraform's rule: wholly known, and what was known at plan time comes back unchanged. */
+function expectConsistent(planned: TfObject, state: TfObject): void {
+  expect(Object.keys(state).sort()).toEqual(Object.keys(planned).sort());
+  for (const [name, value] of Object.entries(state)) {
+    expect(containsUnknown(value), `${name} is unknown after apply`).toBe(false);
+    const before = planned[name] ?? null;
+    if (!containsUnknown(before)) expect(value, name).toEqual(before);
+  }
+}
+
+/** Plan and apply an update from `prior` to `values` (+ what is unchanged). */
+async function update(r: ResourceDefinition, prior: TfObject, values: TfObject) {
+  const config = configOf(r, values);
+  const plan = r.plan({ prior, proposed: config, config });
+  expect(plan.diagnostics).toEqual([]);
+  const planned = plan.planned as TfObject;
+  expectPlanValid(r, prior, config, planned);
+  const applied = await r.apply({ prior, planned, config });
+  expect(applied.diagnostics).toEqual([]);
+  expectConsistent(planned, applied.state as TfObject);
+  expect((await r.read(applied.state as TfObject)).state).toEqual(applied.state);
+  return { plan, state: applied.state as TfObject };
+}
+
+const writable = (state: TfObject, r: ResourceDefinition): TfObject =>
+  Object.fromEntries(r.schema.attributes.filter((a) => a.required || a.optional).map((a) => [a.name, state[a.name] ?? null]));
+
+let domains = 0;
+const domain = () => `site${++domains}-${Date.now().toString(36)}.example.com`;
+
+async function newSite(extra: TfObject = {}): Promise<TfObject> {
+  return (await create(resource('aegis_shield_site'), { domain: domain(), origin_url: 'https://origin.example.com', mode: 'block', ...extra })).state;
+}
+
+describe('schema derivation', () => {
+  it('derives every resource from schemas/ with valid names and descriptions', () => {
+    expect(provider.resources.map((r) => r.typeName).sort()).toEqual([
+      'aegis_ip_access_rule',
+      'aegis_rate_limit_rule',
+      'aegis_scan_schedule',
+      'aegis_shield_schema',
+      'aegis_shield_site',
+      'aegis_virtual_patch',
+      'aegis_webhook',
+    ]);
+    const blocks = [...provider.resources, ...provider.dataSources].map((r) => r.schema).concat(provider.schema);
+    for (const block of blocks) {
+      expect(block.description).not.toBe('');
+      for (const a of block.attributes) {
+        expect(a.name).toMatch(/^[a-z0-9_]+$/);
+        expect(a.description, a.name).not.toBe('');
+        // Terraform: required xor optional/computed.
+        expect(Boolean(a.required) && Boolean(a.optional || a.computed), a.name).toBe(false);
+        expect(Boolean(a.required || a.optional || a.computed), a.name).toBe(true);
+      }
+    }
+    for (const r of provider.resources) expect(attribute(r, 'id')?.computed, r.typeName).toBe(true);
+  });
+
+  it('maps types, defaults and flags the way the README of schema.ts says', () => {
+    const webhook = resource('aegis_webhook');
+    expect(attribute(webhook, 'secret')).toMatchObject({ computed: true, sensitive: true, type: 'string' });
+    expect(attribute(webhook, 'events')).toMatchObject({ required: true, type: ['set', 'string'] });
+    expect(attribute(webhook, 'enabled')).toMatchObject({ optional: true, computed: true, type: 'bool' });
+    expect(attribute(webhook, 'labels')).toMatchObject({ optional: true, computed: true, type: ['map', 'string'] });
+    const schedule = resource('aegis_scan_schedule');
+    expect(attribute(schedule, 'config')).toBeUndefined();
+    expect(attribute(schedule, 'config_json')).toMatchObject({ type: 'string', optional: true, computed: true });
+    expect(attribute(schedule, 'next_run_at')).toMatchObject({ computed: true });
+    expect(attribute(resource('aegis_rate_limit_rule'), 'budget')).toMatchObject({ type: 'number', required: true });
+    const patch = resource('aegis_virtual_patch');
+    expect(attribute(patch, 'expires_in_days')).toEqual(expect.objectContaining({ optional: true }));
+    expect(attribute(patch, 'expires_in_days')?.computed).toBeUndefined();
+    expect(attribute(resource('aegis_ip_access_rule'), 'expires_at')).toMatchObject({ optional: true });
+    const schema = resource('aegis_shield_schema');
+    expect(attribute(schema, 'operations')?.type).toEqual(['list', ['object', { method: 'string', path: 'string', operation_id: 'string' }]]);
+    for (const type of ['aegis_virtual_patch', 'aegis_ip_access_rule', 'aegis_rate_limit_rule', 'aegis_shield_schema']) {
+      expect(attribute(resource(type), 'site_id'), type).toMatchObject({ required: true, type: 'string' });
+    }
+    expect(attribute(resource('aegis_shield_site'), 'site_id')).toBeUndefined();
+  });
+
+  it('marks a changed site_id as forcing replacement', () => {
+    const r = resource('aegis_ip_access_rule');
+    const prior = { ...configOf(r, { site_id: 'site_a', type: 'ip', value: '203.0.113.7', action: 'deny', note: '', labels: {} }), id: 'ipr_1', status: 'active', created_at: 'x', updated_at: 'x' };
+    const config = configOf(r, { site_id: 'site_b', type: 'ip', value: '203.0.113.7', action: 'deny' });
+    expect(r.plan({ prior, proposed: config, config }).requiresReplace).toEqual([['site_id']]);
+  });
+});
+
+describe('provider configuration', () => {
+  it('fails with diagnostics when neither the config nor the environment names the API', async () => {
+    const bare = aegisProvider({ env: {} });
+    const diagnostics = await bare.configure({ api_url: null, api_key: null }, '1.5.7');
+    expect(diagnostics.map((d) => d.attribute)).toEqual([['api_url'], ['api_key']]);
+    expect(attribute(bare, 'api_key')?.sensitive).toBe(true);
+    // Resources of an unconfigured provider answer with a diagnostic, not a crash.
+    const read = await bare.resources[0]!.read({ id: 'site_x' });
+    expect(read.diagnostics[0]?.detail).toMatch(/not configured/);
+  });
+
+  it('falls back to AEGIS_API_URL / AEGIS_API_KEY', async () => {
+    const fromEnv = aegisProvider({ env: { AEGIS_API_URL: t.url, AEGIS_API_KEY: t.adminKey } });
+    expect(await fromEnv.configure({ api_url: null, api_key: null }, '1.5.7')).toEqual([]);
+    const sites = await fromEnv.dataSources.find((d) => d.typeName === 'aegis_shield_sites')!.read({ sites: null });
+    expect(sites.diagnostics).toEqual([]);
+  });
+});
+
+describe('aegis_shield_site', () => {
+  it('plans computed attributes unknown on create, applies to a wholly known state, plans no change after', async () => {
+    const r = resource('aegis_shield_site');
+    const { planned, state } = await create(r, { domain: domain(), origin_url: 'https://origin.example.com', mode: 'log' });
+    expect(planned).toMatchObject({ id: UNKNOWN, created_at: UNKNOWN, updated_at: UNKNOWN, mode: 'log', labels: {} });
+    expect(state.id).toMatch(/^site_/);
+    const again = r.plan({ prior: state, proposed: configOf(r, writable(state, r)), config: configOf(r, writable(state, r)) });
+    expect(again.planned).toEqual(state);
+    expect(again.requiresReplace).toEqual([]);
+    const read = await r.read(state);
+    expect(read).toEqual({ state, diagnostics: [] });
+  });
+
+  it('updates a mutable attribute in place and replaces on an immutable one', async () => {
+    const r = resource('aegis_shield_site');
+    const state = await newSite();
+    const changed = { ...writable(state, r), mode: 'challenge', labels: { team: 'sec' } };
+    const { plan, state: updated } = await update(r, state, changed);
+    expect(plan.requiresReplace).toEqual([]);
+    expect(plan.planned).toMatchObject({ id: state.id, created_at: state.created_at, updated_at: UNKNOWN });
+    expect(updated).toMatchObject({ id: state.id, mode: 'challenge', labels: { team: 'sec' } });
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body).toMatchObject({ mode: 'challenge', labels: { team: 'sec' } });
+
+    const moved = configOf(r, { ...writable(updated, r), domain: domain() });
+    const replace = r.plan({ prior: updated, proposed: moved, config: moved });
+    expect(replace.requiresReplace).toEqual([['domain']]);
+    expect(replace.planned?.id).toBe(UNKNOWN);
+    // An immutable attribute whose value is not known yet forces replacement too.
+    const unknown = configOf(r, { ...writable(updated, r), domain: UNKNOWN });
+    expect(r.plan({ prior: updated, proposed: unknown, config: unknown }).requiresReplace).toEqual([['domain']]);
+  });
+
+  it('reads null once the site is deleted outside Terraform, and destroys cleanly', async () => {
+    const r = resource('aegis_shield_site');
+    const state = await newSite();
+    expect(r.plan({ prior: state, proposed: null, config: null })).toEqual({ planned: null, requiresReplace: [], diagnostics: [] });
+    expect((await t.call('DELETE', `/api/v1/shield/sites/${String(state.id)}`)).status).toBe(204);
+    expect(await r.read(state)).toEqual({ state: null, diagnostics: [] });
+    // Deleting what is already gone succeeds.
+    expect(await r.apply({ prior: state, planned: null, config: null })).toEqual({ state: null, diagnostics: [] });
+  });
+
+  it('validates offline with diagnostics aimed at the attribute', () => {
+    const r = resource('aegis_shield_site');
+    const bad = r.validate(configOf(r, { domain: 'shop.example.com', origin_url: 'https://o.example.com', mode: 'panic' }));
+    expect(bad).toEqual([expect.objectContaining({ severity: 'error', attribute: ['mode'], detail: expect.stringContaining('must be one of') })]);
+    const label = r.validate(configOf(r, { domain: 'shop.example.com', origin_url: 'https://o.example.com', mode: 'log', labels: { 'Bad Key': 'x' } }));
+    expect(label).toEqual([expect.objectContaining({ attribute: ['labels', 'Bad Key'], detail: expect.stringContaining('key "Bad Key" of labels') })]);
+    // Unknown values are checked at apply, not now.
+    expect(r.validate(configOf(r, { domain: UNKNOWN, origin_url: 'https://o.example.com', mode: UNKNOWN }))).toEqual([]);
+  });
+});
+
+describe('site rules', () => {
+  it('creates an IP rule under its site, imports it by SITE_ID/RULE_ID to the state read gives', async () => {
+    const site = await newSite();
+    const r = resource('aegis_ip_access_rule');
+    const { planned, state } = await create(r, { site_id: site.id as string, type: 'cidr', value: '198.51.100.0/24', action: 'deny' });
+    expect(planned).toMatchObject({ id: UNKNOWN, status: UNKNOWN, note: '', labels: {}, expires_at: null });
+    expect(state).toMatchObject({ site_id: site.id, status: 'active' });
+    const read = await r.read(state);
+    expect(read.state).toEqual(state);
+    const imported = await r.importState(`${String(site.id)}/${String(state.id)}`);
+    expect(imported).toEqual({ state: read.state, diagnostics: [] });
+    expect((await r.importState('just-one-part')).diagnostics[0]?.summary).toMatch(/invalid import id/);
+    expect((await r.importState(`${String(site.id)}/ipr_nope`)).diagnostics[0]?.summary).toMatch(/cannot import/);
+
+    // action is mutable, value is not.
+    const note = await update(r, state, { ...writable(state, r), action: 'challenge', note: 'tor exit' });
+    expect(note.plan.requiresReplace).toEqual([]);
+    const other = configOf(r, { ...writable(note.state, r), value: '198.51.101.0/24' });
+    expect(r.plan({ prior: note.state, proposed: other, config: other }).requiresReplace).toEqual([['value']]);
+  });
+
+  it('turns API errors into diagnostics aimed at the attribute the API names', async () => {
+    const site = await newSite();
+    const r = resource('aegis_ip_access_rule');
+    const config = configOf(r, { site_id: site.id as string, type: 'ip', value: '203.0.113.9', action: 'deny', expires_at: '2001-01-01T00:00:00Z' });
+    expect(r.validate(config)).toEqual([]);
+    const planned = r.plan({ prior: null, proposed: config, config }).planned;
+    const applied = await r.apply({ prior: null, planned, config });
+    expect(applied.state).toBeNull();
+    expect(applied.diagnostics).toEqual([expect.objectContaining({ severity: 'error', attribute: ['expires_at'] })]);
+  });
+
+  it('validates IP values and RE2 patterns offline', () => {
+    const ip = resource('aegis_ip_access_rule');
+    expect(ip.validate(configOf(ip, { site_id: 's', type: 'ip', value: '300.1.1.1', action: 'deny' }))).toEqual([expect.objectContaining({ attribute: ['value'] })]);
+    expect(ip.validate(configOf(ip, { site_id: 's', type: 'cidr', value: '198.51.100.1/24', action: 'deny' }))[0]?.detail).toMatch(/host bits/);
+    expect(ip.validate(configOf(ip, { site_id: 's', type: UNKNOWN, value: '300.1.1.1', action: 'deny' }))).toEqual([]);
+    const patch = resource('aegis_virtual_patch');
+    const base = { site_id: 's', url_pattern: '/search', method: 'GET', match_param: 'q' };
+    expect(patch.validate(configOf(patch, { ...base, match_regex: '(a)\\1' }))).toEqual([expect.objectContaining({ attribute: ['match_regex'] })]);
+    expect(patch.validate(configOf(patch, { ...base, match_regex: '(?i)union\\s+select' }))).toEqual([]);
+    const limit = resource('aegis_rate_limit_rule');
+    const budget = limit.validate(configOf(limit, { site_id: 's', identity: 'ip', url_pattern: '/login', method: 'POST', budget: TfNumber.of(0), window_seconds: TfNumber.of(60), action: 'block' }));
+    expect(budget).toEqual([expect.objectContaining({ attribute: ['budget'] })]);
+  });
+
+  it('creates a virtual patch and a rate-limit rule; labels change in place, the pattern replaces', async () => {
+    const site = await newSite();
+    const patch = resource('aegis_virtual_patch');
+    const created = await create(patch, { site_id: site.id as string, url_pattern: '/search', method: 'GET', match_param: 'q', match_regex: '(?i)union\\s+select', expires_in_days: TfNumber.of(30) });
+    expect(created.planned.action).toBe('block');
+    expect(typeof created.state.expires_at).toBe('string');
+    const relabel = await update(patch, created.state, { ...writable(created.state, patch), labels: { cve: 'cve-2024-1' } });
+    expect(relabel.plan.requiresReplace).toEqual([]);
+    expect(relabel.plan.planned?.expires_at).toBe(created.state.expires_at);
+    const other = configOf(patch, { ...writable(relabel.state, patch), match_regex: 'drop\\s+table' });
+    expect(patch.plan({ prior: relabel.state, proposed: other, config: other }).requiresReplace).toEqual([['match_regex']]);
+
+    const limit = resource('aegis_rate_limit_rule');
+    const rl = await create(limit, { site_id: site.id as string, identity: 'ip', url_pattern: '/login', method: 'POST', budget: TfNumber.of(10), window_seconds: TfNumber.of(60), action: 'block' });
+    expect(rl.state.escalate_to_deny_minutes).toEqual(TfNumber.of(0));
+    const raised = await update(limit, rl.state, { ...writable(rl.state, limit), budget: TfNumber.of(20) });
+    expect(raised.plan.requiresReplace).toEqual([]);
+    expect((await limit.read(raised.state)).state).toEqual(raised.state);
+  });
+
+  it('manages the site schema: PUT + schema-config, import by SITE_ID', async () => {
+    const site = await newSite();
+    const r = resource('aegis_shield_schema');
+    const document = 'openapi: 3.0.3\ninfo: { title: Shop, version: "1.0" }\npaths:\n  /search:\n    get:\n      responses:\n        "200": { description: ok }\n';
+    const { planned, state } = await create(r, { site_id: site.id as string, document });
+    expect(planned).toMatchObject({ strictness: 'standard', hash: UNKNOWN, operations: UNKNOWN });
+    expect(state).toMatchObject({ id: site.id, site_id: site.id, openapi_version: '3.0.3', operations: [{ method: 'GET', path: '/search', operation_id: null }] });
+    const strict = await update(r, state, { ...writable(state, r), strictness: 'strict' });
+    expect(strict.plan.planned).toMatchObject({ hash: state.hash, operations: state.operations, updated_at: UNKNOWN });
+    expect(strict.state.strictness).toBe('strict');
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(site.id)}/schema-config`)).body.strictness).toBe('strict');
+    expect(await r.importState(String(site.id))).toEqual({ state: strict.state, diagnostics: [] });
+    expect(await r.apply({ prior: strict.state, planned: null, config: null })).toEqual({ state: null, diagnostics: [] });
+    expect(await r.read(strict.state)).toEqual({ state: null, diagnostics: [] });
+  });
+});
+
+describe('top-level kinds', () => {
+  it('keeps the webhook secret, returned only on create, in state afterwards', async () => {
+    const r = resource('aegis_webhook');
+    const { planned, state } = await create(r, { url: 'https://hooks.example.com/aegis', events: ['scan.completed', 'finding.created'] });
+    expect(planned.secret).toBe(UNKNOWN);
+    expect(state.secret).toMatch(/^whsec_/);
+    expect(state).toMatchObject({ enabled: true, description: '' });
+    const changed = await update(r, state, { ...writable(state, r), description: 'SOC pager', events: ['finding.created', 'scan.completed', 'shield.blocked'] });
+    expect(changed.plan.requiresReplace).toEqual([]);
+    expect(changed.state.secret).toBe(state.secret);
+    expect((await r.read(changed.state)).state).toEqual(changed.state);
+    // Set order means nothing.
+    const reordered = configOf(r, { ...writable(changed.state, r), events: ['shield.blocked', 'scan.completed', 'finding.created'] });
+    expect(r.plan({ prior: changed.state, proposed: reordered, config: reordered }).planned).toEqual(changed.state);
+    const imported = await r.importState(String(state.id));
+    expect(imported.state).toMatchObject({ id: state.id, secret: null });
+  });
+
+  it('carries the scan schedule config as JSON text', async () => {
+    const r = resource('aegis_scan_schedule');
+    const { state } = await create(r, { name: `nightly-${Date.now()}`, scan_type: 'dast', target: 'https://shop.example.com', cron: '0 3 * * *', config_json: '{ "scope": "full", "budget": 5 }' });
+    expect(state.config_json).toBe('{ "scope": "full", "budget": 5 }');
+    expect(state.next_run_at).toEqual(expect.any(String));
+    // Same content, other spelling: no change planned, and read keeps the text.
+    const respelled = configOf(r, { ...writable(state, r), config_json: '{"budget":5,"scope":"full"}' });
+    expect(r.plan({ prior: state, proposed: respelled, config: respelled }).planned).toEqual(state);
+    expect((await r.read(state)).state).toEqual(state);
+    const imported = await r.importState(String(state.id));
+    expect(imported.state?.config_json).toBe('{"budget":5,"scope":"full"}');
+    const bad = r.validate(configOf(r, { ...writable(state, r), config_json: '[1]' }));
+    expect(bad).toEqual([expect.objectContaining({ attribute: ['config_json'] })]);
+    const paused = await update(r, state, { ...writable(state, r), enabled: false });
+    expect(paused.plan.planned?.next_run_at).toBe(UNKNOWN);
+    expect(paused.state.next_run_at).toBeNull();
+  });
+});
+
+describe('data sources', () => {
+  it('finds a site by domain and lists every site', async () => {
+    const site = await newSite({ labels: { team: 'web' } });
+    const one = await dataSource('aegis_shield_site').read({ domain: site.domain as string, id: null, origin_url: null, mode: null, labels: null, created_at: null, updated_at: null });
+    expect(one).toEqual({ state: site, diagnostics: [] });
+    const missing = await dataSource('aegis_shield_site').read({ domain: 'nowhere.example.com' });
+    expect(missing.diagnostics[0]).toMatchObject({ severity: 'error', attribute: ['domain'] });
+    const all = await dataSource('aegis_shield_sites').read({ sites: null });
+    expect(all.diagnostics).toEqual([]);
+    const sites = all.state?.sites as TfValue[];
+    expect(sites).toContainEqual(site);
+  });
+});
