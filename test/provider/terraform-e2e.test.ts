@@ -1,0 +1,126 @@
+// The Aegis provider driven by the real terraform binary against a running server:
+// examples/terraform applied through the API, then drift, in-place updates, replacements,
+// import, a config error and destroy — as a Terraform user sees them.
+import { execFile, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installProvider } from '../../provider/install/install.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let t: TestServer;
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+const work = () => join(dir, 'work');
+// Asynchronous on purpose: the API server runs in this process, so a blocking spawn would leave
+// the provider's requests unanswered.
+const terraform = (...args: string[]): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile('terraform', [...args, '-no-color'], { cwd: work(), env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+const mainTf = () => join(work(), 'main.tf');
+const edit = (from: string, to: string) => writeFileSync(mainTf(), readFileSync(mainTf(), 'utf8').replace(from, to));
+
+beforeAll(async () => {
+  const version = spawnSync('terraform', ['version'], { encoding: 'utf8', env: { ...process.env, CHECKPOINT_DISABLE: '1' } });
+  if (version.error || version.status !== 0) throw new Error('These tests need the `terraform` binary on PATH; it was not found or did not run.');
+  t = await startTestServer({ rateLimitPerMinute: 1_000_000 });
+  dir = mkdtempSync(join(tmpdir(), 'aegis-tf-'));
+  cpSync('examples/terraform', work(), { recursive: true });
+  const installed = installProvider({ dir: join(dir, 'mirror') });
+  env = { ...process.env, CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1', TF_CLI_CONFIG_FILE: installed.configFile, AEGIS_API_URL: t.url, AEGIS_API_KEY: t.adminKey };
+  delete env.TF_PLUGIN_CACHE_DIR;
+  delete env.TF_LOG;
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('terraform with the Aegis provider', () => {
+  it('init and apply create every object through the API; an immediate plan has no changes', async () => {
+    const init = await terraform('init');
+    expect(init.status, init.stderr + init.stdout).toBe(0);
+    const apply = await terraform('apply', '-auto-approve');
+    expect(apply.status, apply.stderr + apply.stdout).toBe(0);
+    expect(apply.stdout).toMatch(/Apply complete! Resources: 8 added, 0 changed, 0 destroyed/);
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status, plan.stdout + plan.stderr).toBe(0);
+  }, 120_000);
+
+  it('the objects exist in the API', async () => {
+    const sites = (await t.call('GET', '/api/v1/shield/sites')).body.data;
+    expect(sites.map((s: { domain: string }) => s.domain)).toEqual(['shop.example.com']);
+    const siteId = sites[0].id as string;
+    expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/ip-access`)).body.data).toHaveLength(2);
+    expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/schema`)).body.operations).toHaveLength(2);
+    expect((await t.call('GET', '/api/v1/webhooks')).body.data).toHaveLength(1);
+  });
+
+  it("changing a site's mode updates in place; changing an immutable field replaces", async () => {
+    edit('mode       = "block"', 'mode       = "challenge"');
+    const update = await terraform('plan', '-detailed-exitcode');
+    expect(update.status).toBe(2);
+    expect(update.stdout).toMatch(/aegis_shield_site\.shop will be updated in-place/);
+    expect(update.stdout).toMatch(/Plan: 0 to add, 1 to change, 0 to destroy/);
+    edit('value   = "AS64511"', 'value   = "AS64512"');
+    const replace = await terraform('apply', '-auto-approve');
+    expect(replace.status, replace.stderr).toBe(0);
+    expect(replace.stdout).toMatch(/Resources: 1 added, 1 changed, 1 destroyed/);
+    expect((await terraform('plan', '-detailed-exitcode')).status).toBe(0);
+  }, 120_000);
+
+  it('an object deleted through the API is planned for creation again', async () => {
+    const site = (await t.call('GET', '/api/v1/shield/sites')).body.data[0];
+    const rules = (await t.call('GET', `/api/v1/shield/sites/${site.id}/rate-limits`)).body.data;
+    expect((await t.call('DELETE', `/api/v1/shield/sites/${site.id}/rate-limits/${rules[0].id}`)).status).toBe(204);
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status).toBe(2);
+    expect(plan.stdout).toMatch(/aegis_rate_limit_rule\.login will be created/);
+    expect((await terraform('apply', '-auto-approve')).status).toBe(0);
+  }, 120_000);
+
+  it('import of an existing rule, followed by plan, shows no changes', async () => {
+    const site = (await t.call('GET', '/api/v1/shield/sites')).body.data[0];
+    const rule = await t.call('POST', `/api/v1/shield/sites/${site.id}/ip-access`, { body: { type: 'ip', value: '203.0.113.9', action: 'deny', note: 'imported' } });
+    writeFileSync(
+      join(work(), 'imported.tf'),
+      `resource "aegis_ip_access_rule" "imported" {\n  site_id = aegis_shield_site.shop.id\n  type    = "ip"\n  value   = "203.0.113.9"\n  action  = "deny"\n  note    = "imported"\n}\n`,
+    );
+    const imported = await terraform('import', 'aegis_ip_access_rule.imported', `${site.id}/${rule.body.id}`);
+    expect(imported.status, imported.stderr + imported.stdout).toBe(0);
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status, plan.stdout).toBe(0);
+  }, 120_000);
+
+  it('a config error fails plan with a diagnostic on the attribute, and nothing is written', async () => {
+    const before = (await t.call('GET', '/api/v1/audit-log?limit=200')).body.data.length;
+    writeFileSync(
+      join(work(), 'bad.tf'),
+      `resource "aegis_virtual_patch" "bad" {\n  site_id     = aegis_shield_site.shop.id\n  url_pattern = "/x"\n  method      = "GET"\n  match_param = "q"\n  match_regex = "(a)\\\\1"\n}\n`,
+    );
+    const plan = await terraform('plan');
+    expect(plan.status).toBe(1);
+    expect(plan.stderr).toMatch(/match_regex/);
+    expect(plan.stderr).toMatch(/RE2/);
+    rmSync(join(work(), 'bad.tf'));
+    expect((await t.call('GET', '/api/v1/audit-log?limit=200')).body.data.length).toBe(before);
+  }, 120_000);
+
+  it('destroy removes everything', async () => {
+    const destroy = await terraform('destroy', '-auto-approve');
+    expect(destroy.status, destroy.stderr).toBe(0);
+    expect((await t.call('GET', '/api/v1/shield/sites')).body.data).toEqual([]);
+    expect((await t.call('GET', '/api/v1/scan-schedules')).body.data).toEqual([]);
+    expect((await t.call('GET', '/api/v1/webhooks')).body.data).toEqual([]);
+  }, 120_000);
+});
