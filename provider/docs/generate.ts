@@ -1,0 +1,220 @@
+// Terraform Registry documentation for the Aegis provider (`npm run provider:docs`): docs/provider/
+// index.md, resources/<name>.md and data-sources/<name>.md in the layout tfplugindocs produces and
+// the Registry renders. Everything about attributes comes from the provider's own schema
+// (aegisProvider(), itself derived from schemas/); examples are the blocks of
+// examples/terraform/main.tf, so the example that the end-to-end test applies is the one users read.
+// test/provider/docs.test.ts fails when the committed pages differ from this output.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AttributeSchema, BlockSchema, TfType } from '../framework.ts';
+import { aegisProvider } from '../main.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const DOCS_DIR = join(ROOT, 'docs/provider');
+export const EXAMPLE_FILE = join(ROOT, 'examples/terraform/main.tf');
+const PREFIX = 'aegis_';
+
+/** Registry sub-categories (the navigation groups), by resource or data source type. */
+const SUBCATEGORIES: Record<string, string> = {
+  aegis_shield_site: 'Shield',
+  aegis_shield_sites: 'Shield',
+  aegis_virtual_patch: 'Shield rules',
+  aegis_ip_access_rule: 'Shield rules',
+  aegis_rate_limit_rule: 'Shield rules',
+  aegis_shield_schema: 'Shield',
+  aegis_scan_schedule: 'Scanning',
+  aegis_webhook: 'Notifications',
+};
+
+/** One top-level block of an HCL file: `resource "aegis_x" "name" { … }`. */
+export interface HclBlock {
+  keyword: string;
+  labels: string[];
+  text: string;
+}
+
+/**
+ * Splits an HCL file into its top-level blocks. Deliberately simple: a block starts with a line
+ * `keyword "label" … {` at column 0 and ends at the next line that is exactly `}` (the layout
+ * `terraform fmt` writes), or is a one-line `keyword "label" {}`.
+ */
+export function topLevelBlocks(hcl: string): HclBlock[] {
+  const lines = hcl.split('\n');
+  const blocks: HclBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const start = /^([a-z_]+)((?:\s+"[^"]*")*)\s*\{\s*(\}\s*)?$/.exec(lines[i] ?? '');
+    if (!start) continue;
+    let end = i;
+    if (!start[3]) while (end < lines.length && lines[end] !== '}') end++;
+    const labels = [...(start[2] ?? '').matchAll(/"([^"]*)"/g)].map((m) => m[1] ?? '');
+    blocks.push({ keyword: start[1] ?? '', labels, text: lines.slice(i, end + 1).join('\n') });
+    i = end;
+  }
+  return blocks;
+}
+
+/** `String`, `Number`, `Bool`, `List of String`, `Map of Number`, `Set of Object`, … */
+export function renderType(type: TfType): string {
+  if (typeof type === 'string') return type === 'bool' ? 'Bool' : type === 'dynamic' ? 'Dynamic' : type.charAt(0).toUpperCase() + type.slice(1);
+  const [wrapper, inner] = type;
+  if (wrapper === 'object') return 'Object';
+  return `${wrapper.charAt(0).toUpperCase()}${wrapper.slice(1)} of ${renderType(inner)}`;
+}
+
+function objectFields(type: TfType): Record<string, TfType> | undefined {
+  if (typeof type === 'string') return undefined;
+  if (type[0] === 'object') return type[1] as Record<string, TfType>;
+  return objectFields(type[1] as TfType);
+}
+
+function attributeLine(a: AttributeSchema): string {
+  const flags = [renderType(a.type), ...(a.sensitive ? ['Sensitive'] : [])].join(', ');
+  return `- \`${a.name}\` (${flags}) ${a.description.replace(/\s*\n\s*/g, ' ').trim()}`;
+}
+
+function schemaSection(block: BlockSchema): string {
+  const groups: [string, AttributeSchema[]][] = [
+    ['Required', block.attributes.filter((a) => a.required)],
+    ['Optional', block.attributes.filter((a) => !a.required && a.optional)],
+    ['Read-Only', block.attributes.filter((a) => !a.required && !a.optional && a.computed)],
+  ];
+  const out = ['## Schema', ''];
+  for (const [title, attributes] of groups) {
+    if (attributes.length === 0) continue;
+    out.push(`### ${title}`, '', ...[...attributes].sort((x, y) => x.name.localeCompare(y.name)).map(attributeLine), '');
+  }
+  for (const a of block.attributes) {
+    const fields = objectFields(a.type);
+    if (!fields) continue;
+    out.push(`### Nested Schema for \`${a.name}\``, '', 'Read-Only:', '');
+    for (const [name, type] of Object.entries(fields).sort(([x], [y]) => x.localeCompare(y))) out.push(`- \`${name}\` (${renderType(type)})`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+function frontMatter(pageTitle: string, subcategory: string, description: string): string {
+  const body = description.trim().split('\n').map((line) => `  ${line}`).join('\n');
+  return ['---', `page_title: ${JSON.stringify(pageTitle)}`, `subcategory: ${JSON.stringify(subcategory)}`, 'description: |-', body, '---', ''].join('\n');
+}
+
+function examples(blocks: HclBlock[], keyword: string, typeName: string): string {
+  const found = blocks.filter((b) => b.keyword === keyword && b.labels[0] === typeName);
+  if (found.length === 0) throw new Error(`examples/terraform/main.tf has no ${keyword} "${typeName}" block to use as its example`);
+  return ['## Example Usage', '', '```terraform', found.map((b) => b.text).join('\n\n'), '```', ''].join('\n');
+}
+
+/** The import id: the schema is one per site, site-level rules are addressed through their site. */
+export function importIdFormat(typeName: string, block: BlockSchema): string {
+  if (typeName === 'aegis_shield_schema') return 'SITE_ID';
+  return block.attributes.some((a) => a.name === 'site_id' && a.required) ? 'SITE_ID/RULE_ID' : 'ID';
+}
+
+/** Every page, by path relative to docs/provider/. */
+export function renderProviderDocs(exampleHcl: string = readFileSync(EXAMPLE_FILE, 'utf8')): Map<string, string> {
+  const provider = aegisProvider({ env: {} });
+  const blocks = topLevelBlocks(exampleHcl);
+  const pages = new Map<string, string>();
+  const providerHeader = blocks.filter((b) => b.keyword === 'terraform' || b.keyword === 'provider').map((b) => b.text).join('\n\n');
+
+  pages.set(
+    'index.md',
+    [
+      frontMatter('Aegis Provider', '', provider.schema.description),
+      '# Aegis Provider',
+      '',
+      provider.schema.description,
+      '',
+      'The provider talks to the Aegis API with an API key whose scopes cover the kinds it manages. Every object it creates is one API request; an object deleted outside Terraform is planned for creation again, and fields the API cannot change in place force replacement.',
+      '',
+      '## Example Usage',
+      '',
+      '```terraform',
+      providerHeader,
+      '```',
+      '',
+      'With `api_url` and `api_key` left out, the provider reads `AEGIS_API_URL` and `AEGIS_API_KEY`.',
+      '',
+      schemaSection(provider.schema),
+    ].join('\n'),
+  );
+
+  for (const resource of provider.resources) {
+    const { typeName, schema } = resource;
+    const idFormat = importIdFormat(typeName, schema);
+    pages.set(
+      `resources/${typeName.slice(PREFIX.length)}.md`,
+      [
+        frontMatter(`${typeName} Resource - terraform-provider-aegis`, SUBCATEGORIES[typeName] ?? '', schema.description),
+        `# ${typeName} (Resource)`,
+        '',
+        schema.description,
+        '',
+        examples(blocks, 'resource', typeName),
+        schemaSection(schema),
+        '## Import',
+        '',
+        `Import is supported using the following syntax (the id is \`${idFormat}\`):`,
+        '',
+        '```shell',
+        `terraform import ${typeName}.example ${idFormat}`,
+        '```',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  for (const dataSource of provider.dataSources) {
+    const { typeName, schema } = dataSource;
+    pages.set(
+      `data-sources/${typeName.slice(PREFIX.length)}.md`,
+      [
+        frontMatter(`${typeName} Data Source - terraform-provider-aegis`, SUBCATEGORIES[typeName] ?? '', schema.description),
+        `# ${typeName} (Data Source)`,
+        '',
+        schema.description,
+        '',
+        examples(blocks, 'data', typeName),
+        schemaSection(schema),
+      ].join('\n'),
+    );
+  }
+  for (const [path, text] of pages) pages.set(path, `${text.trimEnd()}\n`);
+  return pages;
+}
+
+/** Markdown files currently under docs/provider/, relative to it. */
+export function existingPages(dir: string = DOCS_DIR): string[] {
+  const found: string[] = [];
+  const walk = (sub: string) => {
+    let entries;
+    try {
+      entries = readdirSync(join(dir, sub), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const rel = sub ? `${sub}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith('.md')) found.push(rel);
+    }
+  };
+  walk('');
+  return found.sort();
+}
+
+export function writeProviderDocs(dir: string = DOCS_DIR): string[] {
+  const pages = renderProviderDocs();
+  for (const stale of existingPages(dir)) if (!pages.has(stale)) rmSync(join(dir, stale));
+  for (const [path, text] of pages) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return [...pages.keys()];
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const written = writeProviderDocs();
+  console.log(`wrote ${written.length} pages to ${DOCS_DIR}`);
+}
