@@ -17,6 +17,7 @@ export const updatedAtSchema = { type: 'string', format: 'date-time', descriptio
 export const siteIdSchema = { type: 'string', description: 'Id of the Shield site the rule belongs to.', readOnly: true } as const;
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'ANY'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export const methodSchema = {
   type: 'string',

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { ScanScheduleRow } from '../db/schema.ts';
 import { newId } from '../ids.ts';
+import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from './validate.ts';
@@ -67,21 +68,15 @@ export async function findSchedule(db: Db, orgId: string, id: string, options: {
 export async function insertSchedule(db: Db, orgId: string, fields: ScheduleFields): Promise<ScanScheduleRow> {
   return db
     .insertInto('scan_schedules')
-    .values({ id: newId('sched'), org_id: orgId, ...fields, config: JSON.stringify(fields.config), labels: JSON.stringify(fields.labels) })
+    .values({ id: newId('sched'), org_id: orgId, ...jsonColumns(fields, ['config', 'labels']) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 export async function updateSchedule(db: Db, orgId: string, id: string, changes: Partial<ScheduleFields>): Promise<ScanScheduleRow | undefined> {
-  const { config, labels, ...rest } = changes;
   return db
     .updateTable('scan_schedules')
-    .set({
-      ...rest,
-      ...(config ? { config: JSON.stringify(config) } : {}),
-      ...(labels ? { labels: JSON.stringify(labels) } : {}),
-      updated_at: sql<Date>`now()`,
-    })
+    .set({ ...jsonColumns(changes, ['config', 'labels']), updated_at: sql<Date>`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()

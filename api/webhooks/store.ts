@@ -7,6 +7,7 @@ import type { Db } from '../db/database.ts';
 import type { WebhookRow } from '../db/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { newId } from '../ids.ts';
+import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso } from '../resources/timestamps.ts';
 import type { WEBHOOK_EVENTS } from '../../schemas/index.ts';
@@ -76,9 +77,7 @@ export async function insertWebhook(db: Db, box: SecretBox, orgId: string, field
     .values({
       id,
       org_id: orgId,
-      ...fields,
-      events: JSON.stringify(fields.events),
-      labels: JSON.stringify(fields.labels),
+      ...jsonColumns(fields, ['events', 'labels']),
       secret_sealed: box.seal(secret, id),
       secret_last4: secret.slice(-4),
     })
@@ -93,15 +92,9 @@ export function openWebhookSecret(box: SecretBox, row: Pick<WebhookRow, 'id' | '
 }
 
 export async function updateWebhook(db: Db, orgId: string, id: string, changes: Partial<WebhookFields>): Promise<WebhookRow | undefined> {
-  const { events, labels, ...rest } = changes;
   return db
     .updateTable('webhooks')
-    .set({
-      ...rest,
-      ...(events ? { events: JSON.stringify(events) } : {}),
-      ...(labels ? { labels: JSON.stringify(labels) } : {}),
-      updated_at: sql<Date>`now()`,
-    })
+    .set({ ...jsonColumns(changes, ['events', 'labels']), updated_at: sql<Date>`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()

@@ -1,8 +1,10 @@
 // Rate-limit rules in the database.
 import { sql } from 'kysely';
+import type { HttpMethod } from '../../../schemas/index.ts';
 import type { Db } from '../../db/database.ts';
 import type { RateLimitRuleRow } from '../../db/schema.ts';
 import { newId } from '../../ids.ts';
+import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
 
@@ -23,7 +25,7 @@ export function toRateLimit(row: RateLimitRuleRow) {
     site_id: row.site_id,
     identity: row.identity,
     url_pattern: row.url_pattern,
-    method: row.method as 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'ANY',
+    method: row.method as HttpMethod,
     budget: row.budget,
     window_seconds: row.window_seconds,
     action: row.action as 'block' | 'challenge' | 'log',
@@ -48,16 +50,15 @@ export async function findRateLimit(db: Db, siteId: string, id: string): Promise
 export async function insertRateLimit(db: Db, orgId: string, siteId: string, fields: RateLimitFields): Promise<RateLimitRuleRow> {
   return db
     .insertInto('rate_limit_rules')
-    .values({ id: newId('rl'), org_id: orgId, site_id: siteId, ...fields, labels: JSON.stringify(fields.labels) })
+    .values({ id: newId('rl'), org_id: orgId, site_id: siteId, ...jsonColumns(fields, ['labels']) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 export async function updateRateLimit(db: Db, siteId: string, id: string, changes: Partial<RateLimitFields>): Promise<RateLimitRuleRow | undefined> {
-  const { labels, ...rest } = changes;
   return db
     .updateTable('rate_limit_rules')
-    .set({ ...rest, ...(labels ? { labels: JSON.stringify(labels) } : {}), updated_at: sql<Date>`now()` })
+    .set({ ...jsonColumns(changes, ['labels']), updated_at: sql<Date>`now()` })
     .where('site_id', '=', siteId)
     .where('id', '=', id)
     .returningAll()

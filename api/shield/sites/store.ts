@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.ts';
 import type { ShieldSiteRow } from '../../db/schema.ts';
 import { notFound } from '../../http/errors.ts';
 import { newId } from '../../ids.ts';
+import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
 
@@ -63,16 +64,15 @@ export async function domainTaken(db: Db, orgId: string, domain: string): Promis
 export async function insertSite(db: Db, orgId: string, fields: SiteFields): Promise<ShieldSiteRow> {
   return db
     .insertInto('shield_sites')
-    .values({ id: newId('site'), org_id: orgId, ...fields, labels: JSON.stringify(fields.labels) })
+    .values({ id: newId('site'), org_id: orgId, ...jsonColumns(fields, ['labels']) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 export async function updateSite(db: Db, orgId: string, id: string, changes: Partial<Omit<SiteFields, 'domain'>>): Promise<ShieldSiteRow | undefined> {
-  const { labels, ...rest } = changes;
   return db
     .updateTable('shield_sites')
-    .set({ ...rest, ...(labels ? { labels: JSON.stringify(labels) } : {}), updated_at: sql<Date>`now()` })
+    .set({ ...jsonColumns(changes, ['labels']), updated_at: sql<Date>`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()

@@ -1,5 +1,6 @@
 // Virtual patches in the database.
 import { sql } from 'kysely';
+import type { HttpMethod } from '../../../schemas/index.ts';
 import type { Db } from '../../db/database.ts';
 import type { VirtualPatchRow } from '../../db/schema.ts';
 import { newId } from '../../ids.ts';
@@ -24,7 +25,7 @@ export function toPatch(row: VirtualPatchRow) {
     id: row.id,
     site_id: row.site_id,
     url_pattern: row.url_pattern,
-    method: row.method as 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'ANY',
+    method: row.method as HttpMethod,
     match_param: row.match_param,
     match_regex: row.match_regex,
     action: row.action as 'block' | 'log' | 'challenge',
