@@ -22,9 +22,12 @@ import { schemaRoutes } from './shield/schema/routes.ts';
 import { scheduleRoutes } from './schedules/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
+import type { ShieldEvents } from './gateway/events/index.ts';
 import { ipAccessRoutes } from './shield/ip-access/routes.ts';
 import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
 import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
+import { analyticsRoutes } from './shield/analytics/routes.ts';
+import { liveRoutes } from './shield/live/routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -45,10 +48,12 @@ export interface AppDeps {
   /** Seals stored secrets (webhook signing secrets); without it webhooks cannot be created. */
   /** Seals secrets at rest (webhook signing secrets, stored idempotent responses). */
   secretBox: SecretBox;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream'>;
+  /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
+  shieldEvents: ShieldEvents;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs'>;
 }
 
-export async function buildApp({ db, authenticator, redis, secretBox, config }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, config }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -85,5 +90,7 @@ export async function buildApp({ db, authenticator, redis, secretBox, config }: 
   await app.register(ipAccessRoutes, { db });
   await app.register(virtualPatchRoutes, { db });
   await app.register(rateLimitRoutes, { db });
+  await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
+  await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   return app;
 }

@@ -25,6 +25,28 @@ export interface ServerConfig {
   keyUsageFlushMs: number;
   /** How often expired rules and idempotency keys are deleted. */
   sweepIntervalMs: number;
+  /** Whether this process runs the Shield gateway on `shieldPort` (`aegis serve` and `aegis shield` do). */
+  shieldEnabled: boolean;
+  /** ip2asn TSV file giving ASN and country per address (`--asn-db`); ASN and country rules need it. */
+  asnDbPath: string | undefined;
+  /** How often the gateway re-reads site configuration (ms). */
+  shieldRefreshMs: number;
+  /** Request-body bytes the gateway buffers for inspection; larger bodies pass uninspected. */
+  shieldInspectBytes: number;
+  /** Leading zero bits the challenge proof-of-work needs (16 ≈ 65 000 hashes). */
+  challengeDifficultyBits: number;
+  /** How long the gateway waits for an origin's response headers (ms). */
+  upstreamTimeoutMs: number;
+  /** Share of allowed decisions stored as events (0–1); every decision is counted in the rollups. */
+  shieldAllowSampleRate: number;
+  /** How often the decision recorder writes a batch (ms); it also writes once 500 events wait. */
+  shieldFlushMs: number;
+  /** Days Shield events and their rollups are kept; 0 keeps them forever. */
+  shieldEventRetentionDays: number;
+  /** Interval of the heartbeat comment on live decision streams (ms). */
+  shieldLiveHeartbeatMs: number;
+  /** Per-key budget of the analytics route per minute (DESIGN §4: 30). */
+  analyticsRateLimitPerMinute: number;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -34,11 +56,19 @@ const positiveInt = (name: string, value: string | undefined, fallback: number):
   return n;
 };
 
+const fraction = (name: string, value: string | undefined, fallback: number): number => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`${name} must be a number from 0 to 1, got "${value}"`);
+  return n;
+};
+
 export interface ConfigFlags {
   host?: string | undefined;
   port?: string | undefined;
   shieldPort?: string | undefined;
   dataDir?: string | undefined;
+  asnDb?: string | undefined;
 }
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -57,5 +87,16 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     keyCacheTtlMs: positiveInt('AEGIS_KEY_CACHE_TTL_MS', env.AEGIS_KEY_CACHE_TTL_MS, 3000),
     keyUsageFlushMs: positiveInt('AEGIS_KEY_USAGE_FLUSH_MS', env.AEGIS_KEY_USAGE_FLUSH_MS, 10_000),
     sweepIntervalMs: positiveInt('AEGIS_SWEEP_INTERVAL_MS', env.AEGIS_SWEEP_INTERVAL_MS, 60_000),
+    shieldEnabled: true,
+    asnDbPath: flags.asnDb ?? (env.AEGIS_ASN_DB || undefined),
+    shieldRefreshMs: positiveInt('AEGIS_SHIELD_REFRESH_MS', env.AEGIS_SHIELD_REFRESH_MS, 250),
+    shieldInspectBytes: positiveInt('AEGIS_SHIELD_INSPECT_BYTES', env.AEGIS_SHIELD_INSPECT_BYTES, 128 * 1024),
+    challengeDifficultyBits: positiveInt('AEGIS_CHALLENGE_DIFFICULTY_BITS', env.AEGIS_CHALLENGE_DIFFICULTY_BITS, 16),
+    upstreamTimeoutMs: positiveInt('AEGIS_UPSTREAM_TIMEOUT_MS', env.AEGIS_UPSTREAM_TIMEOUT_MS, 60_000),
+    shieldAllowSampleRate: fraction('AEGIS_SHIELD_ALLOW_SAMPLE_RATE', env.AEGIS_SHIELD_ALLOW_SAMPLE_RATE, 0.01),
+    shieldFlushMs: positiveInt('AEGIS_SHIELD_FLUSH_MS', env.AEGIS_SHIELD_FLUSH_MS, 500) || 500,
+    shieldEventRetentionDays: positiveInt('AEGIS_SHIELD_EVENT_RETENTION_DAYS', env.AEGIS_SHIELD_EVENT_RETENTION_DAYS, 30),
+    shieldLiveHeartbeatMs: positiveInt('AEGIS_SHIELD_LIVE_HEARTBEAT_MS', env.AEGIS_SHIELD_LIVE_HEARTBEAT_MS, 15_000) || 15_000,
+    analyticsRateLimitPerMinute: positiveInt('AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE', env.AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE, 30),
   };
 }

@@ -1,18 +1,82 @@
-// Periodic clean-up every server process runs: idempotency keys past their 24 h window, and
-// expired virtual patches and IP rules. Each task is one DELETE, safe to run from many processes.
+// Periodic clean-up every server process runs: idempotency keys past their 24 h window, expired
+// virtual patches and IP rules, and Shield events and rollups past their retention. Each task is
+// made of DELETEs that are safe to run from many processes at once.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from './db/database.ts';
 import { sweepIdempotencyKeys } from './http/idempotency.ts';
 import { sweepExpiredRules } from './shield/sweep.ts';
 
-export function startHousekeeping(db: Db, log: FastifyBaseLogger, intervalMs: number): () => void {
+const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+
+export interface PruneOptions {
+  /** Rows one DELETE removes at most: short statements keep locks and WAL bursts small. */
+  batchSize?: number | undefined;
+  /** DELETEs one run issues at most; the next run carries on. */
+  maxBatches?: number | undefined;
+  now?: Date | undefined;
+}
+
+export interface PruneResult {
+  events: number;
+  rollups: number;
+  /** The run stopped at `maxBatches` with old rows left. */
+  more: boolean;
+}
+
+/**
+ * Deletes Shield events and rollups older than `retentionDays` (0 keeps everything). The sites to
+ * visit come from the rollups' minute index (shield_events has none on time alone). A site's
+ * events go before its rollups, so a run cut short leaves rollups that lead the next run back.
+ */
+export async function pruneShieldEvents(db: Db, retentionDays: number, options: PruneOptions = {}): Promise<PruneResult> {
+  const result: PruneResult = { events: 0, rollups: 0, more: false };
+  if (retentionDays <= 0) return result;
+  const batchSize = options.batchSize ?? 5_000;
+  let budget = options.maxBatches ?? 200;
+  const now = (options.now ?? new Date()).getTime();
+  // On a minute boundary: an event is older than the cutoff exactly when its rollup minute is, so
+  // what remains of a day is always consistent between the two tables.
+  const cutoff = new Date(Math.floor((now - retentionDays * DAY_MS) / MINUTE_MS) * MINUTE_MS);
+
+  const sites = await db.selectFrom('shield_event_rollups').select('site_id').distinct().where('minute', '<', cutoff).execute();
+  for (const { site_id: siteId } of sites) {
+    for (let done = false; !done; ) {
+      if (budget-- <= 0) return { ...result, more: true };
+      const deleted = await db
+        .deleteFrom('shield_events')
+        .where('id', 'in', (eb) => eb.selectFrom('shield_events').select('id').where('site_id', '=', siteId).where('occurred_at', '<', cutoff).limit(batchSize))
+        .executeTakeFirst();
+      const n = Number(deleted.numDeletedRows);
+      result.events += n;
+      done = n < batchSize;
+    }
+    for (let done = false; !done; ) {
+      if (budget-- <= 0) return { ...result, more: true };
+      // A batch is a set of minutes: at most `batchSize` of them, each with a row per action and rule kind.
+      const deleted = await db
+        .deleteFrom('shield_event_rollups')
+        .where('site_id', '=', siteId)
+        .where('minute', 'in', (eb) => eb.selectFrom('shield_event_rollups').select('minute').where('site_id', '=', siteId).where('minute', '<', cutoff).limit(batchSize))
+        .executeTakeFirst();
+      const n = Number(deleted.numDeletedRows);
+      result.rollups += n;
+      done = n === 0;
+    }
+  }
+  return result;
+}
+
+export function startHousekeeping(db: Db, log: FastifyBaseLogger, intervalMs: number, shieldEventRetentionDays: number): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db)])
-      .then(([keys, rules]) => {
-        if (keys + rules.patches + rules.ipRules > 0) log.info({ idempotency_keys: keys, ...rules }, 'housekeeping removed expired records');
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays)])
+      .then(([keys, rules, shield]) => {
+        if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups > 0) {
+          log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups }, 'housekeeping removed expired records');
+        }
       })
       .catch((err: unknown) => log.warn({ err }, 'housekeeping failed'))
       .finally(() => (running = false));

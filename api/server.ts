@@ -2,6 +2,7 @@
 // and the tests both start servers through here, so the tests exercise what users run.
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import pino from 'pino';
 import { buildApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import type { ServerConfig } from './config.ts';
@@ -10,6 +11,9 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createSecretBox, loadServerKey } from './crypto/secret-box.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
+import { createShieldEvents, type ShieldEvents } from './gateway/events/index.ts';
+import type { RunningGateway } from './gateway/gateway.ts';
+import { launchGateway } from './gateway/launch.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -17,21 +21,47 @@ export interface RunningServer {
   /** Base URL of the API, e.g. http://localhost:3000 */
   url: string;
   bootstrap: BootstrapResult;
+  /** Decision recording, the live bus and platform events (present whether or not the gateway runs). */
+  shieldEvents: ShieldEvents;
+  /** The Shield gateway, when `shieldEnabled`. */
+  gateway: RunningGateway | undefined;
   close(): Promise<void>;
 }
 
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   // Before the database opens: a malformed AEGIS_SECRET_KEY stops start-up with nothing to undo.
-  const secretBox = createSecretBox(await loadServerKey(config.dataDir, config.secretKey));
+  const serverKey = await loadServerKey(config.dataDir, config.secretKey);
+  const secretBox = createSecretBox(serverKey);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+  let shieldEvents: ShieldEvents | undefined;
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
     const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs });
-    const app = await buildApp({ db: database.db, authenticator, redis, secretBox, config });
-    const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs);
+    // The data plane logs apart from the API's request log; its events exist before the app,
+    // whose live-stream routes subscribe to the bus.
+    const shieldLog = pino({ level: config.logLevel, name: 'shield' }, config.logStream);
+    shieldEvents = createShieldEvents({
+      db: database.db,
+      log: shieldLog,
+      redisUrl: config.redisUrl,
+      databaseUrl: config.databaseUrl,
+      allowSampleRate: config.shieldAllowSampleRate,
+      flushMs: config.shieldFlushMs,
+    });
+    const events = shieldEvents;
+    const app = await buildApp({ db: database.db, authenticator, redis, secretBox, config, shieldEvents: events });
+    const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs, config.shieldEventRetentionDays);
     await app.listen({ host: config.host, port: config.port });
+    let gateway: RunningGateway | undefined;
+    try {
+      if (config.shieldEnabled) gateway = await launchGateway(config, { db: database.db, log: shieldLog, recorder: events.recorder, serverKey });
+    } catch (err) {
+      stopHousekeeping();
+      await app.close();
+      throw err;
+    }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     return {
@@ -39,8 +69,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       database,
       url: `http://localhost:${port}`,
       bootstrap,
+      shieldEvents: events,
+      gateway,
       async close() {
         stopHousekeeping();
+        await gateway?.close();
+        await events.close();
         await app.close();
         await authenticator.close();
         await database.close();
@@ -48,6 +82,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       },
     };
   } catch (err) {
+    await shieldEvents?.close();
     await database.close();
     redis?.disconnect();
     throw err;

@@ -2,15 +2,19 @@
 import { keysCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
+import { shieldCommand } from './shield.ts';
 import { applyCommand, dumpCommand, planCommand } from '../reconciler/cli/commands.ts';
 import { validateCommand } from '../reconciler/config/validate-command.ts';
 
 const USAGE = `usage: aegis <command> [options]
 
 commands:
-  serve           run the API (and, as they arrive, workers and the Shield gateway) in one process
+  serve           run the API and the Shield gateway in one process
                     --port N (env PORT, default 3000)   --data-dir DIR (env AEGIS_DATA_DIR, default ./.aegis)
                     --shield-port N (default 8080)      --host ADDR (env HOST, default 0.0.0.0)
+                    --asn-db FILE (ip2asn TSV, env AEGIS_ASN_DB: ASN and country rules need it)
+  shield          run only the Shield gateway, beside an API on the same DATABASE_URL (and REDIS_URL)
+                    --shield-port N   --asn-db FILE   --host ADDR
   migrate         apply database migrations            --data-dir DIR
   keys create     create an API key in the database    --org SLUG --scopes a,b [--name N] [--data-dir DIR]
 
@@ -27,6 +31,7 @@ type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, Command> = {
   serve: serveCommand,
+  shield: shieldCommand,
   migrate: migrateCommand,
   keys: keysCommand,
   validate: validateCommand,

@@ -10,9 +10,10 @@ export async function serveCommand(args: string[]): Promise<number> {
       'shield-port': { type: 'string' },
       'data-dir': { type: 'string' },
       host: { type: 'string' },
+      'asn-db': { type: 'string' },
     },
   });
-  const config = loadConfig({ port: values.port, shieldPort: values['shield-port'], dataDir: values['data-dir'], host: values.host });
+  const config = loadConfig({ port: values.port, shieldPort: values['shield-port'], dataDir: values['data-dir'], host: values.host, asnDb: values['asn-db'] });
   const server = await startServer(config);
   const lines = [
     `Aegis is running on the ${server.database.kind === 'embedded' ? `embedded database (${server.database.location})` : `PostgreSQL server ${server.database.location}`}`,
@@ -20,6 +21,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     `  Reference  ${server.url}/docs`,
     `  OpenAPI    ${server.url}/api/v1/openapi.json`,
   ];
+  if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
   if (server.bootstrap.kind === 'key-file-written') lines.push(`  API key    created; read it from ${server.bootstrap.path} (shown nowhere else)`);
   if (server.bootstrap.kind === 'env-key-revoked') lines.push('  warning    AEGIS_BOOTSTRAP_API_KEY names a revoked key; it stays revoked');
   process.stdout.write(`${lines.join('\n')}\n`);

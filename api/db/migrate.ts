@@ -4,10 +4,14 @@ import { Migrator, type Migration, type MigrationProvider, type MigrationResultS
 import type { Db } from './database.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as managedResources from './migrations/0002_managed_resources.ts';
+import * as shieldConfigVersions from './migrations/0003_shield_config_versions.ts';
+import * as shieldEvents from './migrations/0004_shield_events.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_managed_resources': managedResources,
+  '0003_shield_config_versions': shieldConfigVersions,
+  '0004_shield_events': shieldEvents,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -154,6 +154,42 @@ export interface WebhooksTable extends ManagedColumns {
   secret_last4: string;
 }
 
+/** Bumped by triggers on every write to a site or its rules; the gateway polls it (migration 0003). */
+export interface ShieldConfigVersionsTable {
+  site_id: string;
+  version: ColumnType<number, never, never>;
+}
+
+/** One decision of the Shield gateway (all non-allow decisions, a sample of allows); migration 0004. */
+export interface ShieldEventsTable {
+  id: string;
+  site_id: string;
+  org_id: string;
+  occurred_at: Timestamp;
+  action: string;
+  rule_kind: string | null;
+  rule_id: string | null;
+  would: string | null;
+  client_ip: string;
+  asn: number | null;
+  country: string | null;
+  method: string;
+  host: string;
+  path: string;
+  status: number;
+  request_id: string;
+}
+
+/** Decisions per site, minute, action and rule kind ('' for none); `recorded` of them are in shield_events. */
+export interface ShieldEventRollupsTable {
+  site_id: string;
+  minute: Timestamp;
+  action: string;
+  rule_kind: string;
+  requests: number;
+  recorded: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -169,6 +205,9 @@ export interface Database {
   shield_schemas: ShieldSchemasTable;
   scan_schedules: ScanSchedulesTable;
   webhooks: WebhooksTable;
+  shield_config_versions: ShieldConfigVersionsTable;
+  shield_events: ShieldEventsTable;
+  shield_event_rollups: ShieldEventRollupsTable;
 }
 
 export type Organization = Selectable<OrganizationsTable>;

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'not_acceptable'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -36,6 +37,7 @@ export const codeForStatus: Record<number, ErrorCode> = {
   403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
+  406: 'not_acceptable',
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',

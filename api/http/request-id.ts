@@ -1,12 +1,12 @@
 // Request ids: taken from an incoming X-Request-Id when it is a plain token (so ids from a load
 // balancer carry through), otherwise generated; echoed on every response and in every log line.
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { randomHex } from '../ids.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export function requestIdFor(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
   if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
-  return `req_${randomBytes(12).toString('hex')}`;
+  return `req_${randomHex(12)}`;
 }

@@ -9459,6 +9459,444 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/shield/sites/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A site's decisions over a range of days
+         * @description Whole UTC days from `from` to `to`, both inclusive, at most 90 days; by default the last 7 days up to today. Counts cover every decision; `top` lists count the stored events, of which allows are a sample (`sampled`). Limited to 30 requests per minute per key.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description First day (UTC), YYYY-MM-DD. */
+                    from?: string;
+                    /** @description Last day (UTC), YYYY-MM-DD, inclusive. */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Shield site id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            site_id: string;
+                            /** @description First day of the range (UTC). */
+                            from: string;
+                            /** @description Last day of the range (UTC), inclusive. */
+                            to: string;
+                            /**
+                             * Format: date-time
+                             * @description `from` at 00:00 UTC.
+                             */
+                            start: string;
+                            /**
+                             * Format: date-time
+                             * @description The day after `to` at 00:00 UTC (exclusive).
+                             */
+                            end: string;
+                            /**
+                             * @description Width of the `timeseries` buckets: `hour` for ranges up to 7 days, `day` beyond.
+                             * @enum {string}
+                             */
+                            granularity: "hour" | "day";
+                            /** @description Every decision the gateway made in the range, by action; allows are counted whether or not they were sampled for storage. */
+                            totals: {
+                                /** @description All actions together. */
+                                requests: number;
+                                allow: number;
+                                block: number;
+                                challenge: number;
+                                log: number;
+                            };
+                            /** @description Of `totals`, the decisions stored as events: every block, challenge and log, a sample of allows. `top` counts these. */
+                            recorded: {
+                                /** @description All actions together. */
+                                requests: number;
+                                allow: number;
+                                block: number;
+                                challenge: number;
+                                log: number;
+                            };
+                            /** @description Actions for which `recorded` is less than `totals` in this range: normally `allow` (sampled); any other action only if the gateway had to drop events while the database lagged. */
+                            sampled: ("allow" | "block" | "challenge" | "log")[];
+                            /** @description One point per bucket of the range, oldest first, zeros included; counts as in `totals`. */
+                            timeseries: {
+                                /**
+                                 * Format: date-time
+                                 * @description Start of the bucket.
+                                 */
+                                start: string;
+                                /** @description All actions together. */
+                                requests: number;
+                                allow: number;
+                                block: number;
+                                challenge: number;
+                                log: number;
+                            }[];
+                            /** @description The 10 most frequent values among the recorded events (see `recorded`), most frequent first. */
+                            top: {
+                                client_ips: {
+                                    client_ip: string;
+                                    /** @description Recorded events with this value. */
+                                    count: number;
+                                }[];
+                                paths: {
+                                    /** @description Without the query string. */
+                                    path: string;
+                                    /** @description Recorded events with this value. */
+                                    count: number;
+                                }[];
+                                rules: {
+                                    /** @description Pipeline stage, e.g. `virtual_patch`. */
+                                    rule_kind: string;
+                                    rule_id: string | null;
+                                    /** @description Recorded events with this value. */
+                                    count: number;
+                                }[];
+                                asns: {
+                                    asn: number;
+                                    /** @description Recorded events with this value. */
+                                    count: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `shield:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shield/sites/{id}/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A site's decisions as they happen (server-sent events)
+         * @description Requires `Accept: text/event-stream` (otherwise 406). Each decision is an event `decision` whose `id` is the decision id and whose `data` is the decision as JSON (id, time, site_id, org_id, action, rule_kind, rule_id, would, client_ip, asn, country, method, host, path, status, request_id). A comment line (heartbeat) is sent every `AEGIS_SHIELD_LIVE_HEARTBEAT_MS` (15 s by default). A client that reads too slowly misses events and then receives `event: dropped` with `data: {"count": N}`. Reconnecting with `Last-Event-ID` resumes after that event (from memory, else from the stored events, at most 1000). Only stored decisions are streamed: every block, challenge and log, and the sampled allows.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only these actions (allow, block, challenge, log). Several values are comma-separated. */
+                    action?: string;
+                    /** @description Only decisions of these rule kinds (ip_access, escalation, rate_limit, virtual_patch, schema). Several values are comma-separated. */
+                    rule_kind?: string;
+                };
+                header?: {
+                    /** @description Resume after this decision id (sent by EventSource on reconnect). */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    /** @description Shield site id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An endless `text/event-stream`. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `shield:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The request does not accept `text/event-stream`. */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {

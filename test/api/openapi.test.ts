@@ -60,6 +60,8 @@ describe('OpenAPI', () => {
       ['delete', '/api/v1/shield/sites/{id}/schema'],
       ['get', '/api/v1/shield/sites/{id}/schema-config'],
       ['patch', '/api/v1/shield/sites/{id}/schema-config'],
+      ['get', '/api/v1/shield/sites/{id}/analytics'],
+      ['get', '/api/v1/shield/sites/{id}/live'],
     ];
     for (const [method, path] of expected) {
       const op = doc.paths[path!]?.[method!];
@@ -80,6 +82,10 @@ describe('OpenAPI', () => {
     expect(siteBody.properties.mode.enum).toEqual(['log', 'block', 'challenge']);
     expect(siteBody.properties.domain.description).toMatch(/Domain the site protects/);
     expect(Object.keys(doc.paths['/api/v1/shield/sites/{id}/ip-access/import'].post.requestBody.content)).toContain('text/csv');
+    // Analytics and the live stream are Shield reads (spec 5.1); the stream is documented as SSE.
+    for (const path of ['/api/v1/shield/sites/{id}/analytics', '/api/v1/shield/sites/{id}/live']) expect(doc.paths[path].get['x-required-scope']).toBe('shield:read');
+    expect(Object.keys(doc.paths['/api/v1/shield/sites/{id}/live'].get.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(doc.paths['/api/v1/shield/sites/{id}/live'].get.responses['406']).toBeDefined();
   });
 
   it('serves a browsable reference at /docs', async () => {

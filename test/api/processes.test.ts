@@ -22,7 +22,7 @@ afterAll(() => {
 
 /** Starts `aegis serve` and resolves with its stdout once it prints the API URL. */
 function serve(env: NodeJS.ProcessEnv, args: string[]): Promise<{ child: ChildProcess; output: string; url: string }> {
-  const child = spawn(process.execPath, [AEGIS, 'serve', '--host', '127.0.0.1', ...args], {
+  const child = spawn(process.execPath, [AEGIS, 'serve', '--host', '127.0.0.1', '--shield-port', '0', ...args], {
     env: { ...process.env, AEGIS_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

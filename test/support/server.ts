@@ -66,6 +66,10 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}, dat
     bootstrapApiKey: adminKey,
     logLevel: 'info',
     logStream,
+    // The gateway is opted into by the tests that send traffic through it; elsewhere it would only
+    // poll the database. Port 0 so that servers started in parallel never collide.
+    shieldEnabled: false,
+    shieldPort: 0,
     ...overrides,
   };
   const server = await startServer(config);

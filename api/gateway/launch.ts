@@ -1,0 +1,31 @@
+// Starts the gateway from server settings; `aegis serve` and `aegis shield` both come through here.
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { DecisionRecorder } from './events/recorder.ts';
+import { startGateway, type RunningGateway } from './gateway.ts';
+import { AsnDatabase } from './rules/asn-db.ts';
+
+export interface LaunchDeps {
+  db: Db;
+  log: Logger;
+  recorder: DecisionRecorder;
+  serverKey: Buffer;
+}
+
+export async function launchGateway(config: ServerConfig, deps: LaunchDeps): Promise<RunningGateway> {
+  const asnDb = config.asnDbPath ? await AsnDatabase.load(config.asnDbPath) : undefined;
+  if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
+  return startGateway({
+    ...deps,
+    host: config.host,
+    port: config.shieldPort,
+    trustedProxies: config.trustedProxies,
+    redisUrl: config.redisUrl,
+    asnDb,
+    refreshMs: config.shieldRefreshMs,
+    inspectBytes: config.shieldInspectBytes,
+    challengeDifficultyBits: config.challengeDifficultyBits,
+    upstream: { headersTimeoutMs: config.upstreamTimeoutMs, bodyTimeoutMs: config.upstreamTimeoutMs },
+  });
+}

@@ -1,0 +1,90 @@
+// Turns a site's stored configuration into the structures the request path consults: IP rules as
+// range tables, patches as one multi-pattern set per parameter, schema validators compiled once per
+// document version. Compilation happens off the request path, when a change is noticed.
+import { compileIpAccess, type IpAccessTable } from '../rules/ip-access.ts';
+import { compileRateLimits, identityKey, type CompiledRateLimit } from '../rules/rate-limits.ts';
+import { getSchemaEnforcer, type SchemaEnforcer } from '../rules/schema-enforcement.ts';
+import { compileVirtualPatches, type PatchSet } from '../rules/virtual-patches.ts';
+import { ScopeIndex } from '../rules/url-pattern.ts';
+import type { SiteConfig } from './load.ts';
+
+export type SiteMode = 'log' | 'block' | 'challenge';
+export type Strictness = 'lenient' | 'standard' | 'strict';
+
+export interface CompiledSite {
+  id: string;
+  orgId: string;
+  domain: string;
+  mode: SiteMode;
+  /** Origin base URL without a trailing slash: `http://10.0.0.5:8080` or `https://app.internal/base`. */
+  originUrl: string;
+  ipAccess: IpAccessTable | null;
+  rateLimits: CompiledRateLimit[];
+  /** The same rules, looked up by path: only those whose pattern can match it, in rule order. */
+  rateLimitsByPath: ScopeIndex<CompiledRateLimit>;
+  /** Rules that escalate to a deny: their identities are checked for a standing deny first. */
+  escalating: CompiledRateLimit[];
+  patches: PatchSet | null;
+  schema: { enforcer: SchemaEnforcer; strictness: Strictness } | null;
+  /** False when the site has no rule of any kind: its requests are allowed without evaluation. */
+  hasRules: boolean;
+  /** When the earliest expiring rule lapses (epoch ms): the site is recompiled then. */
+  nextExpiry: number | null;
+  /** Problems met while compiling (a pattern that no longer compiles, an unreadable schema). */
+  warnings: string[];
+}
+
+function earliest(rows: readonly { expires_at: Date | null }[]): number | null {
+  let min: number | null = null;
+  for (const row of rows) {
+    const t = row.expires_at?.getTime();
+    if (t !== undefined && (min === null || t < min)) min = t;
+  }
+  return min;
+}
+
+export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
+  const warnings: string[] = [];
+  const patches = config.patches.length > 0 ? compileVirtualPatches(config.patches) : null;
+  for (const skipped of patches?.skipped ?? []) warnings.push(`virtual patch ${skipped.id} skipped: ${skipped.reason}`);
+
+  let schema: CompiledSite['schema'] = null;
+  if (config.schema) {
+    try {
+      const enforcer = await getSchemaEnforcer(config.schema.hash, config.schema.document);
+      for (const warning of enforcer.warnings ?? []) warnings.push(`schema ${config.schema.hash}: ${warning}`);
+      schema = { enforcer, strictness: config.schema.strictness as Strictness };
+    } catch (err) {
+      warnings.push(`schema ${config.schema.hash} not enforced: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const rateLimits = compileRateLimits(config.rateLimits);
+  const rateLimitsByPath = new ScopeIndex<CompiledRateLimit>();
+  for (const rule of rateLimits) rateLimitsByPath.add(rule.urlPattern, rule);
+  const expiries = [earliest(config.ipRules), earliest(config.patches)].filter((t): t is number => t !== null);
+  const ipAccess = config.ipRules.length > 0 ? compileIpAccess(config.ipRules) : null;
+  return {
+    id: config.site.id,
+    orgId: config.site.org_id,
+    domain: config.site.domain,
+    mode: config.site.mode as SiteMode,
+    originUrl: config.site.origin_url.replace(/\/+$/, ''),
+    ipAccess,
+    rateLimits,
+    rateLimitsByPath,
+    escalating: rateLimits.filter((r) => r.escalateMs > 0),
+    patches,
+    schema,
+    hasRules: ipAccess !== null || rateLimits.length > 0 || patches !== null || schema !== null,
+    nextExpiry: expiries.length > 0 ? Math.min(...expiries) : null,
+    warnings,
+  };
+}
+
+/** Counter-store keys of the standing denies that could apply to this request. */
+export function escalationKeys(site: CompiledSite, headers: Parameters<typeof identityKey>[1], clientIp: string): string[] {
+  if (site.escalating.length === 0) return [];
+  const keys = new Set<string>();
+  for (const rule of site.escalating) keys.add(`${site.id}:${identityKey(rule, headers, clientIp)}`);
+  return [...keys];
+}

@@ -1,0 +1,151 @@
+// GET /api/v1/shield/sites/:id/analytics: a site's decisions over whole UTC days (spec 4.5, 2.6),
+// shaped after Cloudflare's analytics: totals by action, a time series, top lists.
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { principalOf } from '../../auth/plugin.ts';
+import type { Db } from '../../db/database.ts';
+import type { DecisionAction } from '../../gateway/decision.ts';
+import { badRequest } from '../../http/errors.ts';
+import { siteParams } from '../params.ts';
+import { requireSite } from '../sites/store.ts';
+import { ACTIONS, TOP_LIMIT, topLists, totalsAndSeries, type Granularity } from './queries.ts';
+
+const DAY_MS = 86_400_000;
+/** Longest range, in days (inclusive of both ends). */
+export const MAX_RANGE_DAYS = 90;
+/** Ranges up to this many days get hourly points (at most 168), longer ones daily (at most 90). */
+export const HOURLY_UP_TO_DAYS = 7;
+/** Days covered when `from` is left out. */
+export const DEFAULT_RANGE_DAYS = 7;
+
+const dateParam = (description: string) => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, example: '2025-01-31' }) as const;
+
+const countsProperties = {
+  requests: { type: 'integer', description: 'All actions together.' },
+  allow: { type: 'integer' },
+  block: { type: 'integer' },
+  challenge: { type: 'integer' },
+  log: { type: 'integer' },
+} as const;
+const countsSchema = (description: string) => ({ type: 'object', description, required: ['requests', ...ACTIONS], properties: countsProperties }) as const;
+
+const topList = <const Item extends object>(item: Item) => ({ type: 'array', maxItems: TOP_LIMIT, items: item }) as const;
+const countProperty = { count: { type: 'integer', description: 'Recorded events with this value.' } } as const;
+
+const analyticsSchema = {
+  type: 'object',
+  required: ['site_id', 'from', 'to', 'start', 'end', 'granularity', 'totals', 'recorded', 'sampled', 'timeseries', 'top'],
+  properties: {
+    site_id: { type: 'string' },
+    from: { type: 'string', description: 'First day of the range (UTC).' },
+    to: { type: 'string', description: 'Last day of the range (UTC), inclusive.' },
+    start: { type: 'string', format: 'date-time', description: '`from` at 00:00 UTC.' },
+    end: { type: 'string', format: 'date-time', description: 'The day after `to` at 00:00 UTC (exclusive).' },
+    granularity: { type: 'string', enum: ['hour', 'day'], description: `Width of the \`timeseries\` buckets: \`hour\` for ranges up to ${HOURLY_UP_TO_DAYS} days, \`day\` beyond.` },
+    totals: countsSchema('Every decision the gateway made in the range, by action; allows are counted whether or not they were sampled for storage.'),
+    recorded: countsSchema('Of `totals`, the decisions stored as events: every block, challenge and log, a sample of allows. `top` counts these.'),
+    sampled: {
+      type: 'array',
+      items: { type: 'string', enum: [...ACTIONS] },
+      description: 'Actions for which `recorded` is less than `totals` in this range: normally `allow` (sampled); any other action only if the gateway had to drop events while the database lagged.',
+    },
+    timeseries: {
+      type: 'array',
+      description: 'One point per bucket of the range, oldest first, zeros included; counts as in `totals`.',
+      items: { type: 'object', required: ['start', 'requests', ...ACTIONS], properties: { start: { type: 'string', format: 'date-time', description: 'Start of the bucket.' }, ...countsProperties } },
+    },
+    top: {
+      type: 'object',
+      description: `The ${TOP_LIMIT} most frequent values among the recorded events (see \`recorded\`), most frequent first.`,
+      required: ['client_ips', 'paths', 'rules', 'asns'],
+      properties: {
+        client_ips: topList({ type: 'object', required: ['client_ip', 'count'], properties: { client_ip: { type: 'string' }, ...countProperty } }),
+        paths: topList({ type: 'object', required: ['path', 'count'], properties: { path: { type: 'string', description: 'Without the query string.' }, ...countProperty } }),
+        rules: topList({
+          type: 'object',
+          required: ['rule_kind', 'rule_id', 'count'],
+          properties: { rule_kind: { type: 'string', description: 'Pipeline stage, e.g. `virtual_patch`.' }, rule_id: { type: ['string', 'null'] }, ...countProperty },
+        }),
+        asns: topList({ type: 'object', required: ['asn', 'count'], properties: { asn: { type: 'integer' }, ...countProperty } }),
+      },
+    },
+  },
+} as const;
+
+interface ResolvedRange {
+  from: string;
+  to: string;
+  start: Date;
+  end: Date;
+  granularity: Granularity;
+}
+
+const invalid = (field: string, message: string) => badRequest(`query is invalid: ${field} ${message}`, { fields: [{ field, message }] });
+
+/** Midnight UTC of a YYYY-MM-DD day that exists (the schema has checked the form). */
+function parseDay(field: string, value: string): Date {
+  const day = new Date(`${value}T00:00:00.000Z`);
+  if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== value) throw invalid(field, 'is not a calendar date');
+  return day;
+}
+
+const dayOf = (date: Date) => date.toISOString().slice(0, 10);
+
+/** `to` defaults to today (UTC), `from` to `DEFAULT_RANGE_DAYS` days ending on `to`. */
+export function resolveRange(query: { from?: string | undefined; to?: string | undefined }, now: Date = new Date()): ResolvedRange {
+  const toDay = query.to === undefined ? new Date(Date.parse(`${dayOf(now)}T00:00:00.000Z`)) : parseDay('to', query.to);
+  const fromDay = query.from === undefined ? new Date(toDay.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS) : parseDay('from', query.from);
+  if (fromDay > toDay) throw invalid('from', 'must not be after to');
+  const days = Math.round((toDay.getTime() - fromDay.getTime()) / DAY_MS) + 1;
+  if (days > MAX_RANGE_DAYS) throw invalid('to', `must be at most ${MAX_RANGE_DAYS} days after from (the range is inclusive)`);
+  return {
+    from: dayOf(fromDay),
+    to: dayOf(toDay),
+    start: fromDay,
+    end: new Date(toDay.getTime() + DAY_MS),
+    granularity: days <= HOURLY_UP_TO_DAYS ? 'hour' : 'day',
+  };
+}
+
+export const analyticsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; perMinute: number } }> = async (app, { db, perMinute }) => {
+  app.get(
+    '/api/v1/shield/sites/:id/analytics',
+    {
+      // Aggregations are the expensive reads: spec 8 gives them their own, lower budget.
+      config: { auth: 'shield:read', rateLimit: { max: perMinute, timeWindow: 60_000 } },
+      schema: {
+        tags: ['Shield analytics'],
+        summary: "A site's decisions over a range of days",
+        description:
+          `Whole UTC days from \`from\` to \`to\`, both inclusive, at most ${MAX_RANGE_DAYS} days; by default the last ${DEFAULT_RANGE_DAYS} days up to today. ` +
+          `Counts cover every decision; \`top\` lists count the stored events, of which allows are a sample (\`sampled\`). Limited to ${perMinute} requests per minute per key.`,
+        params: siteParams,
+        querystring: {
+          type: 'object',
+          properties: { from: dateParam('First day (UTC), YYYY-MM-DD.'), to: dateParam('Last day (UTC), YYYY-MM-DD, inclusive.') },
+        },
+        response: { 200: analyticsSchema },
+      },
+    },
+    async (request) => {
+      const { orgId } = principalOf(request);
+      const range = resolveRange(request.query);
+      const site = await requireSite(db, orgId, request.params.id);
+      const query = { siteId: site.id, orgId, start: range.start, end: range.end, granularity: range.granularity };
+      const [counts, top] = await Promise.all([totalsAndSeries(db, query), topLists(db, query)]);
+      const sampled = ACTIONS.filter((action: DecisionAction) => counts.recorded[action] < counts.observed[action]);
+      return {
+        site_id: site.id,
+        from: range.from,
+        to: range.to,
+        start: range.start.toISOString(),
+        end: range.end.toISOString(),
+        granularity: range.granularity,
+        totals: counts.observed,
+        recorded: counts.recorded,
+        sampled,
+        timeseries: counts.series,
+        top,
+      };
+    },
+  );
+};
