@@ -28,6 +28,9 @@ import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
 import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
 import { analyticsRoutes } from './shield/analytics/routes.ts';
 import { liveRoutes } from './shield/live/routes.ts';
+import { advisoryRoutes } from './advisories/routes.ts';
+import { scanRoutes } from './scans/routes.ts';
+import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -50,7 +53,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources'>;
 }
 
 export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, config }: AppDeps): Promise<FastifyInstance> {
@@ -92,5 +95,8 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
   await app.register(rateLimitRoutes, { db });
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
+  await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });
+  await app.register(vulnerabilityRoutes, { db });
+  await app.register(advisoryRoutes, { db });
   return app;
 }

@@ -47,6 +47,8 @@ export interface ServerConfig {
   shieldLiveHeartbeatMs: number;
   /** Per-key budget of the analytics route per minute (DESIGN §4: 30). */
   analyticsRateLimitPerMinute: number;
+  /** Code scans may read `file://` URLs and local paths (AEGIS_ALLOW_LOCAL_SOURCES; off: a server should not scan its own disk for callers). */
+  allowLocalSources: boolean;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -54,6 +56,13 @@ const positiveInt = (name: string, value: string | undefined, fallback: number):
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535 * 1000) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
   return n;
+};
+
+const bool = (name: string, value: string | undefined, fallback: boolean): boolean => {
+  if (value === undefined || value === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  throw new Error(`${name} must be true or false, got "${value}"`);
 };
 
 const fraction = (name: string, value: string | undefined, fallback: number): number => {
@@ -98,5 +107,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldEventRetentionDays: positiveInt('AEGIS_SHIELD_EVENT_RETENTION_DAYS', env.AEGIS_SHIELD_EVENT_RETENTION_DAYS, 30),
     shieldLiveHeartbeatMs: positiveInt('AEGIS_SHIELD_LIVE_HEARTBEAT_MS', env.AEGIS_SHIELD_LIVE_HEARTBEAT_MS, 15_000) || 15_000,
     analyticsRateLimitPerMinute: positiveInt('AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE', env.AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE, 30),
+    allowLocalSources: bool('AEGIS_ALLOW_LOCAL_SOURCES', env.AEGIS_ALLOW_LOCAL_SOURCES, false),
   };
 }

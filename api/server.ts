@@ -14,6 +14,8 @@ import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
 import { createShieldEvents, type ShieldEvents } from './gateway/events/index.ts';
 import type { RunningGateway } from './gateway/gateway.ts';
 import { launchGateway } from './gateway/launch.ts';
+import { startJobs } from './jobs/index.ts';
+import { scanJobHandlers, scheduledScanStarter } from './scans/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -62,6 +64,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await app.close();
       throw err;
     }
+    // Last to start, first to stop: a worker and the scheduler in process (AEGIS_WORKER=false: none).
+    const jobs = await startJobs({
+      db: database.db,
+      log: app.log,
+      databaseUrl: config.databaseUrl,
+      handlers: scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, secretBox }),
+    });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     return {
@@ -72,6 +82,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       shieldEvents: events,
       gateway,
       async close() {
+        await jobs.close();
         stopHousekeeping();
         await gateway?.close();
         await events.close();

@@ -15,8 +15,12 @@ commands:
                     --asn-db FILE (ip2asn TSV, env AEGIS_ASN_DB: ASN and country rules need it)
   shield          run only the Shield gateway, beside an API on the same DATABASE_URL (and REDIS_URL)
                     --shield-port N   --asn-db FILE   --host ADDR
+  worker          run jobs (scans) and the scan scheduler beside an API on the same DATABASE_URL
+                    --concurrency N   --kinds a,b   --no-scheduler
   migrate         apply database migrations            --data-dir DIR
   keys create     create an API key in the database    --org SLUG --scopes a,b [--name N] [--data-dir DIR]
+  advisories import DIR|ZIP   send OSV advisories (JSON files, or a ZIP export) to the API for SCA scans
+                    (AEGIS_API_URL, AEGIS_API_KEY with scope admin)
 
   validate DIR    check a config directory (or --terraform-json FILE) offline
   plan DIR        show what apply would change     [--json|--markdown] [--source ID] [--adopt] [--no-prune]
@@ -32,12 +36,14 @@ type Command = (args: string[]) => Promise<number>;
 const commands: Record<string, Command> = {
   serve: serveCommand,
   shield: shieldCommand,
+  worker: (args) => import('./worker.ts').then((m) => m.workerCommand(args)),
   migrate: migrateCommand,
   keys: keysCommand,
   validate: validateCommand,
   plan: planCommand,
   apply: applyCommand,
   dump: dumpCommand,
+  advisories: (args) => import('./advisories.ts').then((m) => m.advisoriesCommand(args)),
   provider: (args) => import('../provider/install/command.ts').then((m) => m.providerCommand(args)),
 };
 

@@ -6,12 +6,16 @@ import * as foundation from './migrations/0001_foundation.ts';
 import * as managedResources from './migrations/0002_managed_resources.ts';
 import * as shieldConfigVersions from './migrations/0003_shield_config_versions.ts';
 import * as shieldEvents from './migrations/0004_shield_events.ts';
+import * as jobs from './migrations/0005_jobs.ts';
+import * as scans from './migrations/0006_scans.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_managed_resources': managedResources,
   '0003_shield_config_versions': shieldConfigVersions,
   '0004_shield_events': shieldEvents,
+  '0005_jobs': jobs,
+  '0006_scans': scans,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

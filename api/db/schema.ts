@@ -190,6 +190,80 @@ export interface ShieldEventRollupsTable {
   recorded: number;
 }
 
+/** One run of a scanner over a target (migration 0006). */
+export interface ScansTable {
+  id: string;
+  org_id: string;
+  scan_type: string;
+  status: string;
+  target: string;
+  source: Json<Record<string, unknown>>;
+  config: Json<Record<string, unknown>>;
+  schedule_id: string | null;
+  job_id: string | null;
+  triggered_by: string | null;
+  progress: Generated<number>;
+  summary: Json<Record<string, number>>;
+  coverage: Json<Record<string, unknown>> | null;
+  error: string | null;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+/** A finding, the same row across the scans of one target that see it (migration 0006). */
+export interface VulnerabilitiesTable {
+  id: string;
+  org_id: string;
+  scan_type: string;
+  target: string;
+  fingerprint: string;
+  rule_id: string;
+  title: string;
+  severity: string;
+  cwe: string | null;
+  location: Json<Record<string, unknown>>;
+  evidence: string;
+  details: Json<Record<string, unknown>>;
+  status: string;
+  resolution: string | null;
+  false_positive: Generated<boolean>;
+  notes: Generated<string>;
+  first_scan_id: string;
+  last_scan_id: string;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  fixed_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** An OSV advisory (migration 0006), shared by all organisations. */
+export interface AdvisoriesTable {
+  id: string;
+  modified: Timestamp;
+  record: Json<Record<string, unknown>>;
+  imported_at: CreatedAt;
+}
+
+/** Which advisories mention a package (`ecosystem:normalised name`). */
+export interface AdvisoryPackagesTable {
+  package_key: string;
+  advisory_id: string;
+}
+
+/** An uploaded archive until its scan has run. */
+export interface ScanArchivesTable {
+  scan_id: string;
+  content: Buffer;
+}
+
+/** Which vulnerabilities a scan saw. */
+export interface ScanFindingsTable {
+  scan_id: string;
+  vulnerability_id: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -222,3 +296,43 @@ export type ShieldSchemaConfigRow = Selectable<ShieldSchemaConfigsTable>;
 export type ShieldSchemaRow = Selectable<ShieldSchemasTable>;
 export type ScanScheduleRow = Selectable<ScanSchedulesTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
+
+/** Where a job is in its life (api/jobs): queued → running → completed | failed | canceled | dead, or back to queued for a retry. */
+export type JobState = 'queued' | 'running' | 'completed' | 'failed' | 'canceled' | 'dead';
+
+/** One job of the durable queue; migration 0005. */
+export interface JobsTable {
+  id: string;
+  org_id: string | null;
+  kind: string;
+  payload: Json<Record<string, unknown>>;
+  state: ColumnType<JobState, JobState | undefined, JobState>;
+  priority: Generated<number>;
+  attempts: Generated<number>;
+  max_attempts: Generated<number>;
+  run_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  lease_owner: string | null;
+  lease_expires_at: NullableTimestamp;
+  last_error: string | null;
+  progress: Generated<number>;
+  /** jsonb written as JSON text like the other jsonb columns; whatever the handler returned. */
+  result: ColumnType<unknown, string | null | undefined, string | null>;
+  cancel_requested: Generated<boolean>;
+  dedupe_key: string | null;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+// Declaration merging adds the table to the Database interface above.
+export interface Database {
+  jobs: JobsTable;
+  scans: ScansTable;
+  vulnerabilities: VulnerabilitiesTable;
+  scan_findings: ScanFindingsTable;
+  scan_archives: ScanArchivesTable;
+  advisories: AdvisoriesTable;
+  advisory_packages: AdvisoryPackagesTable;
+}
+
+export type JobRow = Selectable<JobsTable>;

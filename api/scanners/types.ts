@@ -1,0 +1,57 @@
+// What every code scanner (secrets, SCA, SAST) takes and gives back. The job that runs a scan
+// prepares a directory (a git checkout or an unpacked archive), calls the scanner, and stores the
+// findings; scanners know nothing of jobs, the database or HTTP.
+
+export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+export type CodeScanType = 'sast' | 'sca' | 'secrets';
+
+/** Where a finding is: a place in a file, or a package of a lockfile. */
+export type FindingLocation =
+  | { kind: 'file'; path: string; line: number; column?: number; end_line?: number; commit?: string }
+  | { kind: 'package'; path: string; ecosystem: string; name: string; version: string };
+
+export interface Finding {
+  /** Rule or advisory that produced it (`aws-access-key-id`, `js-sql-injection`, `GHSA-…`). */
+  rule_id: string;
+  title: string;
+  severity: Severity;
+  /** `CWE-89`; null when the rule names none. */
+  cwe: string | null;
+  location: FindingLocation;
+  /** Short, safe to store and show: code around the problem, never a full secret. */
+  evidence: string;
+  /**
+   * Stable across scans of the same target while the problem is the same one: built from the rule,
+   * the path and what was found (not the line number alone, which moves when code above changes).
+   */
+  fingerprint: string;
+  /** Anything rule-specific worth showing (advisory aliases, fixed version, secret hash, taint path). */
+  details: Record<string, unknown>;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: 'too_large' | 'binary' | 'excluded' | 'unreadable' | 'unsupported' | 'parse_error' | 'allowlisted';
+}
+
+export interface Coverage {
+  files_scanned: number;
+  bytes_scanned: number;
+  skipped: SkippedFile[];
+  /** What else limited the scan (history unavailable, truncated commits, …). */
+  notes?: string[];
+}
+
+export interface ScanContext {
+  /** Directory holding the source to scan. Scanners never read outside it (symlinks not followed). */
+  root: string;
+  /** Aborted when the scan is canceled: scanners check it often and stop promptly. */
+  signal: AbortSignal;
+  /** Fraction done, 0–1; called at most a few times a second. */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface ScanOutput {
+  findings: Finding[];
+  coverage: Coverage;
+}

@@ -1,0 +1,123 @@
+// The `scan` job: fetch the source into a private workspace, run the scanner (SAST and secrets in
+// a worker thread, SCA here: it mostly waits on advisory lookups), then store the findings and end
+// the scan in one transaction that commits only while this attempt still holds the job's lease —
+// a scan retried elsewhere after a lost lease is never recorded twice.
+//
+// Failures are retried by the queue (a network blip while cloning); the scan is marked failed when
+// the last attempt fails, or at once for an error retrying cannot fix. Cancellation (DELETE
+// /scans/:id) marks the scan canceled and aborts the job's signal, which stops git and the thread.
+import type { Db } from '../db/database.ts';
+import { runInThread } from '../jobs/thread-runner.ts';
+import { PermanentJobError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
+import { DbAdvisoryStore } from '../advisories/store.ts';
+import { scanSca } from '../scanners/sca/scan.ts';
+import type { ScanOutput } from '../scanners/types.ts';
+import { extractArchive, type ArchiveKind } from './sources/archive.ts';
+import { cloneRepository } from './sources/git-clone.ts';
+import { withWorkspace } from './sources/workspace.ts';
+import { recordFindings } from './record-findings.ts';
+import type { CodeScanInput } from './scan-thread.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, type ScanJobPayload, type ScanRow } from './store.ts';
+
+const SCAN_THREAD = new URL('./scan-thread.ts', import.meta.url);
+const PROGRESS_WRITE_MS = 1_000;
+
+export interface ScanJobOptions {
+  db: Db;
+  allowLocalSources: boolean;
+  /** Opens the sealed clone URL of a repository that needs credentials. */
+  secretBox: SecretBox;
+  cloneTimeoutMs?: number;
+}
+
+interface GitSource {
+  kind: 'git';
+  ref: string | null;
+}
+interface ArchiveSource {
+  kind: 'archive';
+  format: ArchiveKind;
+}
+
+async function fetchSource(db: Db, scan: ScanRow, dir: string, options: ScanJobOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const source = scan.source as unknown as GitSource | ArchiveSource;
+  if (source.kind === 'archive') {
+    const row = await db.selectFrom('scan_archives').select('content').where('scan_id', '=', scan.id).executeTakeFirst();
+    if (!row) throw new PermanentJobError('the uploaded archive is no longer stored');
+    const extracted = await extractArchive(Buffer.from(row.content), source.format, dir);
+    return { archive_files: extracted.files, archive_skipped: extracted.skipped };
+  }
+  const history = scan.scan_type === 'secrets' && scan.config.history === true;
+  const cloned = await cloneRepository(
+    { kind: 'git', url: cloneUrlOf(scan, options.secretBox), ref: source.ref, target: scan.target },
+    dir,
+    { signal, timeoutMs: options.cloneTimeoutMs ?? 300_000, depth: history ? null : 1, allowLocal: options.allowLocalSources },
+  );
+  return { commit: cloned.commit };
+}
+
+async function runScanner(db: Db, scan: ScanRow, root: string, signal: AbortSignal, progress: (f: number) => void): Promise<ScanOutput> {
+  if (scan.scan_type === 'sca') return scanSca({ root, signal, onProgress: progress }, new DbAdvisoryStore(db));
+  if (scan.scan_type !== 'sast' && scan.scan_type !== 'secrets') throw new PermanentJobError(`scan type ${scan.scan_type} is not a code scan`);
+  return runInThread<ScanOutput, CodeScanInput>({
+    module: SCAN_THREAD,
+    exportName: 'runCodeScan',
+    input: { scanType: scan.scan_type, root, history: scan.config.history === true },
+    signal,
+    onProgress: progress,
+  });
+}
+
+export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobPayload, { scan_id: string; findings: number } | null> {
+  const { db } = options;
+  return {
+    concurrency: 2,
+    async run(job: Job<ScanJobPayload>, ctx: JobContext) {
+      const scan = await getScanById(db, job.payload.scan_id);
+      if (!scan || !(await markRunning(db, scan.id))) return null; // deleted or canceled before it started
+      let lastWrite = 0;
+      const progress = (fraction: number) => {
+        ctx.progress(fraction);
+        const now = Date.now();
+        if (now - lastWrite < PROGRESS_WRITE_MS) return;
+        lastWrite = now;
+        setProgress(db, scan.id, Math.min(0.99, fraction)).catch((err: unknown) => ctx.log.warn({ err, scan_id: scan.id }, 'scan: progress not saved'));
+      };
+      try {
+        const { output, fetched } = await withWorkspace(async (dir) => {
+          const fetched = await fetchSource(db, scan, dir, options, ctx.signal);
+          return { fetched, output: await runScanner(db, scan, dir, ctx.signal, progress) };
+        });
+        return await ctx.completeWith(async (trx) => {
+          const recorded = await recordFindings(trx, scan, output.findings);
+          await finishScan(trx, scan.id, {
+            status: 'completed',
+            summary: { ...recorded.summary, new: recorded.created, fixed: recorded.fixed },
+            coverage: { ...output.coverage, ...fetched },
+          });
+          return { scan_id: scan.id, findings: output.findings.length };
+        });
+      } catch (err) {
+        if (ctx.signal.aborted) throw err; // canceled (the scan is already marked) or lease lost / shutdown (retried)
+        const last = err instanceof PermanentJobError || job.attempts >= job.max_attempts;
+        if (last) await finishScan(db, scan.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * Scans whose job ended without them (a worker that died on the last attempt leaves the job dead
+ * and the scan running): marked failed. Run from housekeeping.
+ */
+export async function failOrphanedScans(db: Db): Promise<number> {
+  const res = await db
+    .updateTable('scans')
+    .set({ status: 'failed', error: 'the scan job ended without finishing the scan (worker lost)', finished_at: new Date() })
+    .where('status', 'in', ['queued', 'running'])
+    .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', 'in', ['dead', 'failed', 'canceled']))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}

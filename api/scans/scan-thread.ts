@@ -1,0 +1,19 @@
+// What a scan thread runs (api/jobs/thread-runner.ts): the CPU-heavy scanners, off the event loop
+// the API and the job heartbeats share. Input and output cross the thread boundary by structured
+// clone, so they are plain data.
+import type { ThreadFunction } from '../jobs/thread-runner.ts';
+import { scanSast } from '../scanners/sast/scan.ts';
+import { scanSecrets } from '../scanners/secrets/index.ts';
+import type { ScanOutput } from '../scanners/types.ts';
+
+export interface CodeScanInput {
+  scanType: 'sast' | 'secrets';
+  root: string;
+  history: boolean;
+}
+
+export const runCodeScan: ThreadFunction<CodeScanInput, ScanOutput> = async (input, { signal, progress }) => {
+  const ctx = { root: input.root, signal, onProgress: progress };
+  if (input.scanType === 'secrets') return scanSecrets(ctx, { history: input.history });
+  return scanSast(ctx);
+};

@@ -1,0 +1,93 @@
+// Response and request shapes of the scans API (OpenAPI via the route schemas).
+import { SCAN_TYPES } from '../../schemas/index.ts';
+import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+
+export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
+export type ScanStatus = (typeof SCAN_STATUSES)[number];
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+
+const count = { type: 'integer', minimum: 0 } as const;
+const severityCounts = {
+  type: 'object',
+  description: 'Distinct findings of the scan by severity, and `total`; empty until the scan completes.',
+  properties: { critical: count, high: count, medium: count, low: count, info: count, total: count },
+} as const;
+
+export const ScanResource = {
+  type: 'object',
+  required: ['id', 'scan_type', 'status', 'target', 'source', 'config', 'schedule_id', 'progress', 'summary', 'error', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
+  properties: {
+    id: { type: 'string' },
+    scan_type: { type: 'string', enum: SCAN_TYPES },
+    status: { type: 'string', enum: SCAN_STATUSES, description: '`queued → running → completed | failed | canceled`.' },
+    target: { type: 'string', description: 'What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other.' },
+    source: {
+      type: 'object',
+      additionalProperties: true,
+      description: '`{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`.',
+    },
+    config: { type: 'object', additionalProperties: true },
+    schedule_id: { type: ['string', 'null'] },
+    progress: { type: 'number', minimum: 0, maximum: 1 },
+    summary: severityCounts,
+    error: { type: ['string', 'null'], description: 'Why the scan failed.' },
+    created_at: timestampSchema,
+    started_at: nullableTimestampSchema,
+    finished_at: nullableTimestampSchema,
+    duration_ms: { type: ['integer', 'null'] },
+  },
+} as const;
+
+/** The JSON body of POST /sast|sca|secrets/scans: the same `target` and `config` a schedule carries. */
+export const CodeScanBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['target'],
+  properties: {
+    target: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description: 'Git repository to clone: https, ssh, git or scp-like `git@host:owner/repo.git`; `file://` URLs and local paths only when the server runs with `AEGIS_ALLOW_LOCAL_SOURCES=true`.',
+    },
+    config: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        ref: { type: 'string', minLength: 1, maxLength: 255, description: 'Branch, tag or commit; the default branch when left out.' },
+        history: { type: 'boolean', description: 'Secrets scans: also scan the git history (every commit reachable from the ref).' },
+      },
+    },
+  },
+} as const;
+
+export const VulnerabilityResource = {
+  type: 'object',
+  required: [
+    'id', 'scan_type', 'target', 'rule_id', 'title', 'severity', 'cwe', 'location', 'evidence', 'details', 'status', 'resolution', 'false_positive', 'notes',
+    'first_scan_id', 'last_scan_id', 'first_seen_at', 'last_seen_at', 'fixed_at', 'created_at', 'updated_at',
+  ],
+  properties: {
+    id: { type: 'string' },
+    scan_type: { type: 'string', enum: SCAN_TYPES },
+    target: { type: 'string' },
+    rule_id: { type: 'string', description: 'Rule or advisory that found it.' },
+    title: { type: 'string' },
+    severity: { type: 'string', enum: SEVERITIES },
+    cwe: { type: ['string', 'null'] },
+    location: { type: 'object', additionalProperties: true, description: '`{kind: file, path, line, …}` or `{kind: package, path, ecosystem, name, version}`.' },
+    evidence: { type: 'string', description: 'Code or package around the problem; secrets appear redacted.' },
+    details: { type: 'object', additionalProperties: true },
+    status: { type: 'string', enum: ['open', 'acknowledged', 'resolved', 'accepted_risk'] },
+    resolution: { type: ['string', 'null'], enum: ['fixed', 'manual', null], description: 'For `resolved`: `fixed` when a later scan of the target no longer found it.' },
+    false_positive: { type: 'boolean' },
+    notes: { type: 'string' },
+    first_scan_id: { type: 'string' },
+    last_scan_id: { type: 'string', description: 'The latest scan that found it.' },
+    first_seen_at: timestampSchema,
+    last_seen_at: timestampSchema,
+    fixed_at: nullableTimestampSchema,
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;

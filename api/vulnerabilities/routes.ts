@@ -1,0 +1,128 @@
+// /api/v1/vulnerabilities: the findings of all scans, deduplicated per target (spec 4.8), and
+// their triage. Verify-fix, tickets and virtual patches from a finding come with later work.
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { SCAN_TYPES } from '../../schemas/index.ts';
+import { auditRequest } from '../audit/audit-log.ts';
+import { principalOf } from '../auth/plugin.ts';
+import type { Db } from '../db/database.ts';
+import { conflict, notFound } from '../http/errors.ts';
+import { parseEnumList, parseList } from '../http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import { SEVERITIES, VulnerabilityResource } from '../scans/schemas.ts';
+import { findVulnerability, listVulnerabilities, toVulnerability, updateVulnerability, type TriageChanges, type VulnerabilityStatus } from './store.ts';
+import { allowedFrom, transitionAllowed } from './transitions.ts';
+
+const STATUSES = ['open', 'acknowledged', 'resolved', 'accepted_risk'] as const;
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
+
+export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
+  const tags = ['Vulnerabilities'];
+
+  app.get(
+    '/api/v1/vulnerabilities',
+    {
+      config: { auth: 'vulnerabilities:read' },
+      schema: {
+        tags,
+        summary: 'List vulnerabilities',
+        querystring: {
+          type: 'object',
+          properties: {
+            ...pageQueryProperties,
+            severity: filterParam('Filter by severity, e.g. `high,critical`.'),
+            status: filterParam('Filter by status: open, acknowledged, resolved, accepted_risk.'),
+            scan_type: filterParam('Filter by scan type.'),
+            cwe: filterParam('Filter by CWE, e.g. `CWE-89,CWE-79`.'),
+            scan_id: { type: 'string', maxLength: 64, description: 'Only the findings seen in this scan.' },
+            target: { type: 'string', maxLength: 2048, description: 'Only findings of this target.' },
+            false_positive: { type: 'boolean' },
+          },
+        },
+        response: { 200: listResponseSchema(VulnerabilityResource) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const limit = pageLimit(q);
+      const rows = await listVulnerabilities(db, {
+        orgId: principalOf(request).orgId,
+        after: decodeCursor(q.cursor),
+        limit,
+        severities: parseEnumList('severity', q.severity, SEVERITIES),
+        statuses: parseEnumList('status', q.status, STATUSES),
+        scanTypes: parseEnumList('scan_type', q.scan_type, SCAN_TYPES),
+        cwes: parseList('cwe', q.cwe)?.map((c) => c.toUpperCase()),
+        scanId: q.scan_id,
+        target: q.target,
+        falsePositive: q.false_positive,
+      });
+      return toPage(rows, limit, toVulnerability);
+    },
+  );
+
+  app.get(
+    '/api/v1/vulnerabilities/:id',
+    { config: { auth: 'vulnerabilities:read' }, schema: { tags, summary: 'Get a vulnerability', params: idParams, response: { 200: VulnerabilityResource } } },
+    async (request) => {
+      const row = await findVulnerability(db, principalOf(request).orgId, request.params.id);
+      if (!row) throw notFound('vulnerability');
+      return toVulnerability(row);
+    },
+  );
+
+  app.patch(
+    '/api/v1/vulnerabilities/:id',
+    {
+      config: { auth: 'vulnerabilities:write' },
+      schema: {
+        tags,
+        summary: 'Triage a vulnerability',
+        description:
+          'Changes `status`, `false_positive` and `notes`. Allowed status changes: open → acknowledged | resolved | accepted_risk; acknowledged → open | resolved | ' +
+          'accepted_risk; accepted_risk → open | acknowledged | resolved; resolved → open. Others are a 409 naming the allowed ones. Scans resolve a finding they no ' +
+          'longer see (`resolution: fixed`) and reopen one they see again.',
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          properties: {
+            status: { type: 'string', enum: STATUSES },
+            false_positive: { type: 'boolean' },
+            notes: { type: 'string', maxLength: 10_000 },
+          },
+        },
+        response: { 200: VulnerabilityResource },
+      },
+    },
+    async (request) => {
+      const { orgId } = principalOf(request);
+      const body = request.body;
+      const updated = await db.transaction().execute(async (trx) => {
+        const before = await findVulnerability(trx, orgId, request.params.id, { forUpdate: true });
+        if (!before) throw notFound('vulnerability');
+        const from = before.status as VulnerabilityStatus;
+        const changes: TriageChanges = {};
+        if (body.status !== undefined && body.status !== from) {
+          if (!transitionAllowed(from, body.status)) {
+            throw conflict(`a vulnerability cannot go from ${from} to ${body.status}`, { status: from, allowed: allowedFrom(from) });
+          }
+          changes.status = body.status;
+          changes.resolution = body.status === 'resolved' ? 'manual' : null;
+          if (body.status !== 'resolved') changes.fixed_at = null;
+        }
+        if (body.false_positive !== undefined) changes.false_positive = body.false_positive;
+        if (body.notes !== undefined) changes.notes = body.notes;
+        const after = await updateVulnerability(trx, orgId, before.id, changes);
+        await auditRequest(trx, request, {
+          action: 'vulnerability.updated',
+          target: { type: 'vulnerability', id: before.id },
+          metadata: { fields: Object.keys(body).sort(), ...(changes.status ? { from, to: changes.status } : {}) },
+        });
+        return after;
+      });
+      return toVulnerability(updated);
+    },
+  );
+};

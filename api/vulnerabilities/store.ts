@@ -1,0 +1,99 @@
+// Vulnerabilities (findings) in the database: reading, listing with filters, triage updates.
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { VulnerabilitiesTable } from '../db/schema.ts';
+import { iso, isoOrNull } from '../resources/timestamps.ts';
+import type { ScanType } from '../schedules/validate.ts';
+import type { Severity } from '../scanners/types.ts';
+
+export type VulnerabilityRow = Selectable<VulnerabilitiesTable>;
+export type VulnerabilityStatus = 'open' | 'acknowledged' | 'resolved' | 'accepted_risk';
+
+export function toVulnerability(row: VulnerabilityRow) {
+  return {
+    id: row.id,
+    scan_type: row.scan_type as ScanType,
+    target: row.target,
+    rule_id: row.rule_id,
+    title: row.title,
+    severity: row.severity as Severity,
+    cwe: row.cwe,
+    location: row.location,
+    evidence: row.evidence,
+    details: row.details,
+    status: row.status as VulnerabilityStatus,
+    resolution: row.resolution as 'fixed' | 'manual' | null,
+    false_positive: row.false_positive,
+    notes: row.notes,
+    first_scan_id: row.first_scan_id,
+    last_scan_id: row.last_scan_id,
+    first_seen_at: iso(row.first_seen_at),
+    last_seen_at: iso(row.last_seen_at),
+    fixed_at: isoOrNull(row.fixed_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export interface VulnerabilityListQuery {
+  orgId: string;
+  after: string | null;
+  limit: number;
+  severities?: string[] | undefined;
+  statuses?: string[] | undefined;
+  scanTypes?: string[] | undefined;
+  cwes?: string[] | undefined;
+  scanId?: string | undefined;
+  target?: string | undefined;
+  falsePositive?: boolean | undefined;
+}
+
+export async function listVulnerabilities(db: Db, q: VulnerabilityListQuery): Promise<VulnerabilityRow[]> {
+  let query = db.selectFrom('vulnerabilities').selectAll().where('org_id', '=', q.orgId);
+  if (q.after) query = query.where('id', '<', q.after);
+  if (q.severities) query = query.where('severity', 'in', q.severities);
+  if (q.statuses) query = query.where('status', 'in', q.statuses);
+  if (q.scanTypes) query = query.where('scan_type', 'in', q.scanTypes);
+  if (q.cwes) query = query.where('cwe', 'in', q.cwes);
+  if (q.target) query = query.where('target', '=', q.target);
+  if (q.falsePositive !== undefined) query = query.where('false_positive', '=', q.falsePositive);
+  if (q.scanId) {
+    const scanId = q.scanId;
+    query = query.where('id', 'in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scanId));
+  }
+  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}
+
+export async function findVulnerability(db: Db, orgId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<VulnerabilityRow | undefined> {
+  let query = db.selectFrom('vulnerabilities').selectAll().where('org_id', '=', orgId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export interface TriageChanges {
+  status?: VulnerabilityStatus;
+  resolution?: 'manual' | null;
+  fixed_at?: null;
+  false_positive?: boolean;
+  notes?: string;
+}
+
+export async function updateVulnerability(db: Db, orgId: string, id: string, changes: TriageChanges): Promise<VulnerabilityRow> {
+  return db
+    .updateTable('vulnerabilities')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The vulnerabilities a scan saw. */
+export async function vulnerabilitiesOfScan(db: Db, scanId: string): Promise<VulnerabilityRow[]> {
+  return db
+    .selectFrom('vulnerabilities')
+    .selectAll()
+    .where('id', 'in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scanId))
+    .orderBy('id')
+    .execute();
+}

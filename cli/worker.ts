@@ -1,0 +1,65 @@
+// `aegis worker`: runs jobs (and the scheduler) beside an API on the same PostgreSQL server. Start
+// as many as the work needs; they share the queue. The embedded database belongs to the one
+// `aegis serve` process, which runs a worker itself.
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { loadConfig } from '../api/config.ts';
+import { createSecretBox, loadServerKey } from '../api/crypto/secret-box.ts';
+import { openDatabase } from '../api/db/database.ts';
+import { migrateToLatest } from '../api/db/migrate.ts';
+import { loadJobsConfig } from '../api/jobs/config.ts';
+import { startJobs } from '../api/jobs/index.ts';
+import { scanJobHandlers, scheduledScanStarter } from '../api/scans/index.ts';
+
+export async function workerCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      concurrency: { type: 'string' },
+      kinds: { type: 'string' },
+      'no-scheduler': { type: 'boolean' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  const config = loadConfig({ dataDir: values['data-dir'] });
+  if (!config.databaseUrl) {
+    process.stderr.write("aegis worker: set DATABASE_URL to the API's PostgreSQL server. On the embedded database, `aegis serve` runs the worker itself.\n");
+    return 2;
+  }
+  const jobsConfig = loadJobsConfig(process.env, { concurrency: values.concurrency, kinds: values.kinds });
+  if (values['no-scheduler']) jobsConfig.scheduler = false;
+  const log = pino({ level: config.logLevel, name: 'worker' });
+  // The API's key: clone URLs with credentials are sealed with it (set AEGIS_SECRET_KEY on every host).
+  const secretBox = createSecretBox(await loadServerKey(config.dataDir, config.secretKey));
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(database.db);
+    // The same kinds and schedule runner as `aegis serve` (api/server.ts).
+    const jobs = await startJobs({
+      db: database.db,
+      log,
+      databaseUrl: config.databaseUrl,
+      config: jobsConfig,
+      role: 'worker',
+      handlers: scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, secretBox }),
+    });
+    const worker = jobs.worker!;
+    const unknown = (jobsConfig.kinds ?? []).filter((k) => !worker.kinds.includes(k));
+    const lines = [
+      `Aegis worker ${worker.id} on PostgreSQL server ${database.location}`,
+      `  kinds      ${worker.kinds.length > 0 ? worker.kinds.join(', ') : '(none)'}; ${jobsConfig.concurrency} at once`,
+      `  scheduler  ${jobs.scheduler ? 'on' : 'off'}`,
+    ];
+    if (unknown.length > 0) lines.push(`  warning    --kinds names kinds nothing registered: ${unknown.join(', ')}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await jobs.close();
+    return 0;
+  } finally {
+    await database.close();
+  }
+}

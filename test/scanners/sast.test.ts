@@ -1,0 +1,393 @@
+// SAST scanner: precision and recall over the annotated fixture apps, rule-file validation, import
+// aliasing, fingerprint stability, cancellation and coverage of skipped files.
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import ts from 'typescript';
+import { collectAliases } from '../../api/scanners/sast/aliases.ts';
+import { analyzeSource, scriptKind } from '../../api/scanners/sast/analyze.ts';
+import { PatternWalker } from '../../api/scanners/sast/patterns.ts';
+import { compileRules, defaultRules, RuleError } from '../../api/scanners/sast/rules.ts';
+import { TaintEngine } from '../../api/scanners/sast/taint.ts';
+import { scanSast } from '../../api/scanners/sast/scan.ts';
+import type { Finding, ScanContext, ScanOutput } from '../../api/scanners/types.ts';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/scanners/sast/', import.meta.url));
+const ANNOTATION = /^\s*\/\/\s*(ruleid|ok):\s*(.+?)\s*$/;
+
+interface Expectation {
+  kind: 'ruleid' | 'ok';
+  path: string;
+  line: number;
+  rule: string;
+}
+
+/** Semgrep's convention: the annotation is about the next line that is not an annotation itself. */
+function parseAnnotations(path: string, text: string): Expectation[] {
+  const lines = text.split('\n');
+  const out: Expectation[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = ANNOTATION.exec(lines[i]!);
+    if (!m) continue;
+    let target = i + 1;
+    while (target < lines.length && ANNOTATION.test(lines[target]!)) target++;
+    for (const rule of m[2]!.split(',').map((r) => r.trim()).filter(Boolean)) {
+      out.push({ kind: m[1] as Expectation['kind'], path, line: target + 1, rule });
+    }
+  }
+  return out;
+}
+
+interface Score {
+  tp: number;
+  fp: number;
+  fn: number;
+  precision: number;
+  recall: number;
+}
+
+function ratio(a: number, b: number): number {
+  return b === 0 ? 1 : a / b;
+}
+
+/**
+ * Every `ruleid:` line found is a true positive, missed a false negative; every finding on a line
+ * not annotated `ruleid:` for its rule (an `ok:` line or any other) is a false positive.
+ */
+function score(expected: Expectation[], findings: Finding[]): { overall: Score; perRule: Map<string, Score>; misses: string[]; extras: string[] } {
+  const key = (path: string, line: number, rule: string): string => `${path}:${line} ${rule}`;
+  const want = new Set(expected.filter((e) => e.kind === 'ruleid').map((e) => key(e.path, e.line, e.rule)));
+  const got = new Set(findings.map((f) => (f.location.kind === 'file' ? key(f.location.path, f.location.line, f.rule_id) : '')));
+  const perRule = new Map<string, Score>();
+  const bump = (rule: string, field: 'tp' | 'fp' | 'fn'): void => {
+    const s = perRule.get(rule) ?? { tp: 0, fp: 0, fn: 0, precision: 0, recall: 0 };
+    s[field]++;
+    perRule.set(rule, s);
+  };
+  const misses: string[] = [];
+  const extras: string[] = [];
+  for (const k of want) {
+    const rule = k.split(' ')[1]!;
+    if (got.has(k)) bump(rule, 'tp');
+    else {
+      bump(rule, 'fn');
+      misses.push(k);
+    }
+  }
+  for (const k of got) {
+    if (want.has(k)) continue;
+    bump(k.split(' ')[1]!, 'fp');
+    extras.push(k);
+  }
+  const overall: Score = { tp: 0, fp: 0, fn: 0, precision: 0, recall: 0 };
+  for (const s of perRule.values()) {
+    s.precision = ratio(s.tp, s.tp + s.fp);
+    s.recall = ratio(s.tp, s.tp + s.fn);
+    overall.tp += s.tp;
+    overall.fp += s.fp;
+    overall.fn += s.fn;
+  }
+  overall.precision = ratio(overall.tp, overall.tp + overall.fp);
+  overall.recall = ratio(overall.tp, overall.tp + overall.fn);
+  return { overall, perRule, misses, extras };
+}
+
+function context(root: string, signal = new AbortController().signal, onProgress?: (f: number) => void): ScanContext {
+  return { root, signal, ...(onProgress ? { onProgress } : {}) };
+}
+
+async function listFixtureFiles(dir: string, rel = ''): Promise<string[]> {
+  const { readdir } = await import('node:fs/promises');
+  const out: string[] = [];
+  for (const e of await readdir(join(dir, rel), { withFileTypes: true })) {
+    const p = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...(await listFixtureFiles(dir, p)));
+    else if (/\.(?:[cm]?[jt]s|[jt]sx)$/.test(e.name)) out.push(p);
+  }
+  return out;
+}
+
+describe('SAST scanner over the fixture apps', () => {
+  let output: ScanOutput;
+  let expected: Expectation[];
+
+  beforeAll(async () => {
+    output = await scanSast(context(FIXTURES));
+    expected = [];
+    for (const path of await listFixtureFiles(FIXTURES)) expected.push(...parseAnnotations(path, await readFile(join(FIXTURES, path), 'utf8')));
+  });
+
+  it('has enough annotated positives and negatives, covering every rule', () => {
+    const positives = expected.filter((e) => e.kind === 'ruleid');
+    const negatives = expected.filter((e) => e.kind === 'ok');
+    expect(positives.length).toBeGreaterThanOrEqual(40);
+    expect(negatives.length).toBeGreaterThanOrEqual(30);
+    const rules = defaultRules();
+    for (const id of rules.byId.keys()) expect(positives.some((p) => p.rule === id), `no fixture for ${id}`).toBe(true);
+    for (const e of expected) expect(rules.byId.has(e.rule), `annotation names unknown rule ${e.rule}`).toBe(true);
+  });
+
+  it('finds the planted flows with precision and recall ≥ 0.9', () => {
+    const { overall, perRule, misses, extras } = score(expected, output.findings);
+    const rows = [...perRule].sort((a, b) => a[0].localeCompare(b[0]));
+    const table = rows.map(([rule, s]) => `  ${rule.padEnd(36)} tp ${String(s.tp).padStart(3)}  fp ${String(s.fp).padStart(2)}  fn ${String(s.fn).padStart(2)}  precision ${s.precision.toFixed(2)}  recall ${s.recall.toFixed(2)}`);
+    console.log(
+      [
+        `SAST fixtures: ${output.coverage.files_scanned} files, ${output.findings.length} findings`,
+        `  overall: tp ${overall.tp}, fp ${overall.fp}, fn ${overall.fn}, precision ${overall.precision.toFixed(3)}, recall ${overall.recall.toFixed(3)}`,
+        ...table,
+        ...misses.map((m) => `  missed: ${m}`),
+        ...extras.map((m) => `  unexpected: ${m}`),
+      ].join('\n'),
+    );
+    expect(overall.precision).toBeGreaterThanOrEqual(0.9);
+    expect(overall.recall).toBeGreaterThanOrEqual(0.9);
+    for (const [rule, s] of perRule) expect(s.recall, `recall of ${rule}`).toBeGreaterThanOrEqual(0.5);
+  });
+
+  it('reports complete findings: source and sink of taint flows, masked secrets, short evidence', () => {
+    for (const f of output.findings) {
+      expect(f.evidence.length).toBeLessThanOrEqual(200);
+      expect(f.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+      expect(f.cwe).toMatch(/^CWE-\d+$/);
+      expect(f.location.kind).toBe('file');
+    }
+    const sqli = output.findings.find((f) => f.rule_id === 'js-sql-injection' && f.location.kind === 'file' && f.location.path === 'express-shop/routes/users.js');
+    expect(sqli?.details).toMatchObject({ source: { line: 12, expression: 'req.params' }, sink: { line: 14, callee: 'pool.query' } });
+    expect(sqli?.evidence).toBe("const { rows } = await pool.query('SELECT * FROM users WHERE id = ' + id);");
+    const secret = output.findings.find((f) => f.rule_id === 'js-hardcoded-credential' && f.evidence.includes('password:'));
+    expect(secret?.evidence).toBeDefined();
+    expect(secret!.evidence).not.toContain('Pr0duction!Passw0rd');
+    expect(new Set(output.findings.map((f) => f.fingerprint)).size).toBe(output.findings.length);
+  });
+});
+
+describe('SAST rules', () => {
+  const taintRule = (extra: string): string => `
+rules:
+  - id: t-rule
+    mode: taint
+    message: m
+    severity: high
+    cwe: CWE-1
+    sources: [{ member: req.query }]
+    sinks: [{ call: eval }]
+${extra}`;
+
+  it('ships valid rules with unique ids, at least 10 pattern rules, CWE and severity on each', () => {
+    const rules = defaultRules();
+    expect(rules.patterns.rules.length).toBeGreaterThanOrEqual(10);
+    expect(rules.taint.rules.length).toBeGreaterThanOrEqual(7);
+    for (const r of rules.byId.values()) {
+      expect(r.cwe).toMatch(/^CWE-\d+$/);
+      expect(r.message.length).toBeGreaterThan(20);
+    }
+  });
+
+  it.each([
+    ['duplicate ids', [taintRule(''), taintRule('')], /rule 't-rule': duplicate id/],
+    ['a missing message', [taintRule('').replace('    message: m\n', '')], /rule 't-rule': message: required/],
+    ['an unknown rule key', [taintRule('    patterns: []')], /unknown key 'patterns' for a taint rule/],
+    ['an unknown matcher kind', [taintRule('    sanitizers: [{ function: escape }]')], /sanitizers\[0\]: no matcher kind \(unknown key 'function'\)/],
+    ['an unknown modifier', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, args: 0 }]')], /sinks\[0\]: unknown key 'args' for a sink 'call' matcher \(allowed: arg, when, unless_option\)/],
+    ['an unknown condition', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, when: concat }]')], /when: unknown condition 'concat'/],
+    ['two kinds in one matcher', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, new: Function }]')], /more than one matcher kind/],
+    ['a bad severity', [taintRule('').replace('severity: high', 'severity: urgent')], /severity: expected one of/],
+    ['a bad CWE', [taintRule('').replace('CWE-1', '89')], /cwe: expected 'CWE-<number>'/],
+    ['a bad regex', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null, patterns: [{ string_binding: "(" }] }'], /patterns\[0\]: string_binding: invalid regular expression/],
+    ['an unbalanced brace', [taintRule('').replace('member: req.query', "member: '{req,request.query'")], /unbalanced '\{'/],
+    ['a pattern rule without patterns', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null }'], /rule 'p': patterns: required/],
+    ['a bad mode', ['rules:\n  - { id: p, mode: flow, message: m, severity: low, cwe: null }'], /rule 'p': mode: expected 'taint' or 'pattern'/],
+  ])('rejects %s with a clear error', (_name, texts, message) => {
+    const files = texts.map((text, i) => ({ name: `r${i}.yaml`, text }));
+    expect(() => compileRules(files)).toThrow(RuleError);
+    expect(() => compileRules(files)).toThrow(message);
+  });
+
+  it('applies rules given as data', () => {
+    const rules = compileRules([{ name: 'x.yaml', text: taintRule('    sanitizers: [{ call: clean }]') }]);
+    const code = 'function h(req) { eval(req.query.a); eval(clean(req.query.b)); }';
+    const found = analyzeSource('x.js', code, rules).findings;
+    expect(found.map((f) => f.evidence)).toEqual([code]);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.details.sink).toMatchObject({ expression: 'eval(req.query.a)' });
+  });
+});
+
+describe('SAST callee resolution', () => {
+  const handler = (call: string): string => `app.get('/x', (req, res) => { ${call}; });`;
+  const cases: Array<[string, string, string]> = [
+    ['named import alias', "import { exec as run } from 'child_process';", "run('ls ' + req.query.d)"],
+    ['node: prefix, namespace import', "import * as cp from 'node:child_process';", "cp.execSync(`ls ${req.query.d}`)"],
+    ['default import', "import cp from 'node:child_process';", "cp.exec('ls ' + req.query.d)"],
+    ['require', "const cp = require('child_process');", "cp.spawn(req.query.d)"],
+    ['require destructuring with rename', "const { exec: sh } = require('node:child_process');", "sh('ls ' + req.query.d)"],
+    ['member of require', "const execSync = require('child_process').execSync;", "execSync('ls ' + req.query.d)"],
+    ['inline require', '', "require('child_process').exec('ls ' + req.query.d)"],
+    ['promisify', "const { promisify } = require('util'); const { exec } = require('child_process'); const run = promisify(exec);", "run('ls ' + req.query.d)"],
+    ['TypeScript import =', "import cp = require('child_process');", "cp.exec('ls ' + req.query.d)"],
+    ['TypeScript CommonJS output', 'const child_process_1 = require("child_process");', "(0, child_process_1.exec)('ls ' + req.query.d)"],
+  ];
+
+  it.each(cases)('resolves a %s', (_name, imports, call) => {
+    const found = analyzeSource('a.ts', `${imports}\n${handler(call)}\n`, defaultRules()).findings;
+    expect(found.map((f) => f.rule_id)).toContain('js-command-injection');
+  });
+
+  it('does not match a local function that merely shares the name', () => {
+    const code = `function exec(s) { console.log(s); }\n${handler("exec('ls ' + req.query.d)")}`;
+    expect(analyzeSource('a.js', code, defaultRules()).findings).toEqual([]);
+  });
+
+  it('matches any receiver with a wildcard (*.query) and keeps parameterised queries clean', () => {
+    const code = handler("this.db.pool.query(`select * from t where id = ${req.params.id}`); client.query('select 1 where id = $1', [req.params.id])");
+    const found = analyzeSource('a.js', code, defaultRules()).findings;
+    expect(found.map((f) => [f.rule_id, f.details.sink])).toEqual([['js-sql-injection', expect.objectContaining({ callee: 'this.db.pool.query' })]]);
+  });
+
+  it('tracks taint through destructuring, spread, arrays, conditionals and reassignment', () => {
+    const code = `
+const cp = require('child_process');
+app.post('/x', (req, res) => {
+  const { a, ...rest } = req.body;
+  const list = [rest.b];
+  const pick = a ? list[0] : 'x';
+  cp.exec(pick);
+  let cmd = req.query.c;
+  cmd = 'uptime';
+  cp.exec(cmd);
+  const copy = { ...req.query };
+  cp.exec(copy.d.trim());
+});`;
+    const found = analyzeSource('a.js', code, defaultRules()).findings.map((f) => f.location.kind === 'file' && f.location.line);
+    expect(found).toEqual([7, 12]);
+  });
+});
+
+describe('SAST single walk', () => {
+  it('feeds pattern rules the same nodes from the taint walk as from their own walk', async () => {
+    // Catch-all patterns: every call, `new`, string binding, listed property and function.
+    const rules = compileRules([
+      {
+        name: 'all.yaml',
+        text: `
+rules:
+  - { id: t, mode: taint, message: m, severity: low, cwe: null, sources: [{ member: req.query }], sinks: [{ call: eval }] }
+  - id: p
+    mode: pattern
+    message: m
+    severity: low
+    cwe: null
+    patterns:
+      - call: ['*', '*.*']
+      - new: ['*', '*.*']
+      - string_binding: '.'
+      - property: [rejectUnauthorized, httpOnly, algorithms, noent, minVersion, secure, root]
+        value: [true, false, none, TLSv1, '0']
+      - deep_merge_function: '.'
+`,
+      },
+    ]);
+    let compared = 0;
+    for (const path of await listFixtureFiles(FIXTURES)) {
+      const sf = ts.createSourceFile(path, await readFile(join(FIXTURES, path), 'utf8'), ts.ScriptTarget.Latest, true, scriptKind(path));
+      const aliases = collectAliases(sf);
+      const key = (h: { node: ts.Node; functionName: string }): string => `${h.node.pos}:${h.functionName}`;
+      const own = new PatternWalker(sf, rules.patterns, aliases, [true]).run().map(key).sort();
+      const fed = new PatternWalker(sf, rules.patterns, aliases, [true]);
+      new TaintEngine(sf, rules.taint, aliases, 1n, fed.onNode).run();
+      expect(fed.results().map(key).sort(), path).toEqual(own);
+      compared += own.length;
+    }
+    expect(compared).toBeGreaterThan(300);
+  });
+});
+
+describe('SAST scanning a tree', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'aegis-sast-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps fingerprints when lines are inserted above and tells repeated sinks apart', async () => {
+    const root = join(dir, 'fp');
+    await cp(join(FIXTURES, 'express-shop'), root, { recursive: true });
+    const before = await scanSast(context(root));
+    const file = join(root, 'routes', 'users.js');
+    await writeFile(file, `// added\n// lines\n// above\n${await readFile(file, 'utf8')}`);
+    const after = await scanSast(context(root));
+    expect(after.findings.map((f) => f.fingerprint).sort()).toEqual(before.findings.map((f) => f.fingerprint).sort());
+    const line = (f: Finding): number => (f.location.kind === 'file' ? f.location.line : 0);
+    const moved = after.findings.filter((f) => f.location.kind === 'file' && f.location.path === 'routes/users.js');
+    for (const f of moved) expect(line(f)).toBe(line(before.findings.find((b) => b.fingerprint === f.fingerprint)!) + 3);
+
+    const twice = "const cp = require('child_process');\napp.get('/x', (req, res) => { cp.exec(req.query.a); cp.exec(req.query.a); });";
+    const prints = analyzeSource('a.js', twice, defaultRules()).findings.map((f) => f.fingerprint);
+    expect(prints).toHaveLength(2);
+    expect(new Set(prints).size).toBe(2);
+  });
+
+  it('stops promptly when canceled, before or during the scan', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(scanSast(context(FIXTURES, controller.signal))).rejects.toMatchObject({ name: 'AbortError' });
+
+    const root = join(dir, 'many');
+    const source = await readFile(join(FIXTURES, 'express-shop/routes/users.js'), 'utf8');
+    await mkdir(root, { recursive: true });
+    for (let i = 0; i < 400; i++) await writeFile(join(root, `f${i}.js`), source);
+    const started = Date.now();
+    const full = await scanSast(context(root));
+    const fullMs = Date.now() - started;
+    expect(full.coverage.files_scanned).toBe(400);
+
+    const mid = new AbortController();
+    setTimeout(() => mid.abort(), Math.max(5, fullMs / 10));
+    const t0 = Date.now();
+    await expect(scanSast(context(root, mid.signal))).rejects.toMatchObject({ name: 'AbortError' });
+    expect(Date.now() - t0).toBeLessThan(fullMs);
+  });
+
+  it('reports skipped files in coverage and reports progress', async () => {
+    const root = join(dir, 'cov');
+    await mkdir(join(root, 'src'), { recursive: true });
+    await mkdir(join(root, 'node_modules', 'dep'), { recursive: true });
+    await mkdir(join(root, '.git'), { recursive: true });
+    const vulnerable = "const cp = require('child_process');\napp.get('/x', (req, res) => cp.exec(req.query.a));\n";
+    await writeFile(join(root, 'src', 'app.js'), vulnerable);
+    await writeFile(join(root, 'src', 'types.d.ts'), 'export declare function f(): void;\n');
+    await writeFile(join(root, 'src', 'vendor.min.js'), vulnerable);
+    await writeFile(join(root, 'src', 'bundle.js'), `${'var a=1;'.repeat(500)}\n${vulnerable}`);
+    await writeFile(join(root, 'src', 'big.js'), `${vulnerable}${'// padding line for size\n'.repeat(50_000)}`);
+    await writeFile(join(root, 'src', 'blob.js'), Buffer.from([0x63, 0x6f, 0x6e, 0, 0, 1, 2]));
+    await writeFile(join(root, 'src', 'data.json'), '{}');
+    await writeFile(join(root, 'node_modules', 'dep', 'index.js'), vulnerable);
+    await symlink(join(root, 'src', 'app.js'), join(root, 'src', 'link.js'));
+
+    const progress: number[] = [];
+    const out = await scanSast(context(root, undefined, (f) => progress.push(f)));
+    expect(out.coverage.skipped).toEqual([
+      { path: '.git', reason: 'excluded' },
+      { path: 'node_modules', reason: 'excluded' },
+      { path: 'src/big.js', reason: 'too_large' },
+      { path: 'src/blob.js', reason: 'binary' },
+      { path: 'src/bundle.js', reason: 'unsupported' },
+      { path: 'src/link.js', reason: 'excluded' },
+      { path: 'src/types.d.ts', reason: 'excluded' },
+      { path: 'src/vendor.min.js', reason: 'unsupported' },
+    ]);
+    expect(out.coverage.files_scanned).toBe(1);
+    expect(out.coverage.bytes_scanned).toBe(Buffer.byteLength(vulnerable));
+    expect(out.findings.map((f) => f.location.kind === 'file' && f.location.path)).toEqual(['src/app.js']);
+    expect(progress.at(-1)).toBe(1);
+
+    const all = await scanSast(context(root), { excludeDirs: [] });
+    expect(all.findings.map((f) => f.location.kind === 'file' && f.location.path).sort()).toEqual(['node_modules/dep/index.js', 'src/app.js']);
+  });
+});
