@@ -288,9 +288,11 @@ describe('Shield event retention', () => {
       s.server.shieldEvents.recorder.record(decision(site, daysAgo(29), { action: 'block' }));
       await s.server.shieldEvents.recorder.flush();
       const db = s.server.database.db;
+      // Events go before their rollups (two statements): wait for both.
       await eventually(async () => {
         const rows = await db.selectFrom('shield_events').select('occurred_at').where('site_id', '=', site.id).execute();
-        return rows.length === 1 && new Date(rows[0]!.occurred_at).getTime() === daysAgo(29).getTime();
+        const rollups = await db.selectFrom('shield_event_rollups').select('minute').where('site_id', '=', site.id).execute();
+        return rows.length === 1 && new Date(rows[0]!.occurred_at).getTime() === daysAgo(29).getTime() && rollups.length === 1;
       });
       const rollups = await db.selectFrom('shield_event_rollups').select('minute').where('site_id', '=', site.id).execute();
       expect(rollups.map((r) => new Date(r.minute).toISOString())).toEqual([daysAgo(29).toISOString()]);
