@@ -96,7 +96,6 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
     .where('org_id', '=', scan.org_id)
     .where('scan_type', '=', scan.scan_type)
     .where('target', '=', scan.target)
-    .where((eb) => eb.or([eb('resolution', 'is', null), eb('resolution', '!=', 'fixed')]))
     .where('status', '!=', 'resolved')
     .where('id', 'not in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scan.id))
     .executeTakeFirst();

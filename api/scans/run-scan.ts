@@ -74,6 +74,8 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
   return {
     concurrency: 2,
     async run(job: Job<ScanJobPayload>, ctx: JobContext) {
+      // The scheduler's default runner enqueues schedule payloads; scans come only through createScan.
+      if (typeof job.payload.scan_id !== 'string') throw new PermanentJobError('a scan job needs a scan_id: start scans through createScan');
       const scan = await getScanById(db, job.payload.scan_id);
       if (!scan || !(await markRunning(db, scan.id))) return null; // deleted or canceled before it started
       let lastWrite = 0;

@@ -6,6 +6,7 @@ import type { ScansTable } from '../db/schema.ts';
 import type { Selectable } from 'kysely';
 import { newId } from '../ids.ts';
 import { enqueue } from '../jobs/queue.ts';
+import { SCAN_JOB_KIND } from '../jobs/scheduler.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from '../schedules/validate.ts';
 import type { ScanStatus } from './schemas.ts';
@@ -14,8 +15,8 @@ import { withoutCredentials, type GitSource } from './sources/git-url.ts';
 
 export type ScanRow = Selectable<ScansTable>;
 
-/** The job kind that runs scans (the scheduler enqueues it too). */
-export const SCAN_JOB_KIND = 'scan';
+/** The job kind that runs scans: the job system's own name for it. */
+export { SCAN_JOB_KIND } from '../jobs/scheduler.ts';
 /** A scan job's payload: the scan row says everything else. */
 export interface ScanJobPayload {
   [key: string]: unknown;

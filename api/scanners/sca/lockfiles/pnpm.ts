@@ -6,20 +6,15 @@
 // Peer suffixes (`_…` in v5, `(…)` later) only say which peers a copy was linked against; they are
 // not part of the version. Keys that name a git, tarball, file or link source are not registry
 // packages and are reported as unsupported.
-import { parse as parseYaml } from 'yaml';
 import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
-import { isObject, splitNameAt, str, type JsonObject } from './shared.ts';
+import { isObject, splitNameAt, str, type JsonObject, yamlMapping } from './shared.ts';
 
 const DEP_SECTIONS = ['dependencies', 'devDependencies', 'optionalDependencies'] as const;
 
 export function parsePnpmLock(text: string, path: string): ParseResult {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { schema: 'failsafe', maxAliasCount: 100, logLevel: 'error' });
-  } catch (e) {
-    return { packages: [], issues: [{ path, reason: 'parse_error', message: `invalid YAML: ${(e as Error).message.split('\n')[0]}` }] };
-  }
-  if (!isObject(doc)) return { packages: [], issues: [{ path, reason: 'parse_error', message: 'not a YAML mapping' }] };
+  const read = yamlMapping(text, path);
+  if ('issue' in read) return { packages: [], issues: [read.issue] };
+  const { doc } = read;
   const major = Math.trunc(Number.parseFloat(str(doc.lockfileVersion) ?? '0'));
   if (!(major >= 5)) return { packages: [], issues: [{ path, reason: 'unsupported', message: `lockfileVersion ${str(doc.lockfileVersion) ?? '(none)'} not supported` }] };
 

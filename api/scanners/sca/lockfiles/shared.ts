@@ -1,4 +1,6 @@
 // Small helpers the lockfile parsers share.
+import { parse as parseYaml } from 'yaml';
+import type { ParseIssue } from '../types.ts';
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -42,4 +44,19 @@ export function splitNameAt(text: string): { name: string; rest: string } | null
   const at = text.indexOf('@', text.startsWith('@') ? 1 : 0);
   if (at <= 0) return null;
   return { name: text.slice(0, at), rest: text.slice(at + 1) };
+}
+
+/**
+ * A YAML lockfile (pnpm-lock.yaml, yarn berry) as a mapping, or the problem as a lockfile issue.
+ * failsafe schema: every scalar stays a string, so `version: 1.10` is not read as the number 1.1.
+ */
+export function yamlMapping(text: string, path: string): { doc: JsonObject } | { issue: ParseIssue } {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { schema: 'failsafe', maxAliasCount: 100, logLevel: 'error' });
+  } catch (e) {
+    return { issue: { path, reason: 'parse_error', message: `invalid YAML: ${(e as Error).message.split('\n')[0]}` } };
+  }
+  if (!isObject(doc)) return { issue: { path, reason: 'parse_error', message: 'not a YAML mapping' } };
+  return { doc };
 }

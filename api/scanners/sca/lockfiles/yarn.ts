@@ -2,9 +2,8 @@
 // writes YAML with a `__metadata` entry. Each entry's key lists the specs that resolved to it
 // (`lodash@^4.17.15, lodash@^4.17.20`), and its body gives the version (classic) or a
 // `resolution` naming the real package and where it came from (berry).
-import { parse as parseYaml } from 'yaml';
 import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
-import { isNonRegistryNpmResolved, isNonRegistryNpmSource, isObject, splitNameAt, str } from './shared.ts';
+import { isNonRegistryNpmResolved, isNonRegistryNpmSource, isObject, splitNameAt, str, yamlMapping } from './shared.ts';
 
 export function parseYarnLock(text: string, path: string): ParseResult {
   // Berry always writes `__metadata:` as its first entry; classic never has it.
@@ -102,14 +101,9 @@ function unquote(s: string): string {
 
 /** Berry: `"lodash@npm:^4.17.15": {version, resolution: "lodash@npm:4.17.21", ...}`. */
 function parseBerry(text: string, path: string): ParseResult {
-  let doc: unknown;
-  try {
-    // failsafe: every scalar stays a string, so `version: 1.10` is not read as the number 1.1.
-    doc = parseYaml(text, { schema: 'failsafe', maxAliasCount: 100, logLevel: 'error' });
-  } catch (e) {
-    return { packages: [], issues: [{ path, reason: 'parse_error', message: `invalid YAML: ${(e as Error).message.split('\n')[0]}` }] };
-  }
-  if (!isObject(doc)) return { packages: [], issues: [{ path, reason: 'parse_error', message: 'not a YAML mapping' }] };
+  const read = yamlMapping(text, path);
+  if ('issue' in read) return { packages: [], issues: [read.issue] };
+  const { doc } = read;
   const issues: ParseIssue[] = [];
   const out: LockPackage[] = [];
   for (const [key, entry] of Object.entries(doc)) {
