@@ -31,6 +31,8 @@ import { liveRoutes } from './shield/live/routes.ts';
 import { advisoryRoutes } from './advisories/routes.ts';
 import { scanRoutes } from './scans/routes.ts';
 import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
+import { configRepoRoutes } from './config-repos/routes.ts';
+import { pushRoutes } from './config-repos/push-routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -53,7 +55,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'configRepoPollSeconds'>;
 }
 
 export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, config }: AppDeps): Promise<FastifyInstance> {
@@ -98,5 +100,7 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
   await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });
   await app.register(vulnerabilityRoutes, { db });
   await app.register(advisoryRoutes, { db });
+  await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds });
+  await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources });
   return app;
 }

@@ -1,11 +1,12 @@
 // Periodic clean-up every server process runs: idempotency keys past their 24 h window, expired
-// virtual patches and IP rules, Shield events and rollups past their retention, and scans whose
-// job died with its worker. Each task is
+// virtual patches and IP rules, Shield events and rollups past their retention, scans and config
+// syncs whose job died with its worker, and old sync records and push deliveries. Each task is
 // made of DELETEs that are safe to run from many processes at once.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from './db/database.ts';
 import { sweepIdempotencyKeys } from './http/idempotency.ts';
 import { failOrphanedScans } from './scans/run-scan.ts';
+import { failOrphanedSyncs, pruneSyncHistory } from './config-repos/store.ts';
 import { sweepExpiredRules } from './shield/sweep.ts';
 
 const DAY_MS = 86_400_000;
@@ -74,12 +75,12 @@ export function startHousekeeping(db: Db, log: FastifyBaseLogger, intervalMs: nu
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db)])
-      .then(([keys, rules, shield, orphans]) => {
-        if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups > 0) {
-          log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups }, 'housekeeping removed expired records');
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db)])
+      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory]) => {
+        if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory > 0) {
+          log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory }, 'housekeeping removed expired records');
         }
-        if (orphans > 0) log.warn({ scans: orphans }, 'housekeeping failed scans whose job ended without them');
+        if (orphans + orphanSyncs > 0) log.warn({ scans: orphans, syncs: orphanSyncs }, 'housekeeping failed scans and syncs whose job ended without them');
       })
       .catch((err: unknown) => log.warn({ err }, 'housekeeping failed'))
       .finally(() => (running = false));

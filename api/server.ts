@@ -16,6 +16,7 @@ import type { RunningGateway } from './gateway/gateway.ts';
 import { launchGateway } from './gateway/launch.ts';
 import { startJobs } from './jobs/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from './scans/index.ts';
+import { ConfigRepoPoller, configRepoJobHandlers } from './config-repos/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -64,24 +65,31 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await app.close();
       throw err;
     }
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const url = `http://localhost:${port}`;
     // Last to start, first to stop: a worker and the scheduler in process (AEGIS_WORKER=false: none).
+    // Config-repo syncs act through this server's own API.
     const jobs = await startJobs({
       db: database.db,
       log: app.log,
       databaseUrl: config.databaseUrl,
-      handlers: scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+      handlers: {
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+        ...configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url }),
+      },
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, secretBox }),
     });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
+    const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;
     return {
       app,
       database,
-      url: `http://localhost:${port}`,
+      url,
       bootstrap,
       shieldEvents: events,
       gateway,
       async close() {
+        await poller?.stop();
         await jobs.close();
         stopHousekeeping();
         await gateway?.close();

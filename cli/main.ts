@@ -13,6 +13,7 @@ commands:
                     --port N (env PORT, default 3000)   --data-dir DIR (env AEGIS_DATA_DIR, default ./.aegis)
                     --shield-port N (default 8080)      --host ADDR (env HOST, default 0.0.0.0)
                     --asn-db FILE (ip2asn TSV, env AEGIS_ASN_DB: ASN and country rules need it)
+                    --config-dir DIR [--self-heal] [--drift-interval SECONDS]: watch DIR like \`aegis watch\`
   shield          run only the Shield gateway, beside an API on the same DATABASE_URL (and REDIS_URL)
                     --shield-port N   --asn-db FILE   --host ADDR
   worker          run jobs (scans) and the scan scheduler beside an API on the same DATABASE_URL
@@ -26,7 +27,10 @@ commands:
   plan DIR        show what apply would change     [--json|--markdown] [--source ID] [--adopt] [--no-prune]
   apply DIR       make the platform match DIR      [--yes] [--checksum H] [--force] [--deny-weakening]
   dump            write live state as config       [--out DIR]
-  (plan, apply and dump talk to AEGIS_API_URL with AEGIS_API_KEY)
+  watch DIR       apply every edit of DIR as it is saved, and check for drift
+                    [--self-heal] [--drift-interval SECONDS (default 60; 0: off)] [--debounce MS] [--json]
+                    and apply's --source --adopt --no-prune --deny-weakening --max-changes --max-change-percent
+  (plan, apply, dump and watch talk to AEGIS_API_URL with AEGIS_API_KEY)
 
 Storage: DATABASE_URL selects a PostgreSQL server; without it the embedded database in the data dir is used.
 `;
@@ -43,6 +47,7 @@ const commands: Record<string, Command> = {
   plan: planCommand,
   apply: applyCommand,
   dump: dumpCommand,
+  watch: (args) => import('../reconciler/cli/watch-command.ts').then((m) => m.watchCommand(args)),
   advisories: (args) => import('./advisories.ts').then((m) => m.advisoriesCommand(args)),
   provider: (args) => import('../provider/install/command.ts').then((m) => m.providerCommand(args)),
 };

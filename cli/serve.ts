@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
+import { DEFAULT_DRIFT_INTERVAL_MS, type ConfigWatcher } from '../reconciler/sync/watch.ts';
+import { secondsFlag, untilSignal } from '../reconciler/cli/watch-command.ts';
+import { watchConfigDir } from './serve-config-dir.ts';
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -11,8 +14,17 @@ export async function serveCommand(args: string[]): Promise<number> {
       'data-dir': { type: 'string' },
       host: { type: 'string' },
       'asn-db': { type: 'string' },
+      'config-dir': { type: 'string' },
+      'self-heal': { type: 'boolean', default: false },
+      'drift-interval': { type: 'string' },
     },
   });
+  const configDir = values['config-dir'];
+  if (!configDir && (values['self-heal'] || values['drift-interval'] !== undefined)) {
+    process.stderr.write('aegis serve: --self-heal and --drift-interval go with --config-dir DIR\n');
+    return 1;
+  }
+  const driftIntervalMs = secondsFlag('drift-interval', values['drift-interval'], DEFAULT_DRIFT_INTERVAL_MS);
   const config = loadConfig({ port: values.port, shieldPort: values['shield-port'], dataDir: values['data-dir'], host: values.host, asnDb: values['asn-db'] });
   const server = await startServer(config);
   const lines = [
@@ -24,13 +36,21 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
   if (server.bootstrap.kind === 'key-file-written') lines.push(`  API key    created; read it from ${server.bootstrap.path} (shown nowhere else)`);
   if (server.bootstrap.kind === 'env-key-revoked') lines.push('  warning    AEGIS_BOOTSTRAP_API_KEY names a revoked key; it stays revoked');
+  let watcher: ConfigWatcher | undefined;
+  if (configDir) {
+    try {
+      watcher = await watchConfigDir(server.url, config, { dir: configDir, selfHeal: values['self-heal'], driftIntervalMs });
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+    const drift = driftIntervalMs > 0 ? `drift check every ${driftIntervalMs / 1000} s, ` : 'no drift checks, ';
+    lines.push(`  Config     watching ${configDir} (${drift}self-heal ${values['self-heal'] ? 'on' : 'off'})`);
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await untilSignal();
+  await watcher?.close();
   await server.close();
   return 0;
 }

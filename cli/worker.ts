@@ -10,6 +10,7 @@ import { migrateToLatest } from '../api/db/migrate.ts';
 import { loadJobsConfig } from '../api/jobs/config.ts';
 import { startJobs } from '../api/jobs/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from '../api/scans/index.ts';
+import { ConfigRepoPoller, configRepoJobHandlers } from '../api/config-repos/index.ts';
 
 export async function workerCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -34,29 +35,37 @@ export async function workerCommand(args: string[]): Promise<number> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateToLatest(database.db);
-    // The same kinds and schedule runner as `aegis serve` (api/server.ts).
+    // The same kinds and schedule runner as `aegis serve` (api/server.ts). Config-repo syncs act
+    // through the API, so they run here only when AEGIS_API_URL says where it is.
+    const apiUrl = process.env.AEGIS_API_URL;
     const jobs = await startJobs({
       db: database.db,
       log,
       databaseUrl: config.databaseUrl,
       config: jobsConfig,
       role: 'worker',
-      handlers: scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+      handlers: {
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+        ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl }) : {}),
+      },
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, secretBox }),
     });
+    const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log }).start() : undefined;
     const worker = jobs.worker!;
     const unknown = (jobsConfig.kinds ?? []).filter((k) => !worker.kinds.includes(k));
     const lines = [
       `Aegis worker ${worker.id} on PostgreSQL server ${database.location}`,
       `  kinds      ${worker.kinds.length > 0 ? worker.kinds.join(', ') : '(none)'}; ${jobsConfig.concurrency} at once`,
-      `  scheduler  ${jobs.scheduler ? 'on' : 'off'}`,
+      `  scheduler  ${jobs.scheduler ? 'on (scan schedules, config-repo polls)' : 'off'}`,
     ];
+    if (!apiUrl) lines.push('  note       config-repo syncs run elsewhere: set AEGIS_API_URL to run them here');
     if (unknown.length > 0) lines.push(`  warning    --kinds names kinds nothing registered: ${unknown.join(', ')}`);
     process.stdout.write(`${lines.join('\n')}\n`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    await poller?.stop();
     await jobs.close();
     return 0;
   } finally {

@@ -30,6 +30,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // An idle connection closed by the server (a restart, a failover, pg_terminate_backend) is an
+    // 'error' event on the pool; unhandled, it would end the process. The pool drops that client
+    // and opens another on the next query, which reports its own error if the server is still gone.
+    pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(options.databaseUrl);
     url.password = '';

@@ -8,6 +8,7 @@ import * as shieldConfigVersions from './migrations/0003_shield_config_versions.
 import * as shieldEvents from './migrations/0004_shield_events.ts';
 import * as jobs from './migrations/0005_jobs.ts';
 import * as scans from './migrations/0006_scans.ts';
+import * as configRepos from './migrations/0007_config_repos.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0004_shield_events': shieldEvents,
   '0005_jobs': jobs,
   '0006_scans': scans,
+  '0007_config_repos': configRepos,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

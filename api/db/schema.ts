@@ -336,3 +336,76 @@ export interface Database {
 }
 
 export type JobRow = Selectable<JobsTable>;
+
+/** A git repository the platform follows (migration 0007). */
+export interface ConfigReposTable {
+  id: string;
+  org_id: string;
+  name: string;
+  url: string;
+  url_sealed: string | null;
+  repo_key: string;
+  branch: string;
+  path: string;
+  source: string;
+  auto_sync: boolean;
+  prune: boolean;
+  self_heal: boolean;
+  deny_weakening: boolean;
+  max_changes: number;
+  max_change_percent: number;
+  poll_interval_seconds: number;
+  credentials_ref: string | null;
+  webhook_secret_sealed: string;
+  webhook_secret_last4: string;
+  api_key_id: string;
+  api_key_sealed: string;
+  status: ColumnType<string, string | undefined, string>;
+  status_message: string | null;
+  last_synced_commit: string | null;
+  last_synced_at: NullableTimestamp;
+  last_checked_at: NullableTimestamp;
+  next_poll_at: Timestamp;
+  sync_job_id: string | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** One sync of a config repository (migration 0007). */
+export interface ConfigRepoSyncsTable {
+  id: string;
+  org_id: string;
+  repo_id: string;
+  job_id: string | null;
+  trigger: string;
+  status: string;
+  result: string | null;
+  failure_stage: string | null;
+  forced: Generated<boolean>;
+  delivery_id: string | null;
+  commit_sha: string | null;
+  summary: Json<Record<string, unknown>> | null;
+  changes: ColumnType<string[], string | undefined, string>;
+  errors: ColumnType<string[], string | undefined, string>;
+  warnings: ColumnType<string[], string | undefined, string>;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+/** A source-control delivery acted on, kept to make redeliveries no-ops (migration 0007). */
+export interface SourceControlDeliveriesTable {
+  provider: string;
+  delivery_id: string;
+  received_at: CreatedAt;
+  sync_ids: Json<string[]>;
+}
+
+export interface Database {
+  config_repos: ConfigReposTable;
+  config_repo_syncs: ConfigRepoSyncsTable;
+  source_control_deliveries: SourceControlDeliveriesTable;
+}
+
+export type ConfigRepoRow = Selectable<ConfigReposTable>;
+export type ConfigRepoSyncRow = Selectable<ConfigRepoSyncsTable>;

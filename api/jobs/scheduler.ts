@@ -17,6 +17,7 @@ import type { ScanScheduleRow } from '../db/schema.ts';
 import { nextRunAt } from '../schedules/validate.ts';
 import { enqueue } from './queue.ts';
 import { announceEnqueued } from './signals.ts';
+import { Ticker } from './ticker.ts';
 import type { JobLogger } from './types.ts';
 
 export const SCAN_JOB_KIND = 'scan';
@@ -74,9 +75,7 @@ export class Scheduler {
   private readonly tickMs: number;
   private readonly batchSize: number;
   private readonly runner: ScheduleRunner;
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<unknown> | undefined;
-  private stopped = false;
+  private ticker: Ticker | undefined;
 
   constructor(options: SchedulerOptions) {
     this.db = options.db;
@@ -87,26 +86,12 @@ export class Scheduler {
   }
 
   start(): this {
-    const run = () => {
-      if (this.stopped) return;
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.log.error({ err }, 'scheduler: tick failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (!this.stopped) {
-            this.timer = setTimeout(run, this.tickMs);
-            this.timer.unref();
-          }
-        });
-    };
-    run();
+    this.ticker = new Ticker(() => this.tick(), this.tickMs, (err) => this.log.error({ err }, 'scheduler: tick failed')).start();
     return this;
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.ticking;
+    await this.ticker?.stop();
   }
 
   /** Enqueues every due schedule's run; returns how many jobs it created. */

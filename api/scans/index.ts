@@ -5,7 +5,7 @@ import type { ScanScheduleRow } from '../db/schema.ts';
 import { jobHandlers } from '../jobs/registry.ts';
 import type { JobHandlers, JobKindDefinition } from '../jobs/types.ts';
 import { scanJobKind, type ScanJobOptions } from './run-scan.ts';
-import { parseGitSource } from './sources/git-url.ts';
+import { parseGitSource } from '../git/url.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { createScan, SCAN_JOB_KIND, storedGitSource } from './store.ts';
 

@@ -14,7 +14,7 @@ import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { cancelJob } from '../jobs/queue.ts';
 import { detectArchiveKind } from './sources/archive.ts';
-import { parseGitSource } from './sources/git-url.ts';
+import { parseGitSource } from '../git/url.ts';
 import { diffScans, scanCoverage } from './compare.ts';
 import { CodeScanBody, SCAN_STATUSES, ScanResource } from './schemas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';

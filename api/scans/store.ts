@@ -11,7 +11,7 @@ import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from '../schedules/validate.ts';
 import type { ScanStatus } from './schemas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import { withoutCredentials, type GitSource } from './sources/git-url.ts';
+import { withoutCredentials, type GitSource } from '../git/url.ts';
 
 export type ScanRow = Selectable<ScansTable>;
 

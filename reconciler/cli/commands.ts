@@ -6,7 +6,7 @@ import { applyPlan, renderApplyReport } from '../apply/apply.ts';
 import { dumpConfig } from '../dump/dump.ts';
 import { readLiveState } from '../live/read.ts';
 import { hasChanges } from '../plan/plan.ts';
-import { DEFAULT_THRESHOLDS, thresholdViolation } from '../plan/safety.ts';
+import { DEFAULT_THRESHOLDS, thresholdViolation, type Thresholds } from '../plan/safety.ts';
 import { renderJson, renderMarkdown, renderText } from '../output/render.ts';
 import { connect, preparePlan, type PlanSession } from './session.ts';
 import { resolveSource } from './source.ts';
@@ -55,6 +55,17 @@ export async function planCommand(args: string[]): Promise<number> {
   return hasChanges(prepared.session.plan) ? 2 : 0;
 }
 
+/** --max-changes and --max-change-percent over the defaults. */
+export function thresholdsFrom(values: { 'max-changes'?: string | undefined; 'max-change-percent'?: string | undefined }): Thresholds {
+  const number = (flag: string, value: string | undefined, fallback: number): number => {
+    if (value === undefined || value === '') return fallback;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${flag} must be a non-negative number, got "${value}"`);
+    return n;
+  };
+  return { floor: number('max-changes', values['max-changes'], DEFAULT_THRESHOLDS.floor), percent: number('max-change-percent', values['max-change-percent'], DEFAULT_THRESHOLDS.percent) };
+}
+
 async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stdout });
   try {
@@ -90,11 +101,7 @@ export async function applyCommand(args: string[]): Promise<number> {
     return 1;
   }
   if (!hasChanges(s.plan)) return 0;
-  const thresholds = {
-    floor: values['max-changes'] ? Number(values['max-changes']) : DEFAULT_THRESHOLDS.floor,
-    percent: values['max-change-percent'] ? Number(values['max-change-percent']) : DEFAULT_THRESHOLDS.percent,
-  };
-  const violation = thresholdViolation(s.plan, thresholds);
+  const violation = thresholdViolation(s.plan, thresholdsFrom(values));
   if (violation && !values.force) {
     process.stderr.write(`${violation}\n`);
     return 1;

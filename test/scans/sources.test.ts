@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArchiveError, detectArchiveKind, extractArchive, type ArchiveKind } from '../../api/scans/sources/archive.ts';
-import { cloneRepository, GitCloneError } from '../../api/scans/sources/git-clone.ts';
-import { checkRef, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from '../../api/scans/sources/git-url.ts';
-import { withWorkspace } from '../../api/scans/sources/workspace.ts';
+import { cloneRepository, GitCloneError } from '../../api/git/clone.ts';
+import { checkRef, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from '../../api/git/url.ts';
+import { withWorkspace } from '../../api/git/workspace.ts';
 
 // ---------------------------------------------------------------------------------------------
 // URLs and refs

@@ -28,7 +28,7 @@ import { lstat, mkdir, open, readdir, rename, rmdir, writeFile } from 'node:fs/p
 import { dirname, join, resolve, sep } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { readZipEntries, ZipError } from '../../scanners/sca/zip.ts';
-import { withWorkspace } from './workspace.ts';
+import { withWorkspace } from '../../git/workspace.ts';
 
 export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
 

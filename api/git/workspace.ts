@@ -1,4 +1,4 @@
-// A private scratch directory for one scan's source (a clone or an extracted archive): created
+// A private scratch directory for one scan's or sync's source (a clone or an extracted archive): created
 // under the system temp directory, readable only by the server's user, and always removed.
 import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 export async function withWorkspace<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   // realpath: os.tmpdir() may be a symlink (macOS /var → /private/var); containment checks compare
   // resolved paths.
-  const dir = await realpath(await mkdtemp(join(tmpdir(), 'aegis-scan-')));
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'aegis-work-')));
   let result: T;
   try {
     await chmod(dir, 0o700); // mkdtemp already uses 0700; explicit in case that ever changes

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
-import { isCommitSha, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from './git-url.ts';
+import { isCommitSha, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from './url.ts';
 
 export interface CloneOptions {
   signal?: AbortSignal;

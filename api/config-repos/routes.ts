@@ -1,0 +1,263 @@
+// /api/v1/config-repos: the git repositories the platform follows (list, get, create, update,
+// delete; admin), their sync records, and manual syncs. The webhook secret is write-only: generated
+// and returned once when not given, never shown after. Syncs themselves are jobs (./sync-job.ts).
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { auditRequest } from '../audit/audit-log.ts';
+import { principalOf } from '../auth/plugin.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Db } from '../db/database.ts';
+import { checkRef, parseGitSource, type GitSource } from '../git/url.ts';
+import { conflict, notFound, validationFailed } from '../http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
+import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import { announceEnqueued } from '../jobs/signals.ts';
+import { ConfigRepoCreate, ConfigRepoCreated, ConfigRepoResource, ConfigRepoUpdate, REPO_STATUSES, SYNC_RESULTS, SYNC_TRIGGERS, SyncResource } from './schemas.ts';
+import { defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';
+
+export interface ConfigRepoRoutesOptions {
+  db: Db;
+  secretBox: SecretBox;
+  allowLocalSources: boolean;
+  /** poll_interval_seconds when a repository does not set it. */
+  defaultPollSeconds: number;
+}
+
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
+const syncParams = { type: 'object', required: ['id', 'syncId'], properties: { id: { type: 'string', maxLength: 64 }, syncId: { type: 'string', maxLength: 64 } } } as const;
+
+const invalidField = (field: string, message: string) => validationFailed(`request body is invalid: ${field} ${message}`, { fields: [{ field, message }] });
+
+function checkSource(url: string, allowLocal: boolean): GitSource {
+  const parsed = parseGitSource(url, undefined, { allowLocal });
+  if (!parsed.ok) throw invalidField('url', parsed.reason);
+  return parsed.source;
+}
+
+function checkBranch(branch: string): void {
+  const problem = checkRef(branch);
+  if (problem) throw invalidField('branch', problem);
+}
+
+/** Relative, inside the repository: no absolute path, no `.` or `..` segment. */
+function checkPath(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  if (path.startsWith('/')) throw invalidField('path', 'must be relative to the repository root');
+  if (trimmed.split('/').some((s) => s === '.' || s === '..' || (s === '' && trimmed !== ''))) throw invalidField('path', "must not contain empty, '.' or '..' segments");
+  return trimmed;
+}
+
+/** The audit trail never names credentials: the stored URL has none. */
+const auditMetadata = (row: { url: string; branch: string; path: string }) => ({ url: row.url, branch: row.branch, path: row.path });
+
+export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ConfigRepoRoutesOptions }> = async (app, { db, secretBox, allowLocalSources, defaultPollSeconds }) => {
+  const tags = ['Config repositories'];
+
+  app.get(
+    '/api/v1/config-repos',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'List config repositories',
+        querystring: { type: 'object', properties: { ...pageQueryProperties, status: { type: 'string', enum: REPO_STATUSES } } },
+        response: { 200: listResponseSchema(ConfigRepoResource) },
+      },
+    },
+    async (request) => {
+      const limit = pageLimit(request.query);
+      const rows = await listRepos(db, { orgId: principalOf(request).orgId, after: decodeCursor(request.query.cursor), limit, status: request.query.status });
+      return toPage(rows, limit, toConfigRepo);
+    },
+  );
+
+  app.get(
+    '/api/v1/config-repos/:id',
+    { config: { auth: 'admin' }, schema: { tags, summary: 'Get a config repository', params: idParams, response: { 200: ConfigRepoResource } } },
+    async (request) => {
+      const row = await findRepo(db, principalOf(request).orgId, request.params.id);
+      if (!row) throw notFound('config repository');
+      return toConfigRepo(row);
+    },
+  );
+
+  app.post(
+    '/api/v1/config-repos',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Register a config repository',
+        description:
+          'Registers a git repository to follow. An API key (`config-repo <name>`, scope admin) is made for its syncs. Without `webhook_secret`, one is generated and returned in this response only. The first sync is queued at once.',
+        body: ConfigRepoCreate,
+        response: { 201: ConfigRepoCreated },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body;
+      const source = checkSource(body.url, allowLocalSources);
+      const branch = body.branch ?? 'main';
+      checkBranch(branch);
+      const path = checkPath(body.path ?? '');
+      const ownership = body.source ?? defaultSource(source, path);
+      const created = await db.transaction().execute(async (trx) => {
+        const clash = await trx
+          .selectFrom('config_repos')
+          .select(['name', 'source'])
+          .where('org_id', '=', principal.orgId)
+          .where((eb) => eb.or([eb('name', '=', body.name), eb('source', '=', ownership)]))
+          .executeTakeFirst();
+        if (clash?.name === body.name) throw conflict(`a config repository named "${body.name}" exists`, { field: 'name' });
+        if (clash) throw conflict(`another config repository already uses the source id "${ownership}"; two repositories must not own the same objects (set a different \`source\`)`, { field: 'source' });
+        const result = await insertRepo(trx, secretBox, {
+          orgId: principal.orgId,
+          name: body.name,
+          source,
+          ownership,
+          branch,
+          path,
+          auto_sync: body.auto_sync ?? true,
+          prune: body.prune ?? true,
+          self_heal: body.self_heal ?? false,
+          deny_weakening: body.deny_weakening ?? false,
+          max_changes: body.max_changes ?? 5,
+          max_change_percent: body.max_change_percent ?? 25,
+          poll_interval_seconds: body.poll_interval_seconds ?? defaultPollSeconds,
+          credentials_ref: body.credentials_ref ?? null,
+          webhookSecret: body.webhook_secret,
+          createdBy: principal.keyId,
+        });
+        await auditRequest(trx, request, { action: 'config_repo.created', target: { type: 'config_repo', id: result.row.id }, metadata: auditMetadata(result.row) });
+        return result;
+      });
+      return reply.code(201).send({ ...toConfigRepo(created.row), ...(created.generatedSecret ? { webhook_secret: created.generatedSecret } : {}) });
+    },
+  );
+
+  app.patch(
+    '/api/v1/config-repos/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Update a config repository',
+        description: 'Changes the fields given. A new `url`, `branch` or `path` resets the status and fetches at once. `webhook_secret` replaces the secret (write-only). The source id cannot change.',
+        params: idParams,
+        body: ConfigRepoUpdate,
+        response: { 200: ConfigRepoResource },
+      },
+    },
+    async (request) => {
+      const { orgId } = principalOf(request);
+      const { url, webhook_secret: webhookSecret, ...settings } = request.body;
+      const source = url !== undefined ? checkSource(url, allowLocalSources) : undefined;
+      if (settings.branch !== undefined) checkBranch(settings.branch);
+      const path = settings.path !== undefined ? checkPath(settings.path) : undefined;
+      const row = await db.transaction().execute(async (trx) => {
+        if (settings.name !== undefined) {
+          const clash = await trx.selectFrom('config_repos').select('id').where('org_id', '=', orgId).where('name', '=', settings.name).where('id', '!=', request.params.id).executeTakeFirst();
+          if (clash) throw conflict(`a config repository named "${settings.name}" exists`, { field: 'name' });
+        }
+        const after = await updateRepo(trx, secretBox, orgId, request.params.id, {
+          ...settings,
+          ...(path !== undefined ? { path } : {}),
+          ...(source ? { source } : {}),
+          ...(webhookSecret !== undefined ? { webhookSecret } : {}),
+        });
+        if (!after) throw notFound('config repository');
+        await auditRequest(trx, request, {
+          action: 'config_repo.updated',
+          target: { type: 'config_repo', id: after.id },
+          metadata: { fields: Object.keys(request.body).sort(), ...auditMetadata(after) },
+        });
+        return after;
+      });
+      return toConfigRepo(row);
+    },
+  );
+
+  app.delete(
+    '/api/v1/config-repos/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Delete a config repository',
+        description: 'Stops following the repository and revokes its sync key. The objects it made stay (they keep their ownership labels).',
+        params: idParams,
+        response: { 204: { type: 'null', description: 'Deleted.' } },
+      },
+    },
+    async (request, reply) => {
+      await db.transaction().execute(async (trx) => {
+        const deleted = await deleteRepo(trx, principalOf(request).orgId, request.params.id);
+        if (!deleted) throw notFound('config repository');
+        await auditRequest(trx, request, { action: 'config_repo.deleted', target: { type: 'config_repo', id: deleted.id }, metadata: auditMetadata(deleted) });
+      });
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/v1/config-repos/:id/sync',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Sync a config repository now',
+        description:
+          'Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds and the weakening rule — for a sync that was `refused`, after reviewing its plan.',
+        params: idParams,
+        querystring: { type: 'object', properties: { force: { type: 'boolean', default: false } } },
+        response: { 202: SyncResource },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const force = request.query.force === true;
+      const record = await db.transaction().execute(async (trx) => {
+        const repo = await findRepo(trx, orgId, request.params.id);
+        if (!repo) throw notFound('config repository');
+        const { syncId } = await requestSync(trx, repo, { trigger: 'manual', force, withRecord: true });
+        await auditRequest(trx, request, { action: 'config_repo.sync_requested', target: { type: 'config_repo', id: repo.id }, metadata: { force, sync_id: syncId } });
+        return findSync(trx, orgId, repo.id, syncId!);
+      });
+      announceEnqueued(db);
+      return reply.code(202).send(toSync(record!));
+    },
+  );
+
+  app.get(
+    '/api/v1/config-repos/:id/syncs',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: "List a config repository's syncs",
+        description: 'Newest first. Automatic checks that found nothing new (no new commit, no drift, the same outcome as the latest record) leave no record.',
+        params: idParams,
+        querystring: { type: 'object', properties: { ...pageQueryProperties, trigger: { type: 'string', enum: SYNC_TRIGGERS }, result: { type: 'string', enum: SYNC_RESULTS } } },
+        response: { 200: listResponseSchema(SyncResource) },
+      },
+    },
+    async (request) => {
+      const { orgId } = principalOf(request);
+      const repo = await findRepo(db, orgId, request.params.id);
+      if (!repo) throw notFound('config repository');
+      const limit = pageLimit(request.query);
+      const rows = await listSyncs(db, { orgId, repoId: repo.id, after: decodeCursor(request.query.cursor), limit, trigger: request.query.trigger, result: request.query.result });
+      return toPage(rows, limit, toSync);
+    },
+  );
+
+  app.get(
+    '/api/v1/config-repos/:id/syncs/:syncId',
+    { config: { auth: 'admin' }, schema: { tags, summary: 'Get a sync record', params: syncParams, response: { 200: SyncResource } } },
+    async (request) => {
+      const row = await findSync(db, principalOf(request).orgId, request.params.id, request.params.syncId);
+      if (!row) throw notFound('sync');
+      return toSync(row);
+    },
+  );
+};

@@ -1,0 +1,246 @@
+// The `config-repo-sync` job: fetch the branch, then reconcile the config directory against the
+// API exactly as `aegis apply` would (reconciler/sync/reconcile.ts) — through the REST API with the
+// repository's own key, so every write is authorised, validated and audited like any client's.
+//
+// One sync of a repository runs at a time: the job takes the repository's sync lock (its own id in
+// sync_job_id; free once the holder has ended) and, finding it taken, fails the attempt so the
+// queue retries it shortly. A sync's failure (unreachable repository, invalid config, a refused
+// plan) is its result, recorded and not retried: the next push or poll tries again.
+//
+// Polls run often and mostly find nothing: a poll that sees the last synced commit is a drift check
+// (trigger `drift`), and an automatic check whose outcome equals the repository's latest record
+// (same commit, result, plan and errors) leaves no new record, only last_checked_at.
+import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { ConfigRepoRow, ConfigRepoSyncRow } from '../db/schema.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import { cloneRepository } from '../git/clone.ts';
+import { parseGitSource, redactText } from '../git/url.ts';
+import { withWorkspace } from '../git/workspace.ts';
+import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
+import { createAegisClient } from '../../reconciler/client/client.ts';
+import { restResources } from '../../reconciler/live/rest-resources.ts';
+import { reconcile, type PlanSummary, type ReconcileOutcome } from '../../reconciler/sync/reconcile.ts';
+import type { FailureStage, RepoStatus, SyncResult, SyncTrigger } from './schemas.ts';
+import { cloneUrlOf, nextPollAt, openSyncKey, type SyncJobPayload } from './store.ts';
+
+export interface SyncJobOptions {
+  db: Db;
+  secretBox: SecretBox;
+  allowLocalSources: boolean;
+  /** The API the sync talks to (the server's own URL; `aegis worker` takes AEGIS_API_URL). */
+  apiUrl: string;
+  cloneTimeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+const MAX_LINES = 200;
+
+interface Outcome {
+  trigger: SyncTrigger;
+  commit: string | null;
+  result: SyncResult;
+  failureStage: FailureStage | null;
+  summary: PlanSummary | null;
+  changes: string[];
+  errors: string[];
+  warnings: string[];
+}
+
+class SyncFailure extends Error {
+  constructor(
+    readonly stage: FailureStage,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The clone URL with the worker-held credentials a repository names, if any. */
+function credentialedUrl(repo: ConfigRepoRow, box: SecretBox, env: NodeJS.ProcessEnv): string {
+  const url = cloneUrlOf(box, repo);
+  if (!repo.credentials_ref) return url;
+  const value = env[`AEGIS_GIT_CREDENTIAL_${repo.credentials_ref}`];
+  if (!value) throw new SyncFailure('fetch', `credentials ${repo.credentials_ref} are not set on this worker (AEGIS_GIT_CREDENTIAL_${repo.credentials_ref})`);
+  const parsed = /^(https?:\/\/)([^/@]+@)?(.*)$/i.exec(url);
+  if (!parsed) throw new SyncFailure('fetch', 'credentials_ref applies to https URLs only');
+  const [user, token] = value.includes(':') ? [value.slice(0, value.indexOf(':')), value.slice(value.indexOf(':') + 1)] : ['git', value];
+  return `${parsed[1]}${encodeURIComponent(user)}:${encodeURIComponent(token)}@${parsed[3]}`;
+}
+
+const cap = (lines: string[]) => (lines.length > MAX_LINES ? [...lines.slice(0, MAX_LINES - 1), `… and ${lines.length - MAX_LINES + 1} more`] : lines);
+
+function fromReconcile(trigger: SyncTrigger, commit: string, outcome: ReconcileOutcome, repoId: string): Outcome {
+  const base = { trigger, commit, summary: outcome.summary, changes: cap(outcome.changes), warnings: cap(outcome.warnings) };
+  switch (outcome.result) {
+    case 'invalid':
+      return { ...base, result: 'failed', failureStage: 'validate', summary: null, errors: cap(outcome.errors) };
+    case 'failed':
+      return { ...base, result: 'failed', failureStage: outcome.applied ? 'apply' : 'plan', errors: cap(outcome.errors) };
+    case 'refused':
+      return {
+        ...base,
+        result: 'refused',
+        failureStage: null,
+        errors: cap([...outcome.errors, `Review the plan, then POST /api/v1/config-repos/${repoId}/sync?force=true (or raise max_changes / max_change_percent).`]),
+      };
+    default:
+      return { ...base, result: outcome.result, failureStage: null, errors: [] };
+  }
+}
+
+function repoStatus(outcome: Outcome, repo: ConfigRepoRow): { status: RepoStatus; message: string | null } {
+  const n = outcome.changes.length;
+  switch (outcome.result) {
+    case 'applied':
+    case 'unchanged':
+      return { status: 'synced', message: null };
+    case 'planned':
+      return {
+        status: 'out_of_sync',
+        message:
+          outcome.trigger === 'drift'
+            ? `drift: ${n} change(s) would restore ${outcome.commit?.slice(0, 12) ?? 'the config'}; ${repo.auto_sync ? 'self_heal is off' : 'auto_sync is off'}`
+            : `${n} change(s) waiting: auto_sync is off`,
+      };
+    case 'refused':
+      return { status: 'out_of_sync', message: outcome.errors[0] ?? 'refused' };
+    case 'failed':
+      return { status: 'error', message: `${outcome.failureStage ?? 'sync'} failed: ${outcome.errors[0] ?? 'unknown error'}` };
+  }
+}
+
+/** Same commit, result, plan and errors as the latest record: nothing new to tell. */
+function repeats(outcome: Outcome, latest: ConfigRepoSyncRow | undefined): boolean {
+  if (!latest || latest.status !== 'completed') return false;
+  const checksum = (latest.summary as { checksum?: string | null } | null)?.checksum ?? null;
+  return (
+    latest.commit_sha === outcome.commit &&
+    latest.result === outcome.result &&
+    checksum === (outcome.summary?.checksum ?? null) &&
+    JSON.stringify(latest.errors) === JSON.stringify(outcome.errors)
+  );
+}
+
+async function takeLock(db: Db, repoId: string, jobId: string): Promise<ConfigRepoRow | undefined> {
+  return db
+    .updateTable('config_repos')
+    .set({ sync_job_id: jobId })
+    .where('id', '=', repoId)
+    .where((eb) =>
+      eb.or([
+        eb('sync_job_id', 'is', null),
+        eb('sync_job_id', '=', jobId),
+        eb.not(eb.exists(eb.selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'config_repos.sync_job_id').where('jobs.state', 'in', ['queued', 'running']))),
+      ]),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, payload: SyncJobPayload, ctx: JobContext): Promise<Outcome> {
+  let commit: string | null = null;
+  let trigger = payload.trigger;
+  try {
+    return await withWorkspace(async (dir) => {
+      const url = credentialedUrl(repo, options.secretBox, options.env ?? process.env);
+      const parsed = parseGitSource(url, repo.branch, { allowLocal: options.allowLocalSources });
+      if (!parsed.ok) throw new SyncFailure('fetch', `invalid repository ${parsed.field}: ${parsed.reason}`);
+      const checkout = join(dir, 'repo');
+      try {
+        commit = (await cloneRepository(parsed.source, checkout, { signal: ctx.signal, timeoutMs: options.cloneTimeoutMs ?? 120_000, allowLocal: options.allowLocalSources })).commit;
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        throw new SyncFailure('fetch', redactText(err instanceof Error ? err.message : String(err), url));
+      }
+      // A poll that finds the commit already synced is a drift check.
+      if (trigger === 'poll' && commit === repo.last_synced_commit) trigger = 'drift';
+      const configDir = join(checkout, repo.path);
+      const isDir = await stat(configDir).then((s) => s.isDirectory(), () => false);
+      if (!isDir) throw new SyncFailure('validate', `the path "${repo.path}" is not a directory at commit ${commit}`);
+      const client = createAegisClient({ baseUrl: options.apiUrl, apiKey: openSyncKey(options.secretBox, repo), userAgent: 'aegis-config-sync/1' });
+      const outcome = await reconcile({
+        api: restResources(client),
+        path: configDir,
+        source: repo.source,
+        prune: repo.prune,
+        // A person asking (manual) applies; pushes and polls only when auto_sync is on, drift only with self-heal.
+        apply: trigger === 'manual' || (repo.auto_sync && (trigger !== 'drift' || repo.self_heal)),
+        force: payload.force === true,
+        thresholds: { floor: repo.max_changes, percent: repo.max_change_percent },
+        denyWeakening: repo.deny_weakening,
+      });
+      return fromReconcile(trigger, commit, outcome, repo.id);
+    });
+  } catch (err) {
+    if (err instanceof JobAbortedError || ctx.signal.aborted) throw err;
+    const stage = err instanceof SyncFailure ? err.stage : 'plan';
+    const message = err instanceof Error ? err.message : String(err);
+    return { trigger, commit, result: 'failed', failureStage: stage, summary: null, changes: [], errors: [message], warnings: [] };
+  }
+}
+
+async function runSync(options: SyncJobOptions, job: Job<SyncJobPayload>, ctx: JobContext): Promise<{ sync_id: string | null; result: SyncResult | 'skipped' }> {
+  const { db } = options;
+  const payload = job.payload;
+  const exists = await db.selectFrom('config_repos').select('id').where('id', '=', payload.repo_id).executeTakeFirst();
+  if (!exists) return { sync_id: null, result: 'skipped' }; // deleted since (its records went with it)
+  const repo = await takeLock(db, payload.repo_id, job.id);
+  if (!repo) throw new Error('another sync of this repository is running; this one waits for it');
+  const startedAt = new Date();
+  if (payload.sync_id) await db.updateTable('config_repo_syncs').set({ status: 'running', started_at: startedAt }).where('id', '=', payload.sync_id).execute();
+
+  const outcome = await fetchAndReconcile(options, repo, payload, ctx);
+  const { status, message } = repoStatus(outcome, repo);
+  return ctx.completeWith(async (trx) => {
+    const latest = await trx.selectFrom('config_repo_syncs').selectAll().where('repo_id', '=', repo.id).where('status', '=', 'completed').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    const quiet = !payload.sync_id && (outcome.trigger === 'drift' ? outcome.result === 'unchanged' || repeats(outcome, latest) : repeats(outcome, latest));
+    let syncId: string | null = payload.sync_id ?? null;
+    const record = {
+      trigger: outcome.trigger,
+      status: 'completed',
+      result: outcome.result,
+      failure_stage: outcome.failureStage,
+      commit_sha: outcome.commit,
+      summary: outcome.summary ? JSON.stringify(outcome.summary) : null,
+      changes: JSON.stringify(outcome.changes),
+      errors: JSON.stringify(outcome.errors),
+      warnings: JSON.stringify(outcome.warnings),
+      started_at: startedAt,
+      finished_at: sql<Date>`now()`,
+    };
+    if (syncId) {
+      await trx.updateTable('config_repo_syncs').set(record).where('id', '=', syncId).execute();
+    } else if (!quiet) {
+      syncId = `sync_${job.id.slice(4)}`;
+      await trx.insertInto('config_repo_syncs').values({ id: syncId, org_id: repo.org_id, repo_id: repo.id, job_id: job.id, forced: payload.force === true, ...record }).execute();
+    }
+    const synced = status === 'synced';
+    await trx
+      .updateTable('config_repos')
+      .set({
+        status,
+        status_message: message,
+        ...(synced ? { last_synced_commit: outcome.commit, last_synced_at: sql<Date>`now()` } : {}),
+        last_checked_at: sql<Date>`now()`,
+        // Any sync resets the poll clock: the next check is a full interval later.
+        next_poll_at: nextPollAt(repo.poll_interval_seconds),
+        sync_job_id: null,
+      })
+      .where('id', '=', repo.id)
+      .where('sync_job_id', '=', job.id)
+      .execute();
+    return { sync_id: syncId, result: outcome.result };
+  });
+}
+
+export function configSyncJobKind(options: SyncJobOptions): JobKindDefinition<SyncJobPayload> {
+  return {
+    concurrency: 2,
+    // Retries are for waiting on the repository's lock; short steps.
+    backoff: { baseMs: 250, maxMs: 3_000 },
+    run: (job, ctx) => runSync(options, job, ctx),
+  };
+}
