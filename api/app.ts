@@ -32,6 +32,7 @@ import { advisoryRoutes } from './advisories/routes.ts';
 import { scanRoutes } from './scans/routes.ts';
 import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
 import { configRepoRoutes } from './config-repos/routes.ts';
+import { urlScanRoutes } from './url-scans/routes.ts';
 import { pushRoutes } from './config-repos/push-routes.ts';
 
 export const API_VERSION = '1.0.0';
@@ -55,7 +56,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'configRepoPollSeconds'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds'>;
 }
 
 export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, config }: AppDeps): Promise<FastifyInstance> {
@@ -98,6 +99,7 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });
+  await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets });
   await app.register(vulnerabilityRoutes, { db });
   await app.register(advisoryRoutes, { db });
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds });

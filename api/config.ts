@@ -49,6 +49,8 @@ export interface ServerConfig {
   analyticsRateLimitPerMinute: number;
   /** Code scans may read `file://` URLs and local paths (AEGIS_ALLOW_LOCAL_SOURCES; off: a server should not scan its own disk for callers). */
   allowLocalSources: boolean;
+  /** URL scans may reach private, loopback and link-local addresses (AEGIS_ALLOW_PRIVATE_TARGETS; off: no scanning the server's own network). */
+  allowPrivateTargets: boolean;
   /** Default poll interval of config repositories, seconds (AEGIS_CONFIG_REPO_POLL_SECONDS, 180). */
   configRepoPollSeconds: number;
 }
@@ -110,6 +112,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldLiveHeartbeatMs: positiveInt('AEGIS_SHIELD_LIVE_HEARTBEAT_MS', env.AEGIS_SHIELD_LIVE_HEARTBEAT_MS, 15_000) || 15_000,
     analyticsRateLimitPerMinute: positiveInt('AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE', env.AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE, 30),
     allowLocalSources: bool('AEGIS_ALLOW_LOCAL_SOURCES', env.AEGIS_ALLOW_LOCAL_SOURCES, false),
+    allowPrivateTargets: bool('AEGIS_ALLOW_PRIVATE_TARGETS', env.AEGIS_ALLOW_PRIVATE_TARGETS, false),
     configRepoPollSeconds: positiveInt('AEGIS_CONFIG_REPO_POLL_SECONDS', env.AEGIS_CONFIG_REPO_POLL_SECONDS, 180),
   };
 }

@@ -75,10 +75,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       log: app.log,
       databaseUrl: config.databaseUrl,
       handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, events: events.internal }),
         ...configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url }),
       },
-      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, secretBox }),
+      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;
     return {

@@ -45,10 +45,10 @@ export async function workerCommand(args: string[]): Promise<number> {
       config: jobsConfig,
       role: 'worker',
       handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox }),
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
         ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl }) : {}),
       },
-      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, secretBox }),
+      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log }).start() : undefined;
     const worker = jobs.worker!;

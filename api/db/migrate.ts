@@ -9,6 +9,7 @@ import * as shieldEvents from './migrations/0004_shield_events.ts';
 import * as jobs from './migrations/0005_jobs.ts';
 import * as scans from './migrations/0006_scans.ts';
 import * as configRepos from './migrations/0007_config_repos.ts';
+import * as findingVerification from './migrations/0008_finding_verification.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0005_jobs': jobs,
   '0006_scans': scans,
   '0007_config_repos': configRepos,
+  '0008_finding_verification': findingVerification,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -236,6 +236,10 @@ export interface VulnerabilitiesTable {
   fixed_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** The latest verify-fix (migration 0008). */
+  verification: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  virtual_patch_id: ColumnType<string | null, string | null | undefined, string | null>;
+  virtual_patch_auto_remove: Generated<boolean>;
 }
 
 /** An OSV advisory (migration 0006), shared by all organisations. */

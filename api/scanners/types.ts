@@ -1,4 +1,4 @@
-// What every code scanner (secrets, SCA, SAST) takes and gives back. The job that runs a scan
+// What every code scanner (secrets, SCA, SAST) takes and gives back (URL scanners: ./web/types.ts). The job that runs a scan
 // prepares a directory (a git checkout or an unpacked archive), calls the scanner, and stores the
 // findings; scanners know nothing of jobs, the database or HTTP.
 
@@ -10,14 +10,17 @@ export type FindingLocation =
   | { kind: 'file'; path: string; line: number; column?: number; end_line?: number; commit?: string }
   | { kind: 'package'; path: string; ecosystem: string; name: string; version: string };
 
-export interface Finding {
+/** Where a URL scan's finding is (DAST, API, CVE templates): the request that shows it. */
+export type UrlLocation = { kind: 'url'; url: string; method: string; parameter?: string };
+
+export interface Finding<Location = FindingLocation> {
   /** Rule or advisory that produced it (`aws-access-key-id`, `js-sql-injection`, `GHSA-…`). */
   rule_id: string;
   title: string;
   severity: Severity;
   /** `CWE-89`; null when the rule names none. */
   cwe: string | null;
-  location: FindingLocation;
+  location: Location;
   /** Short, safe to store and show: code around the problem, never a full secret. */
   evidence: string;
   /**

@@ -7,16 +7,21 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { newId } from '../ids.ts';
-import type { Finding } from '../scanners/types.ts';
+import type { Finding as CodeFinding, UrlLocation } from '../scanners/types.ts';
 import { SEVERITIES } from './schemas.ts';
 import type { ScanRow } from './store.ts';
 
 const CHUNK = 500;
 
+/** Code scanners' and URL scanners' findings alike. */
+type Finding = CodeFinding | CodeFinding<UrlLocation>;
+
 export interface RecordedFindings {
   summary: Record<string, number>;
   /** Vulnerabilities first found by this scan. */
   created: number;
+  /** Their ids (for the `vulnerability.created` events). */
+  createdIds: string[];
   /** Vulnerabilities of the target resolved because this scan no longer found them. */
   fixed: number;
 }
@@ -31,7 +36,7 @@ function unique(findings: readonly Finding[]): Finding[] {
 export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly Finding[]): Promise<RecordedFindings> {
   const distinct = unique(findings);
   const summary: Record<string, number> = Object.fromEntries(SEVERITIES.map((s) => [s, 0]));
-  let created = 0;
+  const createdIds: string[] = [];
   const ids: string[] = [];
   for (let i = 0; i < distinct.length; i += CHUNK) {
     const rows = distinct.slice(i, i + CHUNK).map((f) => ({
@@ -80,7 +85,7 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
     for (const row of upserted) {
       ids.push(row.id);
       summary[row.severity] = (summary[row.severity] ?? 0) + 1;
-      if (row.inserted) created += 1;
+      if (row.inserted) createdIds.push(row.id);
     }
   }
   for (let i = 0; i < ids.length; i += CHUNK) {
@@ -100,5 +105,5 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
     .where('id', 'not in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scan.id))
     .executeTakeFirst();
   summary.total = distinct.length;
-  return { summary, created, fixed: Number(fixed.numUpdatedRows) };
+  return { summary, created: createdIds.length, createdIds, fixed: Number(fixed.numUpdatedRows) };
 }

@@ -1,5 +1,6 @@
 // The `scan` job: fetch the source into a private workspace, run the scanner (SAST and secrets in
-// a worker thread, SCA here: it mostly waits on advisory lookups), then store the findings and end
+// a worker thread, SCA here: it mostly waits on advisory lookups; URL scans send their requests
+// from here through api/url-scans, without a workspace), then store the findings and end
 // the scan in one transaction that commits only while this attempt still holds the job's lease —
 // a scan retried elsewhere after a lost lease is never recorded twice.
 //
@@ -16,6 +17,9 @@ import { extractArchive, type ArchiveKind } from './sources/archive.ts';
 import { cloneRepository } from '../git/clone.ts';
 import { withWorkspace } from '../git/workspace.ts';
 import { recordFindings } from './record-findings.ts';
+import type { InternalEvents } from '../events/internal-events.ts';
+import { runUrlScan } from '../url-scans/run.ts';
+import { isUrlSource } from '../url-scans/source.ts';
 import type { CodeScanInput } from './scan-thread.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, type ScanJobPayload, type ScanRow } from './store.ts';
@@ -26,6 +30,10 @@ const PROGRESS_WRITE_MS = 1_000;
 export interface ScanJobOptions {
   db: Db;
   allowLocalSources: boolean;
+  /** URL scans may reach private addresses (AEGIS_ALLOW_PRIVATE_TARGETS). */
+  allowPrivateTargets: boolean;
+  /** Where `scan.completed` and `vulnerability.created` go (in process). */
+  events?: InternalEvents | undefined;
   /** Opens the sealed clone URL of a repository that needs credentials. */
   secretBox: SecretBox;
   cloneTimeoutMs?: number;
@@ -40,7 +48,7 @@ interface ArchiveSource {
   format: ArchiveKind;
 }
 
-async function fetchSource(db: Db, scan: ScanRow, dir: string, options: ScanJobOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function fetchSource(db: Db, scan: ScanRow, dir: string, options: ScanJobOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
   const source = scan.source as unknown as GitSource | ArchiveSource;
   if (source.kind === 'archive') {
     const row = await db.selectFrom('scan_archives').select('content').where('scan_id', '=', scan.id).executeTakeFirst();
@@ -57,7 +65,7 @@ async function fetchSource(db: Db, scan: ScanRow, dir: string, options: ScanJobO
   return { commit: cloned.commit };
 }
 
-async function runScanner(db: Db, scan: ScanRow, root: string, signal: AbortSignal, progress: (f: number) => void): Promise<ScanOutput> {
+export async function runScanner(db: Db, scan: ScanRow, root: string, signal: AbortSignal, progress: (f: number) => void): Promise<ScanOutput> {
   if (scan.scan_type === 'sca') return scanSca({ root, signal, onProgress: progress }, new DbAdvisoryStore(db));
   if (scan.scan_type !== 'sast' && scan.scan_type !== 'secrets') throw new PermanentJobError(`scan type ${scan.scan_type} is not a code scan`);
   return runInThread<ScanOutput, CodeScanInput>({
@@ -67,6 +75,14 @@ async function runScanner(db: Db, scan: ScanRow, root: string, signal: AbortSign
     signal,
     onProgress: progress,
   });
+}
+
+/** Scan completion and new findings as internal events, after the outcome is committed. */
+function announce(events: InternalEvents | undefined, scan: ScanRow, status: 'completed' | 'failed', summary: Record<string, number>, createdIds: string[]): void {
+  if (!events) return;
+  const base = { org_id: scan.org_id, scan_type: scan.scan_type, target: scan.target };
+  events.emit('scan.completed', { ...base, scan_id: scan.id, status, summary });
+  for (const id of createdIds) events.emit('vulnerability.created', { ...base, vulnerability_id: id, scan_id: scan.id });
 }
 
 export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobPayload, { scan_id: string; findings: number } | null> {
@@ -87,23 +103,28 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
         setProgress(db, scan.id, Math.min(0.99, fraction)).catch((err: unknown) => ctx.log.warn({ err, scan_id: scan.id }, 'scan: progress not saved'));
       };
       try {
-        const { output, fetched } = await withWorkspace(async (dir) => {
-          const fetched = await fetchSource(db, scan, dir, options, ctx.signal);
-          return { fetched, output: await runScanner(db, scan, dir, ctx.signal, progress) };
-        });
-        return await ctx.completeWith(async (trx) => {
+        const { output, fetched } = isUrlSource(scan.source)
+          ? { output: await runUrlScan(scan, { db, secretBox: options.secretBox, allowPrivateTargets: options.allowPrivateTargets }, ctx.signal, progress), fetched: {} }
+          : await withWorkspace(async (dir) => {
+              const fetched = await fetchSource(db, scan, dir, options, ctx.signal);
+              return { fetched, output: await runScanner(db, scan, dir, ctx.signal, progress) };
+            });
+        const failedPolicy = output.findings.filter((f) => f.details.policy === 'fail').length;
+        const recorded = await ctx.completeWith(async (trx) => {
           const recorded = await recordFindings(trx, scan, output.findings);
-          await finishScan(trx, scan.id, {
-            status: 'completed',
-            summary: { ...recorded.summary, new: recorded.created, fixed: recorded.fixed },
-            coverage: { ...output.coverage, ...fetched },
-          });
-          return { scan_id: scan.id, findings: output.findings.length };
+          const summary = { ...recorded.summary, new: recorded.created, fixed: recorded.fixed, ...(isUrlSource(scan.source) ? { failed_policy: failedPolicy } : {}) };
+          await finishScan(trx, scan.id, { status: 'completed', summary, coverage: { ...output.coverage, ...fetched } });
+          return { summary, createdIds: recorded.createdIds };
         });
+        announce(options.events, scan, 'completed', recorded.summary, recorded.createdIds);
+        return { scan_id: scan.id, findings: output.findings.length };
       } catch (err) {
         if (ctx.signal.aborted) throw err; // canceled (the scan is already marked) or lease lost / shutdown (retried)
         const last = err instanceof PermanentJobError || job.attempts >= job.max_attempts;
-        if (last) await finishScan(db, scan.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
+        if (last) {
+          await finishScan(db, scan.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
+          announce(options.events, scan, 'failed', {}, []);
+        }
         throw err;
       }
     },

@@ -79,8 +79,8 @@ export function toScan(row: ScanRow) {
     scan_type: row.scan_type as ScanType,
     status: row.status as ScanStatus,
     target: row.target,
-    // The sealed clone URL (with its token) never leaves the server.
-    source: Object.fromEntries(Object.entries(row.source).filter(([key]) => key !== 'sealed_url')),
+    // Sealed secrets (a clone URL's token, a URL scan's authentication) never leave the server.
+    source: Object.fromEntries(Object.entries(row.source).filter(([key]) => key !== 'sealed_url' && key !== 'sealed_auth')),
     config: row.config,
     schedule_id: row.schedule_id,
     progress: Number(row.progress),

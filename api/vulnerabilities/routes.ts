@@ -1,5 +1,5 @@
 // /api/v1/vulnerabilities: the findings of all scans, deduplicated per target (spec 4.8), and
-// their triage. Verify-fix, tickets and virtual patches from a finding come with later work.
+// their triage, verify-fix (./verify.ts) and virtual patches made from a finding (./virtual-patch.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { SCAN_TYPES } from '../../schemas/index.ts';
 import { auditRequest } from '../audit/audit-log.ts';
@@ -12,6 +12,13 @@ import { filterParam, listResponseSchema, pageQueryProperties } from '../http/sc
 import { SEVERITIES, VulnerabilityResource } from '../scans/schemas.ts';
 import { findVulnerability, listVulnerabilities, toVulnerability, updateVulnerability, type TriageChanges, type VulnerabilityStatus } from './store.ts';
 import { allowedFrom, transitionAllowed } from './transitions.ts';
+import { sql } from 'kysely';
+import { VirtualPatchResource } from '../../schemas/index.ts';
+import { announceEnqueued } from '../jobs/signals.ts';
+import { findPatch, insertPatch, toPatch } from '../shield/virtual-patches/store.ts';
+import { requestVerification } from './verify.ts';
+import { derivePatch, siteServing } from './virtual-patch.ts';
+import type { Verification } from './store.ts';
 
 const STATUSES = ['open', 'acknowledged', 'resolved', 'accepted_risk'] as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
@@ -123,6 +130,86 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
         return after;
       });
       return toVulnerability(updated);
+    },
+  );
+
+  app.post(
+    '/api/v1/vulnerabilities/:id/verify',
+    {
+      config: { auth: 'vulnerabilities:write' },
+      schema: {
+        tags,
+        summary: 'Verify a fix',
+        description:
+          'Re-runs exactly the check that produced the finding — the recorded request(s) of a URL finding, through the scope and authentication of the scan that found it; a rescan of the same source for a code finding — as a job. Follow `verification` on the finding: `not_reproduced` resolves it (`resolution: verified`) and deletes its virtual patch when that was made with `auto_remove`; `reproduced` keeps it open with fresh evidence. 409 while a verification is under way.',
+        params: idParams,
+        response: { 202: VulnerabilityResource },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const updated = await db.transaction().execute(async (trx) => {
+        const row = await findVulnerability(trx, orgId, request.params.id, { forUpdate: true });
+        if (!row) throw notFound('vulnerability');
+        const current = row.verification as Verification | null;
+        if (current && (current.status === 'queued' || current.status === 'running')) throw conflict('a verification of this finding is under way', { job_id: current.job_id });
+        const verification = await requestVerification(trx, row);
+        await auditRequest(trx, request, { action: 'vulnerability.verify_requested', target: { type: 'vulnerability', id: row.id }, metadata: { job_id: verification.job_id } });
+        return (await findVulnerability(trx, orgId, row.id))!;
+      });
+      announceEnqueued(db);
+      return reply.code(202).send(toVulnerability(updated));
+    },
+  );
+
+  app.post(
+    '/api/v1/vulnerabilities/:id/virtual-patch',
+    {
+      config: { auth: 'shield:write' },
+      schema: {
+        tags,
+        summary: 'Shield a finding with a virtual patch',
+        description:
+          "Derives a virtual patch from an injection finding of a URL scan — its path, method and parameter, and a regex for the attack class (SQL injection, XSS, traversal, open redirect, command or template injection) — on the organisation's Shield site whose domain serves the finding's URL (409 when none does). With `auto_remove`, the patch is deleted when a verification finds the problem fixed.",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            auto_remove: { type: 'boolean', default: false },
+            action: { type: 'string', enum: ['block', 'challenge', 'log'], default: 'block' },
+            expires_in_days: { type: ['integer', 'null'], minimum: 1, maximum: 3650 },
+          },
+        },
+        response: { 201: VirtualPatchResource },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const body = request.body ?? {};
+      const patch = await db.transaction().execute(async (trx) => {
+        const row = await findVulnerability(trx, orgId, request.params.id, { forUpdate: true });
+        if (!row) throw notFound('vulnerability');
+        const derived = derivePatch(row);
+        const site = await siteServing(trx, orgId, derived.hostname);
+        if (!site) throw conflict(`no Shield site of this organisation serves ${derived.hostname}; create one for that domain first`, { hostname: derived.hostname });
+        if (row.virtual_patch_id && (await findPatch(trx, site.id, row.virtual_patch_id))) {
+          throw conflict('this finding already has a virtual patch', { virtual_patch_id: row.virtual_patch_id, site_id: site.id });
+        }
+        const created = await insertPatch(trx, orgId, site.id, { ...derived.patch, action: body.action ?? 'block', expires_in_days: body.expires_in_days ?? null });
+        await trx
+          .updateTable('vulnerabilities')
+          .set({ virtual_patch_id: created.id, virtual_patch_auto_remove: body.auto_remove ?? false, updated_at: sql<Date>`now()` })
+          .where('id', '=', row.id)
+          .execute();
+        await auditRequest(trx, request, {
+          action: 'virtual_patch.created',
+          target: { type: 'virtual_patch', id: created.id },
+          metadata: { site_id: site.id, url_pattern: created.url_pattern, match_param: created.match_param, vulnerability_id: row.id, auto_remove: body.auto_remove ?? false },
+        });
+        return created;
+      });
+      return reply.code(201).send(toPatch(patch));
     },
   );
 };

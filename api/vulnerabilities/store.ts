@@ -22,7 +22,7 @@ export function toVulnerability(row: VulnerabilityRow) {
     evidence: row.evidence,
     details: row.details,
     status: row.status as VulnerabilityStatus,
-    resolution: row.resolution as 'fixed' | 'manual' | null,
+    resolution: row.resolution as 'fixed' | 'verified' | 'manual' | null,
     false_positive: row.false_positive,
     notes: row.notes,
     first_scan_id: row.first_scan_id,
@@ -30,10 +30,23 @@ export function toVulnerability(row: VulnerabilityRow) {
     first_seen_at: iso(row.first_seen_at),
     last_seen_at: iso(row.last_seen_at),
     fixed_at: isoOrNull(row.fixed_at),
+    verification: row.verification as Verification | null,
+    virtual_patch: row.virtual_patch_id ? { id: row.virtual_patch_id, auto_remove: row.virtual_patch_auto_remove } : null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
 }
+
+/** The latest verify-fix of a finding (a type alias, so it fits the response types inferred from JSON Schema). */
+export type Verification = {
+  status: 'queued' | 'running' | 'reproduced' | 'not_reproduced' | 'error';
+  job_id: string;
+  requested_at: string;
+  finished_at: string | null;
+  /** What the re-run saw. */
+  evidence: string | null;
+  error: string | null;
+};
 
 export interface VulnerabilityListQuery {
   orgId: string;

@@ -10797,7 +10797,244 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Start a DAST scan
+         * @description Crawls the target within its scope (links and forms, up to `max_depth`), runs the passive checks on every answer and the active checks (reflected XSS, SQL injection, open redirect, path traversal, command and template injection) on every parameter, within `max_requests` at `requests_per_second`. Private, loopback and link-local addresses are refused unless the server runs with AEGIS_ALLOW_PRIVATE_TARGETS=true.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Where the crawl starts. */
+                        target: string;
+                        /** @description Links followed from the start page (default 3). */
+                        max_depth?: number;
+                        /** @description Where the scan may send requests. Default: the target's host, every path. */
+                        scope?: {
+                            /** @description `host` or `host:port`; must include the target's. */
+                            hosts?: string[];
+                            path_prefixes?: string[];
+                            /** @description Host name → IP address to connect to instead of DNS (curl's `--resolve`): scan a staging server under the production name. The address policy applies to these addresses too. */
+                            resolve?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Requests the scan may send in total (default 2 000). */
+                        max_requests?: number;
+                        /** @description Pace of the scan (default 20). */
+                        requests_per_second?: number;
+                        /** @description Sent with every request (except the checks of what answers without it). Stored sealed; never shown again. */
+                        auth?: {
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            cookies?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Per rule id: `ignore` (not run, not reported), `warn` or `fail` (marks the finding; `failed_policy` in the summary counts `fail`s). */
+                        policy?: {
+                            [key: string]: "warn" | "fail" | "ignore";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                            /**
+                             * @description `queued → running → completed | failed | canceled`.
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "completed" | "failed" | "canceled";
+                            /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                            target: string;
+                            /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                            source: {
+                                [key: string]: unknown;
+                            };
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            schedule_id: string | null;
+                            progress: number;
+                            /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                            summary: {
+                                critical?: number;
+                                high?: number;
+                                medium?: number;
+                                low?: number;
+                                info?: number;
+                                total?: number;
+                            };
+                            /** @description Why the scan failed. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                            duration_ms: number | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -11529,6 +11766,516 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-scans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an API scan
+         * @description Exercises every operation of an OpenAPI 3.x document (`document`, or `document_url` fetched when the scan runs) against `base_url`: valid requests from the schemas and examples, then checks for server errors, answers that do not match the declared schema, operations answering without their declared authentication, injection in parameters and access to another object's id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Where the API answers; operation paths are appended to it. */
+                        base_url: string;
+                        /** @description The OpenAPI 3.x document: an object, or its JSON or YAML text (at most 5 MiB). Exactly one of `document` and `document_url`. */
+                        document?: {
+                            [key: string]: unknown;
+                        } | string;
+                        /** @description Where the scan fetches the document (same address policy as the scan). */
+                        document_url?: string;
+                        /** @description Where the scan may send requests. Default: the target's host, every path. */
+                        scope?: {
+                            /** @description `host` or `host:port`; must include the target's. */
+                            hosts?: string[];
+                            path_prefixes?: string[];
+                            /** @description Host name → IP address to connect to instead of DNS (curl's `--resolve`): scan a staging server under the production name. The address policy applies to these addresses too. */
+                            resolve?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Requests the scan may send in total (default 2 000). */
+                        max_requests?: number;
+                        /** @description Pace of the scan (default 20). */
+                        requests_per_second?: number;
+                        /** @description Sent with every request (except the checks of what answers without it). Stored sealed; never shown again. */
+                        auth?: {
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            cookies?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Per rule id: `ignore` (not run, not reported), `warn` or `fail` (marks the finding; `failed_policy` in the summary counts `fail`s). */
+                        policy?: {
+                            [key: string]: "warn" | "fail" | "ignore";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                            /**
+                             * @description `queued → running → completed | failed | canceled`.
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "completed" | "failed" | "canceled";
+                            /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                            target: string;
+                            /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                            source: {
+                                [key: string]: unknown;
+                            };
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            schedule_id: string | null;
+                            progress: number;
+                            /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                            summary: {
+                                critical?: number;
+                                high?: number;
+                                medium?: number;
+                                low?: number;
+                                info?: number;
+                                total?: number;
+                            };
+                            /** @description Why the scan failed. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                            duration_ms: number | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cve-scans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a CVE-targeted scan
+         * @description Runs the bundled templates for the CVE ids and/or tags named (at least one) against the target. Unknown CVE ids are refused with 422.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description An http(s) URL. */
+                        target: string;
+                        cves?: string[];
+                        tags?: string[];
+                        /** @description Where the scan may send requests. Default: the target's host, every path. */
+                        scope?: {
+                            /** @description `host` or `host:port`; must include the target's. */
+                            hosts?: string[];
+                            path_prefixes?: string[];
+                            /** @description Host name → IP address to connect to instead of DNS (curl's `--resolve`): scan a staging server under the production name. The address policy applies to these addresses too. */
+                            resolve?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Requests the scan may send in total (default 2 000). */
+                        max_requests?: number;
+                        /** @description Pace of the scan (default 20). */
+                        requests_per_second?: number;
+                        /** @description Sent with every request (except the checks of what answers without it). Stored sealed; never shown again. */
+                        auth?: {
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            cookies?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Per rule id: `ignore` (not run, not reported), `warn` or `fail` (marks the finding; `failed_policy` in the summary counts `fail`s). */
+                        policy?: {
+                            [key: string]: "warn" | "fail" | "ignore";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                            /**
+                             * @description `queued → running → completed | failed | canceled`.
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "completed" | "failed" | "canceled";
+                            /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                            target: string;
+                            /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                            source: {
+                                [key: string]: unknown;
+                            };
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            schedule_id: string | null;
+                            progress: number;
+                            /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                            summary: {
+                                critical?: number;
+                                high?: number;
+                                medium?: number;
+                                low?: number;
+                                info?: number;
+                                total?: number;
+                            };
+                            /** @description Why the scan failed. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                            duration_ms: number | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vulnerabilities": {
         parameters: {
             query?: never;
@@ -11582,7 +12329,7 @@ export interface paths {
                                 /** @enum {string} */
                                 severity: "critical" | "high" | "medium" | "low" | "info";
                                 cwe: string | null;
-                                /** @description `{kind: file, path, line, …}` or `{kind: package, path, ecosystem, name, version}`. */
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
                                 location: {
                                     [key: string]: unknown;
                                 };
@@ -11594,10 +12341,10 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "open" | "acknowledged" | "resolved" | "accepted_risk";
                                 /**
-                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it.
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
                                  * @enum {string|null}
                                  */
-                                resolution: "fixed" | "manual" | null;
+                                resolution: "fixed" | "verified" | "manual" | null;
                                 false_positive: boolean;
                                 notes: string;
                                 first_scan_id: string;
@@ -11609,6 +12356,23 @@ export interface paths {
                                 last_seen_at: string;
                                 /** Format: date-time */
                                 fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -11767,7 +12531,7 @@ export interface paths {
                             /** @enum {string} */
                             severity: "critical" | "high" | "medium" | "low" | "info";
                             cwe: string | null;
-                            /** @description `{kind: file, path, line, …}` or `{kind: package, path, ecosystem, name, version}`. */
+                            /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
                             location: {
                                 [key: string]: unknown;
                             };
@@ -11779,10 +12543,10 @@ export interface paths {
                             /** @enum {string} */
                             status: "open" | "acknowledged" | "resolved" | "accepted_risk";
                             /**
-                             * @description For `resolved`: `fixed` when a later scan of the target no longer found it.
+                             * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
                              * @enum {string|null}
                              */
-                            resolution: "fixed" | "manual" | null;
+                            resolution: "fixed" | "verified" | "manual" | null;
                             false_positive: boolean;
                             notes: string;
                             first_scan_id: string;
@@ -11794,6 +12558,23 @@ export interface paths {
                             last_seen_at: string;
                             /** Format: date-time */
                             fixed_at: string | null;
+                            /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                            verification: {
+                                /** @enum {string} */
+                                status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                job_id: string;
+                                /** Format: date-time */
+                                requested_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                evidence: string | null;
+                                error: string | null;
+                            } | null;
+                            /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                            virtual_patch: {
+                                id: string;
+                                auto_remove: boolean;
+                            } | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -11969,7 +12750,7 @@ export interface paths {
                             /** @enum {string} */
                             severity: "critical" | "high" | "medium" | "low" | "info";
                             cwe: string | null;
-                            /** @description `{kind: file, path, line, …}` or `{kind: package, path, ecosystem, name, version}`. */
+                            /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
                             location: {
                                 [key: string]: unknown;
                             };
@@ -11981,10 +12762,10 @@ export interface paths {
                             /** @enum {string} */
                             status: "open" | "acknowledged" | "resolved" | "accepted_risk";
                             /**
-                             * @description For `resolved`: `fixed` when a later scan of the target no longer found it.
+                             * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
                              * @enum {string|null}
                              */
-                            resolution: "fixed" | "manual" | null;
+                            resolution: "fixed" | "verified" | "manual" | null;
                             false_positive: boolean;
                             notes: string;
                             first_scan_id: string;
@@ -11996,6 +12777,23 @@ export interface paths {
                             last_seen_at: string;
                             /** Format: date-time */
                             fixed_at: string | null;
+                            /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                            verification: {
+                                /** @enum {string} */
+                                status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                job_id: string;
+                                /** Format: date-time */
+                                requested_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                evidence: string | null;
+                                error: string | null;
+                            } | null;
+                            /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                            virtual_patch: {
+                                id: string;
+                                auto_remove: boolean;
+                            } | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -12165,6 +12963,533 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a fix
+         * @description Re-runs exactly the check that produced the finding — the recorded request(s) of a URL finding, through the scope and authentication of the scan that found it; a rescan of the same source for a code finding — as a job. Follow `verification` on the finding: `not_reproduced` resolves it (`resolution: verified`) and deletes its virtual patch when that was made with `auto_remove`; `reproduced` keeps it open with fresh evidence. 409 while a verification is under way.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                            target: string;
+                            /** @description Rule or advisory that found it. */
+                            rule_id: string;
+                            title: string;
+                            /** @enum {string} */
+                            severity: "critical" | "high" | "medium" | "low" | "info";
+                            cwe: string | null;
+                            /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                            location: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Code or package around the problem; secrets appear redacted. */
+                            evidence: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                            /**
+                             * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                             * @enum {string|null}
+                             */
+                            resolution: "fixed" | "verified" | "manual" | null;
+                            false_positive: boolean;
+                            notes: string;
+                            first_scan_id: string;
+                            /** @description The latest scan that found it. */
+                            last_scan_id: string;
+                            /** Format: date-time */
+                            first_seen_at: string;
+                            /** Format: date-time */
+                            last_seen_at: string;
+                            /** Format: date-time */
+                            fixed_at: string | null;
+                            /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                            verification: {
+                                /** @enum {string} */
+                                status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                job_id: string;
+                                /** Format: date-time */
+                                requested_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                evidence: string | null;
+                                error: string | null;
+                            } | null;
+                            /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                            virtual_patch: {
+                                id: string;
+                                auto_remove: boolean;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}/virtual-patch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Shield a finding with a virtual patch
+         * @description Derives a virtual patch from an injection finding of a URL scan — its path, method and parameter, and a regex for the attack class (SQL injection, XSS, traversal, open redirect, command or template injection) — on the organisation's Shield site whose domain serves the finding's URL (409 when none does). With `auto_remove`, the patch is deleted when a verification finds the problem fixed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @default false */
+                        auto_remove?: boolean;
+                        /**
+                         * @default block
+                         * @enum {string}
+                         */
+                        action?: "block" | "challenge" | "log";
+                        expires_in_days?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Identifier assigned by Aegis. */
+                            readonly id: string;
+                            /** @description Id of the Shield site the rule belongs to. */
+                            readonly site_id: string;
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            url_pattern: string;
+                            /**
+                             * @description HTTP method to match; `ANY` matches every method.
+                             * @enum {string}
+                             */
+                            method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
+                            /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                            match_param: string;
+                            /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
+                            match_regex: string;
+                            /**
+                             * @description What happens to a matching request: `block` (403), `log` (recorded only) or `challenge`.
+                             * @default block
+                             * @enum {string}
+                             */
+                            action: "block" | "log" | "challenge";
+                            /** @description Lifetime in days from creation; the patch is removed afterwards. Omit for a patch that does not expire. */
+                            expires_in_days: number | null;
+                            /**
+                             * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
+                             * @default {}
+                             */
+                            labels: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description When the patch expires (creation time + `expires_in_days`); null if it does not.
+                             */
+                            readonly expires_at: string | null;
+                            /**
+                             * @description `expired` once `expires_at` has passed, until the sweep removes it.
+                             * @enum {string}
+                             */
+                            readonly status: "active" | "expired";
+                            /** @description The finding the patch was derived from, if any. */
+                            readonly source_finding_id: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the object was created.
+                             */
+                            readonly created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the object last changed.
+                             */
+                            readonly updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `shield:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/advisories": {

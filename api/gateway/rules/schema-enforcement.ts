@@ -39,7 +39,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import RE2 from 're2';
-import { externalReferences, listOperations, openApiVersionOf, parseDocumentText } from '../../shield/schema/openapi-document.ts';
+import { externalReferences, listOperations, numericExclusiveBounds, openApiVersionOf, parseDocumentText } from '../../shield/schema/openapi-document.ts';
 import type { InspectedRequest } from '../inspected-request.ts';
 
 export type Strictness = 'lenient' | 'standard' | 'strict';
@@ -168,15 +168,7 @@ function prepareDocument(document: JsonObject, openapi30: boolean, variant: Vari
     if (openapi30) {
       if (schema.nullable === true && typeof schema.type === 'string') schema.type = [schema.type, 'null'];
       // Draft-04 style boolean exclusive bounds, as OpenAPI 3.0 has them.
-      for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
-        if (typeof schema[flag] !== 'boolean') continue;
-        if (schema[flag] === true && typeof schema[bound] === 'number') {
-          schema[flag] = schema[bound];
-          delete schema[bound];
-        } else {
-          delete schema[flag];
-        }
-      }
+      numericExclusiveBounds(schema);
     }
     // Not JSON Schema in 3.1, and ajv would otherwise interpret (or refuse) it.
     delete schema.nullable;

@@ -115,7 +115,7 @@ export function externalReferences(document: JsonObject): string[] {
 }
 
 /** Resolves an internal reference (`#/components/pathItems/x`) in the document, if it can. */
-function resolvePointer(document: JsonObject, ref: string): unknown {
+export function resolvePointer(document: JsonObject, ref: string): unknown {
   if (!ref.startsWith('#')) return undefined;
   let fragment: string;
   try {
@@ -386,5 +386,21 @@ export async function analyseInWorker(text: string, format: DocumentFormat, limi
     return await runWorker(text, format, limits);
   } finally {
     releaseSlot();
+  }
+}
+
+/**
+ * OpenAPI 3.0's draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`, rewritten in place as the
+ * numeric keywords JSON Schema 2019+ validators know.
+ */
+export function numericExclusiveBounds(schema: JsonObject): void {
+  for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    if (typeof schema[flag] !== 'boolean') continue;
+    if (schema[flag] === true && typeof schema[bound] === 'number') {
+      schema[flag] = schema[bound];
+      delete schema[bound];
+    } else {
+      delete schema[flag];
+    }
   }
 }
