@@ -10,7 +10,7 @@ import { parseApiDocument, recheckApi, scanApi } from '../scanners/api-scan/scan
 import { CveSelectionError, recheckCve, scanCve } from '../scanners/cve/scan.ts';
 import { recheckDast, scanDast } from '../scanners/dast/scan.ts';
 import type { Severity } from '../scanners/types.ts';
-import { ScanHttp } from '../scanners/web/http.ts';
+import { RefusedTargetError, ScanHttp } from '../scanners/web/http.ts';
 import type { Recheck, WebFinding, WebScanContext, WebScanOutput } from '../scanners/web/types.ts';
 import { isUrlSource, scanHttpFor, urlTarget, type UrlSource } from './source.ts';
 
@@ -75,6 +75,10 @@ async function withHttp<T>(scan: Pick<ScanRow, 'source' | 'target'>, options: Ur
   const http = scanHttpFor(sourceOf(scan), scan.target, { box: options.secretBox, allowPrivateTargets: options.allowPrivateTargets, signal });
   try {
     return await run({ http, signal, ...(onProgress ? { onProgress } : {}) });
+  } catch (err) {
+    // A target on a refused address stays refused: retrying the job cannot help.
+    if (err instanceof RefusedTargetError) throw new PermanentJobError(err.message);
+    throw err;
   } finally {
     await http.close();
   }

@@ -3,7 +3,10 @@
 // are started over HTTP and their findings read back; a virtual patch made from the SQL-injection
 // finding makes the gateway block the attack; fixing the fixture and verifying resolves the
 // finding and removes the patch.
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedAddress } from '../../api/net/address-policy.ts';
 import type { ScanCompletedEvent, VulnerabilityCreatedEvent } from '../../api/events/internal-events.ts';
 import { startCveTarget } from '../fixtures/web/cve-target.ts';
 import { startVulnerableApi } from '../fixtures/web/vulnerable-api.ts';
@@ -93,6 +96,18 @@ describe('DAST', () => {
       expect(pinned.status).toBe(422);
       const outOfScope = await strict.call('POST', '/api/v1/scans', { body: { target: 'http://shop.example.com/', scope: { hosts: ['other.example.com'] } } });
       expect(outOfScope.status).toBe(422);
+      // A name is judged by the address it resolves to, when the scan runs: this machine's own name.
+      const own = await lookup(hostname()).catch(() => null);
+      if (own && refusedAddress(own.address)) {
+        const started = await strict.call<Scan>('POST', '/api/v1/scans', { body: { target: `http://${hostname()}:9/` } });
+        expect(started.status).toBe(202);
+        let scan = started.body;
+        await eventually(async () => {
+          scan = (await strict.call<Scan>('GET', `/api/v1/scans/${scan.id}`)).body;
+          return scan.status === 'failed';
+        }, 10_000, 100);
+        expect(scan.error).toMatch(/private, loopback|AEGIS_ALLOW_PRIVATE_TARGETS/);
+      }
     } finally {
       await strict.close();
     }

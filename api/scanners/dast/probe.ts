@@ -9,6 +9,8 @@ export class BudgetStop extends Error {}
 export class Prober {
   failures = 0;
   lastFailure = '';
+  /** The error behind lastFailure (a refused address ends the scan for good when nothing answered). */
+  lastError: unknown = null;
   budgetHit = false;
   refusedOutOfScope = 0;
   private readonly startCount: number;
@@ -41,6 +43,7 @@ export class Prober {
       if (err instanceof OutOfScopeError) this.refusedOutOfScope++;
       this.failures++;
       this.lastFailure = err instanceof Error ? err.message : String(err);
+      this.lastError = err;
       return null;
     }
   }

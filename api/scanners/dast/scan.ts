@@ -10,7 +10,7 @@
 // A used-up budget ends the scan with what it found and a coverage note; ctx.signal aborts it
 // (the abort reason is thrown).
 import { createHash } from 'node:crypto';
-import { BudgetExhaustedError, OutOfScopeError, type HttpExchange } from '../web/http.ts';
+import { BudgetExhaustedError, OutOfScopeError, RefusedTargetError, type HttpExchange } from '../web/http.ts';
 import type { Recheck, WebFinding, WebFindingDetails, WebScanContext, WebScanOutput } from '../web/types.ts';
 import {
   checkCmdiTime,
@@ -242,7 +242,10 @@ export async function scanDast(input: DastInput, ctx: WebScanContext): Promise<W
     onLevel: (depth) => progress((0.3 * depth) / (maxDepth + 1)),
   });
   const pages = crawled.pages;
-  if (pages.length === 0 && !prober.budgetHit) throw new Error(`the target could not be fetched: ${prober.lastFailure || 'no response'}`);
+  if (pages.length === 0 && !prober.budgetHit) {
+    if (prober.lastError instanceof RefusedTargetError) throw prober.lastError;
+    throw new Error(`the target could not be fetched: ${prober.lastFailure || 'no response'}`);
+  }
 
   // ---- passive
   for (const page of pages) for (const hit of passiveHits(page.exchange, enabled)) add(passiveFinding(hit, page, input.policy));
