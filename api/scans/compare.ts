@@ -23,13 +23,8 @@ export async function diffScans(db: Db, scan: ScanRow, baseline?: ScanRow) {
 }
 
 export function scanCoverage(scan: ScanRow) {
-  const coverage = scan.coverage as { files_scanned?: number; bytes_scanned?: number; skipped?: unknown[] } | null;
-  return {
-    scan_id: scan.id,
-    status: scan.status,
-    files_scanned: coverage?.files_scanned ?? 0,
-    bytes_scanned: coverage?.bytes_scanned ?? 0,
-    skipped: coverage?.skipped ?? [],
-    complete: scan.status === 'completed',
-  };
+  const coverage = scan.coverage as { files_scanned?: number; bytes_scanned?: number; skipped?: unknown[]; requests?: number; items?: number; notes?: string[] } | null;
+  // URL scans count requests and pages/operations/templates instead of files.
+  const web = coverage?.requests !== undefined ? { requests: coverage.requests, items: coverage.items ?? 0 } : { files_scanned: coverage?.files_scanned ?? 0, bytes_scanned: coverage?.bytes_scanned ?? 0, skipped: coverage?.skipped ?? [] };
+  return { scan_id: scan.id, status: scan.status, ...web, notes: coverage?.notes ?? [], complete: scan.status === 'completed' };
 }

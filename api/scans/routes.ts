@@ -210,7 +210,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
     '/api/v1/scans/:id/coverage',
     {
       config: { auth: 'scans:read' },
-      schema: { tags, summary: 'What a scan covered', description: 'Files scanned and skipped (with the reason), once the scan has completed.', params: idParams },
+      schema: { tags, summary: 'What a scan covered', description: 'Code scans: files scanned and skipped (with the reason). URL scans: requests sent and pages, operations or templates covered. With what limited the scan (`notes`), once it has completed.', params: idParams },
     },
     async (request) => {
       const scan = await findScan(db, principalOf(request).orgId, request.params.id);

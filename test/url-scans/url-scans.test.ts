@@ -75,6 +75,10 @@ describe('DAST', () => {
       expect(findings.some((f) => f.rule_id.startsWith(family)), family).toBe(true);
     }
     expect(scan.summary.total).toBe(findings.length);
+    const coverage = (await t.call('GET', `/api/v1/scans/${scan.id}/coverage`)).body;
+    expect(coverage).toMatchObject({ complete: true });
+    expect(coverage.requests).toBeGreaterThan(20);
+    expect(coverage.items).toBeGreaterThan(5);
     expect(completed.some((e) => e.scan_id === scan.id && e.status === 'completed')).toBe(true);
     expect(created.filter((e) => e.scan_id === scan.id)).toHaveLength(findings.length);
 
