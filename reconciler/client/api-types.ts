@@ -11623,7 +11623,7 @@ export interface paths {
         };
         /**
          * What a scan covered
-         * @description Files scanned and skipped (with the reason), once the scan has completed.
+         * @description Code scans: files scanned and skipped (with the reason). URL scans: requests sent and pages, operations or templates covered. With what limited the scan (`notes`), once it has completed.
          */
         get: {
             parameters: {
