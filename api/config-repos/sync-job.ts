@@ -196,7 +196,7 @@ async function runSync(options: SyncJobOptions, job: Job<SyncJobPayload>, ctx: J
   const { status, message } = repoStatus(outcome, repo);
   return ctx.completeWith(async (trx) => {
     const latest = await trx.selectFrom('config_repo_syncs').selectAll().where('repo_id', '=', repo.id).where('status', '=', 'completed').orderBy('id', 'desc').limit(1).executeTakeFirst();
-    const quiet = !payload.sync_id && (outcome.trigger === 'drift' ? outcome.result === 'unchanged' || repeats(outcome, latest) : repeats(outcome, latest));
+    const quiet = !payload.sync_id && ((outcome.trigger === 'drift' && outcome.result === 'unchanged') || repeats(outcome, latest));
     let syncId: string | null = payload.sync_id ?? null;
     const record = {
       trigger: outcome.trigger,

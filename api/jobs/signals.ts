@@ -10,8 +10,8 @@
 // halved concurrent enqueue throughput when a trigger sent it with every insert.
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Db } from '../db/database.ts';
+import { ListenConnection } from '../db/listen-connection.ts';
 import type { JobLogger } from './types.ts';
 
 export const JOBS_CHANNEL = 'aegis_jobs';
@@ -25,7 +25,6 @@ export const localJobSignals = new EventEmitter<SignalEvents>();
 // Every worker in a process listens; tests start many.
 localJobSignals.setMaxListeners(0);
 
-const MAX_RECONNECT_DELAY_MS = 30_000;
 const NOTIFY_EVERY_MS = 50;
 
 interface Throttle {
@@ -59,70 +58,25 @@ export function announceEnqueued(db: Db): void {
 }
 
 export class JobNotifications {
-  private client: pg.Client | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private failures = 0;
-  private closed = false;
-  private opening: Promise<void> | undefined;
+  private readonly connection: ListenConnection;
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly log: JobLogger,
-  ) {
-    this.opening = this.open();
-  }
-
-  private async open(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    let lost = false;
-    const onLost = (err?: unknown) => {
-      if (lost) return;
-      lost = true;
-      if (this.client === client) this.client = undefined;
-      client.end().catch(() => undefined);
-      if (this.closed) return;
-      this.log.warn({ err }, 'jobs: notification connection lost; polling until it is back');
-      this.reconnectLater();
-    };
-    client.on('error', onLost);
-    client.on('end', () => onLost());
-    client.on('notification', (message) => {
-      if (message.channel !== JOBS_CHANNEL || !message.payload) return;
-      if (message.payload === 'enqueued') localJobSignals.emit('enqueued');
-      else if (message.payload.startsWith('cancel:')) localJobSignals.emit('cancel', message.payload.slice('cancel:'.length));
+  constructor(databaseUrl: string, log: JobLogger) {
+    this.connection = new ListenConnection({
+      databaseUrl,
+      setup: async (client) => {
+        await client.query(`listen ${JOBS_CHANNEL}`);
+      },
+      onNotification: (message) => {
+        if (message.channel !== JOBS_CHANNEL || !message.payload) return;
+        if (message.payload === 'enqueued') localJobSignals.emit('enqueued');
+        else if (message.payload.startsWith('cancel:')) localJobSignals.emit('cancel', message.payload.slice('cancel:'.length));
+      },
+      onLost: (err) => log.warn({ err }, 'jobs: notification connection lost; polling until it is back'),
     });
-    try {
-      await client.connect();
-      await client.query(`listen ${JOBS_CHANNEL}`);
-    } catch (err) {
-      onLost(err);
-      return;
-    }
-    if (this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.failures = 0;
-    this.client = client;
+    void this.connection.connect();
   }
 
-  private reconnectLater(): void {
-    if (this.timer || this.closed) return;
-    const delay = Math.min(MAX_RECONNECT_DELAY_MS, 250 * 2 ** this.failures);
-    this.failures += 1;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.opening = this.open();
-    }, delay);
-    this.timer.unref();
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.opening;
-    const client = this.client;
-    this.client = undefined;
-    if (client) await client.end().catch(() => undefined);
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }

@@ -9,7 +9,7 @@ import type { ScanRow } from '../scans/store.ts';
 import { parseApiDocument, recheckApi, scanApi } from '../scanners/api-scan/scan.ts';
 import { CveSelectionError, recheckCve, scanCve } from '../scanners/cve/scan.ts';
 import { recheckDast, scanDast } from '../scanners/dast/scan.ts';
-import type { Severity } from '../scanners/types.ts';
+import { policyMark, type ScanPolicy } from '../scanners/web/policy.ts';
 import { RefusedTargetError, ScanHttp } from '../scanners/web/http.ts';
 import type { Recheck, WebFinding, WebScanContext, WebScanOutput } from '../scanners/web/types.ts';
 import { isUrlSource, scanHttpFor, urlTarget, type UrlSource } from './source.ts';
@@ -20,24 +20,23 @@ export interface UrlScanOptions {
   allowPrivateTargets: boolean;
 }
 
-type PolicyMark = 'warn' | 'fail' | 'ignore';
-
 interface UrlScanConfig {
   max_depth?: number;
-  policy?: Record<string, PolicyMark>;
+  policy?: ScanPolicy;
   cves?: string[];
   tags?: string[];
   document_url?: string;
 }
 
-/** Without a policy entry: high and critical fail, the rest warn. */
-const defaultMark = (severity: Severity): 'warn' | 'fail' => (severity === 'critical' || severity === 'high' ? 'fail' : 'warn');
-
-/** Drops findings of ignored rules and marks the rest warn or fail. */
-export function applyPolicy(findings: WebFinding[], policy: Record<string, PolicyMark> = {}): WebFinding[] {
+/**
+ * Drops findings of ignored rules and marks the rest warn or fail — for the scanners that do not
+ * mark their findings themselves (DAST does, with the same policyMark).
+ */
+export function applyPolicy(findings: WebFinding[], policy: ScanPolicy = {}): WebFinding[] {
   return findings
-    .filter((f) => policy[f.rule_id] !== 'ignore')
-    .map((f) => ({ ...f, details: { ...f.details, policy: policy[f.rule_id] ?? defaultMark(f.severity) } }));
+    .map((f) => ({ finding: f, mark: f.details.policy ?? policyMark(f.rule_id, f.severity, policy) }))
+    .filter(({ mark }) => mark !== 'ignore')
+    .map(({ finding, mark }) => (finding.details.policy === mark ? finding : { ...finding, details: { ...finding.details, policy: mark } }));
 }
 
 /** The OpenAPI document of an API scan: uploaded with it, or fetched from its URL under the same address policy. */

@@ -1,5 +1,6 @@
 // Request bodies of the URL scans (spec 4.7, 4.8): DAST, API and CVE-targeted. What they share —
 // scope, limits, authentication — has one shape in all three (and in a schedule's `config`).
+import type { ScanPolicy } from '../scanners/web/policy.ts';
 
 const headerMap = { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 8192 } } as const;
 
@@ -83,5 +84,5 @@ export interface CommonScanInput {
   max_requests?: number;
   requests_per_second?: number;
   auth?: { headers?: Record<string, string>; cookies?: Record<string, string> };
-  policy?: Record<string, 'warn' | 'fail' | 'ignore'>;
+  policy?: ScanPolicy;
 }

@@ -1,7 +1,7 @@
 // A real origin server for gateway tests: echoes what it received as JSON, with a few routes that
 // misbehave on purpose (slow headers, a large streamed body).
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.ts';
 
 export interface Echo {
   method: string;
@@ -41,14 +41,6 @@ export async function startOrigin(): Promise<Origin> {
       res.end(JSON.stringify(echo));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { url, close } = await listenOnLoopback(server);
+  return { url, received, close };
 }

@@ -75,7 +75,7 @@ export const API_RULES: Readonly<Record<ApiRuleId, ApiRule>> = {
   },
 };
 
-export type PolicyAction = 'warn' | 'fail' | 'ignore';
+export type { PolicyMark as PolicyAction } from '../web/policy.ts';
 
 /** Rule, method, path template and parameter: the same problem keeps its fingerprint across scans. */
 export function apiFingerprint(rule: ApiRuleId, method: string, pathTemplate: string, parameter?: string): string {

@@ -6,9 +6,10 @@
 // run at all (no probe is sent for it) and never reported.
 import type { Severity } from '../types.ts';
 import type { AttackClass } from '../web/types.ts';
+import { policyMark, type PolicyMark, type ScanPolicy } from '../web/policy.ts';
 
-export type DastPolicyAction = 'warn' | 'fail' | 'ignore';
-export type DastPolicy = Record<string, DastPolicyAction>;
+export type DastPolicyAction = PolicyMark;
+export type DastPolicy = ScanPolicy;
 
 export interface DastRule {
   id: string;
@@ -179,9 +180,7 @@ export function dastRule(id: string): DastRule {
 
 /** The action for a rule under a policy: the policy's own, else fail for high/critical, warn otherwise. */
 export function policyFor(rule: DastRule, policy: DastPolicy | undefined): DastPolicyAction {
-  const own = policy?.[rule.id];
-  if (own) return own;
-  return rule.severity === 'critical' || rule.severity === 'high' ? 'fail' : 'warn';
+  return policyMark(rule.id, rule.severity, policy);
 }
 
 /** Ids of the rules a policy leaves on. */
