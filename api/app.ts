@@ -18,6 +18,8 @@ import { healthRoutes } from './health/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { siteRoutes } from './shield/sites/routes.ts';
+import { originPolicy } from './net/origin-policy.ts';
+import { managedRuleRoutes } from './shield/managed-rules/routes.ts';
 import { schemaRoutes } from './shield/schema/routes.ts';
 import { scheduleRoutes } from './schedules/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -56,7 +58,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers'>;
 }
 
 export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, config }: AppDeps): Promise<FastifyInstance> {
@@ -89,7 +91,8 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
   await app.register(identityRoutes);
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
-  await app.register(siteRoutes, { db });
+  await app.register(siteRoutes, { db, originPolicy: originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers }) });
+  await app.register(managedRuleRoutes);
   await app.register(schemaRoutes, { db });
   await app.register(scheduleRoutes, { db });
   await app.register(webhookRoutes, { db, secretBox });

@@ -31,8 +31,12 @@ export interface ServerConfig {
   asnDbPath: string | undefined;
   /** How often the gateway re-reads site configuration (ms). */
   shieldRefreshMs: number;
-  /** Request-body bytes the gateway buffers for inspection; larger bodies pass uninspected. */
+  /** Decoded request-body bytes the gateway inspects; a larger body a rule needs to read is refused. */
   shieldInspectBytes: number;
+  /** Raw bytes of a multipart body (files included) the gateway buffers to inspect its text parts. */
+  shieldMultipartBytes: number;
+  /** Largest expansion of a compressed request body (past 64 KiB decoded) before it counts as a bomb. */
+  shieldMaxDecompressionRatio: number;
   /** Leading zero bits the challenge proof-of-work needs (16 ≈ 65 000 hashes). */
   challengeDifficultyBits: number;
   /** How long the gateway waits for an origin's response headers (ms). */
@@ -51,6 +55,10 @@ export interface ServerConfig {
   allowLocalSources: boolean;
   /** URL scans may reach private, loopback and link-local addresses (AEGIS_ALLOW_PRIVATE_TARGETS; off: no scanning the server's own network). */
   allowPrivateTargets: boolean;
+  /** Shield origins may be cloud metadata and link-local addresses (AEGIS_ALLOW_METADATA_ORIGINS; off: the API refuses such an origin_url and the gateway never connects to one). */
+  allowMetadataOrigins: boolean;
+  /** DNS servers (`ip`, `ip:port`) that resolve Shield origin names, for the API's origin check and the gateway's connections (AEGIS_SHIELD_DNS_SERVERS; empty: the system resolver). */
+  shieldDnsServers: string[];
   /** Default poll interval of config repositories, seconds (AEGIS_CONFIG_REPO_POLL_SECONDS, 180). */
   configRepoPollSeconds: number;
 }
@@ -104,6 +112,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     asnDbPath: flags.asnDb ?? (env.AEGIS_ASN_DB || undefined),
     shieldRefreshMs: positiveInt('AEGIS_SHIELD_REFRESH_MS', env.AEGIS_SHIELD_REFRESH_MS, 250),
     shieldInspectBytes: positiveInt('AEGIS_SHIELD_INSPECT_BYTES', env.AEGIS_SHIELD_INSPECT_BYTES, 128 * 1024),
+    shieldMultipartBytes: positiveInt('AEGIS_SHIELD_MULTIPART_BYTES', env.AEGIS_SHIELD_MULTIPART_BYTES, 8 * 1024 * 1024),
+    shieldMaxDecompressionRatio: positiveInt('AEGIS_SHIELD_MAX_DECOMPRESSION_RATIO', env.AEGIS_SHIELD_MAX_DECOMPRESSION_RATIO, 100),
     challengeDifficultyBits: positiveInt('AEGIS_CHALLENGE_DIFFICULTY_BITS', env.AEGIS_CHALLENGE_DIFFICULTY_BITS, 16),
     upstreamTimeoutMs: positiveInt('AEGIS_UPSTREAM_TIMEOUT_MS', env.AEGIS_UPSTREAM_TIMEOUT_MS, 60_000),
     shieldAllowSampleRate: fraction('AEGIS_SHIELD_ALLOW_SAMPLE_RATE', env.AEGIS_SHIELD_ALLOW_SAMPLE_RATE, 0.01),
@@ -113,6 +123,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     analyticsRateLimitPerMinute: positiveInt('AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE', env.AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE, 30),
     allowLocalSources: bool('AEGIS_ALLOW_LOCAL_SOURCES', env.AEGIS_ALLOW_LOCAL_SOURCES, false),
     allowPrivateTargets: bool('AEGIS_ALLOW_PRIVATE_TARGETS', env.AEGIS_ALLOW_PRIVATE_TARGETS, false),
+    allowMetadataOrigins: bool('AEGIS_ALLOW_METADATA_ORIGINS', env.AEGIS_ALLOW_METADATA_ORIGINS, false),
+    shieldDnsServers: (env.AEGIS_SHIELD_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     configRepoPollSeconds: positiveInt('AEGIS_CONFIG_REPO_POLL_SECONDS', env.AEGIS_CONFIG_REPO_POLL_SECONDS, 180),
   };
 }

@@ -22,7 +22,7 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 export const methodSchema = {
   type: 'string',
   enum: HTTP_METHODS,
-  description: 'HTTP method to match; `ANY` matches every method.',
+  description: 'HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.',
 } as const;
 
 export const urlPatternSchema = {
@@ -30,7 +30,9 @@ export const urlPatternSchema = {
   minLength: 1,
   maxLength: 1024,
   pattern: '^/[\\x21-\\x7e]*$',
-  description: 'URL path to match, starting with `/`. `*` matches any run of characters (`/api/*/orders`); without `*` the path must match exactly.',
+  description:
+    'URL path to match, starting with `/`. `*` matches any run of characters (`/api/*/orders`); without `*` the path must match exactly. ' +
+    'Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case.',
 } as const;
 
 /** How the reconciler and the provider treat a field. */

@@ -9,7 +9,9 @@ const properties = {
     type: 'string',
     minLength: 1,
     maxLength: 256,
-    description: 'Name of the request parameter inspected: a query parameter, form field or top-level JSON body field.',
+    description:
+      'Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); ' +
+      '`q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested.',
   },
   match_regex: {
     type: 'string',

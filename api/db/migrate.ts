@@ -10,6 +10,7 @@ import * as jobs from './migrations/0005_jobs.ts';
 import * as scans from './migrations/0006_scans.ts';
 import * as configRepos from './migrations/0007_config_repos.ts';
 import * as findingVerification from './migrations/0008_finding_verification.ts';
+import * as shieldInspection from './migrations/0009_shield_inspection.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0006_scans': scans,
   '0007_config_repos': configRepos,
   '0008_finding_verification': findingVerification,
+  '0009_shield_inspection': shieldInspection,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -79,10 +79,20 @@ interface ManagedColumns {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** A site's managed-rule settings (jsonb; schemas/shield-site.ts). */
+export interface ManagedRulesSettings {
+  enabled: boolean;
+  paranoia_level: number;
+  exclusions: { rules: string[]; url_pattern?: string; parameter?: string }[];
+}
+
 export interface ShieldSitesTable extends ManagedColumns {
   domain: string;
   origin_url: string;
   mode: string;
+  /** `insensitive` | `sensitive` (migration 0009). */
+  path_case: ColumnType<string, string | undefined, string>;
+  managed_rules: ColumnType<ManagedRulesSettings, string | undefined, string>;
 }
 
 export interface VirtualPatchesTable extends ManagedColumns {

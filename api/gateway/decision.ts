@@ -5,7 +5,7 @@
 export type DecisionAction = 'allow' | 'block' | 'challenge' | 'log';
 
 /** Which stage of the pipeline decided (null for a plain allow). Documented order in docs/shield-gateway.md. */
-export type RuleKind = 'ip_access' | 'escalation' | 'rate_limit' | 'virtual_patch' | 'schema';
+export type RuleKind = 'ip_access' | 'escalation' | 'rate_limit' | 'inspection' | 'virtual_patch' | 'managed' | 'schema';
 
 export interface DecisionEvent {
   /** `dec_<ulid>`: sortable by time; also the SSE event id. */

@@ -16,10 +16,11 @@ import { LazyInspectedRequest, type InspectedRequest } from './inspected-request
 import { ALLOW, decide, type Verdict } from './pipeline.ts';
 import { ClientIpResolver, type ClientAddress } from './proxy/client-ip.ts';
 import { Upstreams, type UpstreamOptions } from './proxy/forward.ts';
-import { ANSWERS, sendAnswer } from './proxy/pages.ts';
-import { hasBody, mediaType, parseBody, readBody } from './proxy/request-body.ts';
+import { ANSWERS, sendAnswer, type GatewayAnswer } from './proxy/pages.ts';
+import { bufferLimit, inspectBody, opaqueBody, type BodyLimits } from './inspect/body.ts';
+import { hasBody, mediaType, readBody } from './proxy/request-body.ts';
 import type { AsnDatabase } from './rules/asn-db.ts';
-import type { CompiledSite } from './sites/compile.ts';
+import { bodyReaders, type CompiledSite } from './sites/compile.ts';
 import { SiteRegistry } from './sites/registry.ts';
 import { MemoryRateState } from './state/memory-rate-state.ts';
 import type { RateState } from './state/rate-state.ts';
@@ -37,8 +38,8 @@ export interface GatewayOptions {
   asnDb?: AsnDatabase | undefined;
   /** How often site configuration is re-read (ms). */
   refreshMs?: number;
-  /** Body bytes buffered for inspection; larger bodies are forwarded uninspected. */
-  inspectBytes?: number;
+  /** How much of a request body is buffered and inspected (inspect/body.ts). */
+  bodyLimits?: Partial<BodyLimits>;
   challengeDifficultyBits?: number;
   upstream?: UpstreamOptions;
 }
@@ -52,14 +53,30 @@ export interface RunningGateway {
 
 const MAX_EVENT_PATH = 1024;
 
+/** What a blocked client is told: 429 for rate limits, the refusal's status for an uninspectable request, else 403. */
+function blockAnswer(verdict: Verdict): GatewayAnswer {
+  switch (verdict.status) {
+    case 429:
+      return ANSWERS.rateLimited(verdict.retryAfter ?? 1);
+    case 413:
+      return ANSWERS.payloadTooLarge;
+    case 415:
+      return ANSWERS.unsupportedMediaType;
+    case 400:
+      return ANSWERS.badRequest;
+    default:
+      return ANSWERS.blocked;
+  }
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const registry = new SiteRegistry(options.db, { refreshMs: options.refreshMs, log: options.log });
   await registry.start();
   const state: RateState = options.redisUrl ? new RedisRateState(options.redisUrl) : new MemoryRateState();
-  const upstreams = new Upstreams(options.upstream);
+  const upstreams = new Upstreams({ log: options.log, ...options.upstream });
   const clientIps = new ClientIpResolver(options.trustedProxies);
   const challenges = new Challenges({ serverKey: options.serverKey, difficultyBits: options.challengeDifficultyBits });
-  const inspectBytes = options.inspectBytes ?? 128 * 1024;
+  const bodyLimits: BodyLimits = { inspectBytes: 128 * 1024, multipartBytes: 8 * 1024 * 1024, maxRatio: 100, ...options.bodyLimits };
   let lastStateError = 0;
   const pipelineDeps = {
     state,
@@ -116,19 +133,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     let body: Buffer | Readable | undefined;
     if (hasBody(req)) {
       inspected.bodyState = 'not_inspected';
-      const needsBody =
-        (site.patches?.inspectsBody(method, path) ?? false) || (site.schema !== null && site.schema.strictness !== 'lenient' && site.schema.enforcer.needsBody(method, path));
-      if (needsBody) {
-        const read = await readBody(req, inspectBytes);
+      const readers = bodyReaders(site, method, path);
+      if (readers.specific || readers.managed) {
+        const read = await readBody(req, bufferLimit(inspected.contentType, bodyLimits));
         if (read.complete) {
           body = read.buffer;
-          const parsed = parseBody(inspected.contentType, read.buffer);
-          inspected.bodyState = parsed.state;
-          if (parsed.json !== undefined) inspected.json = parsed.json;
-          if (parsed.form) inspected.form = parsed.form;
+          const wantsFile = (name: string) => site.patches?.names(name) ?? false;
+          inspected.setBody(await inspectBody(read.buffer, req, inspected.contentType, bodyLimits, inspected.collector, wantsFile));
         } else {
           body = read.stream;
-          inspected.bodyState = 'too_large';
+          // Too large: refused, unless only managed rules wanted it and it is an opaque upload.
+          if (readers.specific || !opaqueBody(inspected.contentType, read.head)) inspected.bodyState = 'too_large';
         }
       }
     }
@@ -136,7 +151,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const verdict = !site.hasRules ? ALLOW : await decide(site, { request: inspected, clientIp: client.text, parsedIp: client.parsed, hasClearance: () => challenges.hasClearance(req.headers.cookie, site.id, client.text) }, pipelineDeps);
 
     if (verdict.action === 'block') {
-      sendAnswer(req, res, verdict.status === 429 ? ANSWERS.rateLimited(verdict.retryAfter ?? 1) : ANSWERS.blocked, requestId);
+      sendAnswer(req, res, blockAnswer(verdict), requestId);
       return record(site, inspected, client, verdict, verdict.status, requestId, arrived);
     }
     if (verdict.action === 'challenge') {

@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { AsnDatabase } from './rules/asn-db.ts';
+import { originPolicy } from '../net/origin-policy.ts';
 
 export interface LaunchDeps {
   db: Db;
@@ -24,8 +25,12 @@ export async function launchGateway(config: ServerConfig, deps: LaunchDeps): Pro
     redisUrl: config.redisUrl,
     asnDb,
     refreshMs: config.shieldRefreshMs,
-    inspectBytes: config.shieldInspectBytes,
+    bodyLimits: { inspectBytes: config.shieldInspectBytes, multipartBytes: config.shieldMultipartBytes, maxRatio: config.shieldMaxDecompressionRatio },
     challengeDifficultyBits: config.challengeDifficultyBits,
-    upstream: { headersTimeoutMs: config.upstreamTimeoutMs, bodyTimeoutMs: config.upstreamTimeoutMs },
+    upstream: {
+      headersTimeoutMs: config.upstreamTimeoutMs,
+      bodyTimeoutMs: config.upstreamTimeoutMs,
+      originPolicy: originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers }),
+    },
   });
 }

@@ -4,8 +4,11 @@
 //   2. IP access deny / challenge (address, network, ASN, country)
 //   3. standing denies from rate-limit escalation
 //   4. rate limits
-//   5. virtual patches
-//   6. schema enforcement
+//   5. requests that cannot be inspected (inspect/body.ts: a body too large, in an unknown coding or
+//      charset, unparsable, a decompression bomb; too many parameters), when a rule needs to read them
+//   6. virtual patches
+//   7. managed rules
+//   8. schema enforcement
 //
 // A matching rule acts according to the site's mode: `block` applies the rule's own action,
 // `challenge` softens blocks into challenges, `log` only records what would have happened. A rule
@@ -15,6 +18,7 @@ import type { DecisionAction, RuleKind } from './decision.ts';
 import type { InspectedRequest } from './inspected-request.ts';
 import type { ParsedIp } from '../net/ip.ts';
 import type { AsnDatabase } from './rules/asn-db.ts';
+import { REFUSAL_STATUS } from './inspect/body.ts';
 import { identityKey, ruleApplies } from './rules/rate-limits.ts';
 import { escalationKeys, type CompiledSite } from './sites/compile.ts';
 import { slidingCount, type RateState } from './state/rate-state.ts';
@@ -113,6 +117,16 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
     }
   }
 
+  // Refused only when some rule reads the request: patches on this path, managed rules, or the schema's body check.
+  const bodyRead = request.bodyState !== 'none' && request.bodyState !== 'not_inspected';
+  if (bodyRead || site.managed || site.patches?.inspectsBody(request.method, request.path)) {
+    const refusal = request.refusal;
+    if (refusal) {
+      const verdict = evaluation.apply('block', 'inspection', refusal, REFUSAL_STATUS[refusal]);
+      if (verdict) return verdict;
+    }
+  }
+
   if (site.patches) {
     const hit = site.patches.match(request);
     if (hit) {
@@ -121,8 +135,16 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
     }
   }
 
+  if (site.managed) {
+    const hit = site.managed.match(request);
+    if (hit) {
+      const verdict = evaluation.apply('block', 'managed', hit.ruleId);
+      if (verdict) return verdict;
+    }
+  }
+
   if (site.schema) {
-    const violation = site.schema.enforcer.check(request, site.schema.strictness);
+    const violation = site.schema.enforcer.check(request, site.schema.strictness, site.foldCase);
     if (violation) {
       // The operation (operationId or `METHOD /template`) stands for the rule; null for an undeclared path.
       const verdict = evaluation.apply('block', 'schema', violation.operation);

@@ -92,3 +92,19 @@ export function sameIp(a: ParsedIp, b: ParsedIp): boolean {
   if (a.version === 4 || b.version === 4) return a.version === b.version && (a as { value: number }).value === (b as { value: number }).value;
   return a.groups.every((g, i) => g === b.groups[i]);
 }
+
+/**
+ * The IPv4 address an IPv6 address stands for — IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated
+ * (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated) or the NAT64 well-known prefix
+ * (`64:ff9b::a.b.c.d`) — or null. `::1` and `::` come out as 0.0.0.1 and 0.0.0.0.
+ */
+export function embeddedIpv4(groups: Uint16Array): number | null {
+  const low = ((groups[6]! << 16) | groups[7]!) >>> 0;
+  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0) {
+    if (groups[4] === 0 && groups[5] === 0xffff) return low;
+    if (groups[4] === 0xffff && groups[5] === 0) return low;
+    if (groups[4] === 0 && groups[5] === 0) return low;
+  }
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0) return low;
+  return null;
+}

@@ -103,3 +103,72 @@ describe('Shield sites', () => {
     }
   });
 });
+
+describe('Shield site inspection settings', () => {
+  it('gives new sites managed rules at paranoia 1 and case-insensitive paths, and takes settings on create', async () => {
+    const plain = await t.call('POST', '/api/v1/shield/sites', { body: site('defaults.inspect.test') });
+    expect(plain.body).toMatchObject({ path_case: 'insensitive', managed_rules: { enabled: true, paranoia_level: 1, exclusions: [] } });
+    const tuned = await t.call('POST', '/api/v1/shield/sites', {
+      body: site('tuned.inspect.test', { path_case: 'sensitive', managed_rules: { paranoia_level: 2, exclusions: [{ rules: ['sqli'], url_pattern: '/cms/*' }] } }),
+    });
+    expect(tuned.status, tuned.text).toBe(201);
+    expect(tuned.body).toMatchObject({ path_case: 'sensitive', managed_rules: { enabled: true, paranoia_level: 2, exclusions: [{ rules: ['sqli'], url_pattern: '/cms/*' }] } });
+    expect(tuned.body.managed_rules.exclusions[0]).not.toHaveProperty('parameter');
+  });
+
+  it('merges a managed_rules update into the stored settings, and audits it', async () => {
+    const created = await t.call('POST', '/api/v1/shield/sites', { body: site('merge.inspect.test', { managed_rules: { paranoia_level: 3 } }) });
+    const id = created.body.id;
+    const excluded = await t.call('PATCH', `/api/v1/shield/sites/${id}`, { body: { managed_rules: { exclusions: [{ rules: ['xss'], parameter: 'body_html' }] } } });
+    expect(excluded.status, excluded.text).toBe(200);
+    expect(excluded.body.managed_rules).toEqual({ enabled: true, paranoia_level: 3, exclusions: [{ rules: ['xss'], parameter: 'body_html' }] });
+    const off = await t.call('PATCH', `/api/v1/shield/sites/${id}`, { body: { managed_rules: { enabled: false } } });
+    expect(off.body.managed_rules).toEqual({ enabled: false, paranoia_level: 3, exclusions: [{ rules: ['xss'], parameter: 'body_html' }] });
+    const audit = await t.call('GET', '/api/v1/audit-log?action=shield_site.managed_rules_changed');
+    const mine = audit.body.data.filter((e: { target: { id: string } }) => e.target.id === id);
+    expect(mine).toHaveLength(2);
+    expect(mine[0].metadata.to).toMatchObject({ enabled: false });
+  });
+
+  it('refuses bad settings with 422 naming the field, and leaves the site as it was', async () => {
+    const created = await t.call('POST', '/api/v1/shield/sites', { body: site('bad.inspect.test') });
+    const id = created.body.id;
+    const cases: [unknown, string][] = [
+      [{ managed_rules: { paranoia_level: 5 } }, 'managed_rules.paranoia_level'],
+      [{ managed_rules: { exclusions: [{ rules: ['sqli', 'nosuch.rule'] }] } }, 'managed_rules.exclusions[0].rules[1]'],
+      [{ managed_rules: { exclusions: [{ rules: [] }] } }, 'managed_rules.exclusions[0].rules'],
+      [{ managed_rules: { exclusions: [{ rules: ['xss'], url_pattern: 'no-slash' }] } }, 'managed_rules.exclusions[0].url_pattern'],
+      [{ managed_rules: { mode: 'on' } }, 'managed_rules.mode'],
+      [{ path_case: 'upper' }, 'path_case'],
+    ];
+    for (const [body, field] of cases) {
+      for (const res of [await t.call('POST', '/api/v1/shield/sites', { body: { ...site('never.inspect.test'), ...(body as object) } }), await t.call('PATCH', `/api/v1/shield/sites/${id}`, { body })]) {
+        expect(res.status, JSON.stringify(body)).toBe(422);
+        expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain(field);
+      }
+    }
+    expect((await t.call('GET', `/api/v1/shield/sites/${id}`)).body).toEqual(created.body);
+    expect((await t.call('GET', '/api/v1/shield/sites?domain=never.inspect.test')).body.data).toEqual([]);
+  });
+
+  it('keeps managed rules off for sites that existed before them', async () => {
+    // A row as migration 0009 found it: written without the new columns.
+    const orgId = (await t.call('GET', '/api/v1/orgs/current')).body.id as string;
+    await t.server.database.db.insertInto('shield_sites').values({ id: 'site_legacy0000000000000000', org_id: orgId, domain: 'legacy.inspect.test', origin_url: 'http://10.0.0.9', mode: 'block', labels: '{}' }).execute();
+    const legacy = await t.call('GET', '/api/v1/shield/sites/site_legacy0000000000000000');
+    expect(legacy.body).toMatchObject({ path_case: 'insensitive', managed_rules: { enabled: false, paranoia_level: 1, exclusions: [] } });
+  });
+
+  it('lists the managed rules catalogue', async () => {
+    const res = await t.call('GET', '/api/v1/shield/managed-rules');
+    expect(res.status).toBe(200);
+    expect(res.body.categories).toEqual(expect.arrayContaining(['sqli', 'xss', 'traversal', 'cmdi', 'ssrf', 'protocol']));
+    for (const rule of res.body.data) {
+      expect(rule.id.startsWith(`${rule.category}.`)).toBe(true);
+      expect(rule.paranoia_level).toBeGreaterThanOrEqual(1);
+    }
+    const readOnly = await keyInOrganization(t, 'default', ['shield:read']);
+    expect((await t.call('GET', '/api/v1/shield/managed-rules', { key: readOnly })).status).toBe(200);
+    expect((await t.call('GET', '/api/v1/shield/managed-rules', { key: null })).status).toBe(401);
+  });
+});

@@ -31,9 +31,10 @@ afterAll(async () => {
 });
 
 let siteCount = 0;
+/** A site whose only rules are the ones a test adds: managed rules (on by default) are off here. */
 async function createSite(mode: 'log' | 'block' | 'challenge', originUrl = origin.url): Promise<{ id: string; host: string }> {
   const host = `site${++siteCount}.gateway.test`;
-  const res = await t.call('POST', '/api/v1/shield/sites', { body: { domain: host, origin_url: originUrl, mode } });
+  const res = await t.call('POST', '/api/v1/shield/sites', { body: { domain: host, origin_url: originUrl, mode, managed_rules: { enabled: false } } });
   expect(res.status).toBe(201);
   await t.server.gateway!.registry.refresh();
   return { id: res.body.id, host };

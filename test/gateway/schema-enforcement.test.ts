@@ -8,15 +8,22 @@ import { compileSchemaEnforcer, getSchemaEnforcer, type SchemaEnforcer } from '.
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openapi/${name}`, import.meta.url), 'utf8');
 
+/** The parts schema enforcement reads; the field-level ones (fields, anomalies…) stay empty. */
 function request(method: string, target: string, extra: Partial<InspectedRequest> = {}): InspectedRequest {
   const q = target.indexOf('?');
+  const path = q === -1 ? target : target.slice(0, q);
   return {
     method,
-    path: q === -1 ? target : target.slice(0, q),
+    path,
     query: new URLSearchParams(q === -1 ? '' : target.slice(q + 1)),
     headers: {},
     contentType: '',
     bodyState: 'none',
+    decodedPath: path,
+    fields: [],
+    bodyText: null,
+    anomalies: new Set(),
+    refusal: null,
     ...extra,
   };
 }
@@ -102,6 +109,17 @@ describe('schema enforcement (Swagger Petstore, OpenAPI 3.0)', () => {
     expect(petstore.check(request('GET', '/v3/pet/findByStatus/'), 'standard')).toBeNull();
     expect(petstore.check(request('GET', '/v3/pet/..'), 'lenient')?.reason).toBe('the path is not declared in the schema');
     expect(petstore.check(request('GET', '/v3/pet/%zz'), 'lenient')?.reason).toBe('the path is not declared in the schema');
+  });
+
+  it('routes paths as lenient origins do: case folded when the site says so, `;` parameters and empty segments ignored', () => {
+    // A case-insensitive origin runs findByStatus for /PET/FINDBYSTATUS: that is the operation to validate.
+    expect(petstore.check(request('GET', '/v3/PET/FINDBYSTATUS?status=lost'), 'standard', true)?.operation).toBe('findPetsByStatus');
+    expect(petstore.check(request('GET', '/v3/PET/FINDBYSTATUS?status=sold'), 'standard', true)).toBeNull();
+    expect(petstore.check(request('GET', '/v3/PET/12'), 'lenient', false)?.reason).toBe('the path is not declared in the schema');
+    expect(petstore.check(request('GET', '/v3/pet;jsessionid=1/findByStatus?status=lost'), 'standard')?.operation).toBe('findPetsByStatus');
+    expect(petstore.check(request('GET', '/v3//pet//12'), 'standard')).toBeNull();
+    expect(petstore.needsBody('POST', '/V3/PET', true)).toBe(true);
+    expect(petstore.needsBody('POST', '/V3/PET', false)).toBe(false);
   });
 
   it('standard: validates parameters with types coerced from text', () => {

@@ -123,13 +123,15 @@ describe('patternScope and firstSegment', () => {
 });
 
 describe('methodMatches', () => {
-  it('matches ANY and equal methods ignoring case', () => {
+  it('matches ANY, equal methods ignoring case, and HEAD for GET', () => {
     expect(methodMatches('ANY', 'DELETE')).toBe(true);
     expect(methodMatches('any', 'GET')).toBe(true);
     expect(methodMatches('POST', 'POST')).toBe(true);
     expect(methodMatches('post', 'POST')).toBe(true);
     expect(methodMatches('POST', 'get')).toBe(false);
-    expect(methodMatches('GET', 'HEAD')).toBe(false);
+    expect(methodMatches('GET', 'HEAD')).toBe(true); // servers answer HEAD with the GET handler
+    expect(methodMatches('HEAD', 'GET')).toBe(false);
+    expect(methodMatches('POST', 'HEAD')).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { BodyState, InspectedRequest } from '../../api/gateway/inspected-request.ts';
-import { compileVirtualPatches, MAX_VALUE_CHARS, MAX_VALUES_PER_PARAM, type VirtualPatchSource } from '../../api/gateway/rules/virtual-patches.ts';
+import { scanJson } from '../../api/gateway/inspect/json-fields.ts';
+import { LazyInspectedRequest, type BodyState, type InspectedRequest } from '../../api/gateway/inspected-request.ts';
+import { compileVirtualPatches, type VirtualPatchSource } from '../../api/gateway/rules/virtual-patches.ts';
 
 let counter = 0;
 function patch(fields: Partial<VirtualPatchSource> & Pick<VirtualPatchSource, 'match_param' | 'match_regex'>): VirtualPatchSource {
@@ -8,19 +9,22 @@ function patch(fields: Partial<VirtualPatchSource> & Pick<VirtualPatchSource, 'm
   return { id: `vp_${String(counter).padStart(6, '0')}`, url_pattern: '/*', method: 'ANY', action: 'block', expires_at: null, ...fields };
 }
 
+/** A request as the gateway reads it; a JSON or form body is read unless `bodyState` says it was not. */
 function request(target: string, options: { method?: string; json?: unknown; form?: string; bodyState?: BodyState } = {}): InspectedRequest {
   const q = target.indexOf('?');
-  const base: InspectedRequest = {
-    method: options.method ?? 'GET',
-    path: q < 0 ? target : target.slice(0, q),
-    query: new URLSearchParams(q < 0 ? '' : target.slice(q + 1)),
-    headers: {},
-    contentType: '',
-    bodyState: 'none',
-  };
-  if (options.json !== undefined) return { ...base, contentType: 'application/json', bodyState: options.bodyState ?? 'json', json: options.json };
-  if (options.form !== undefined) return { ...base, contentType: 'application/x-www-form-urlencoded', bodyState: options.bodyState ?? 'form', form: new URLSearchParams(options.form) };
-  return base;
+  const contentType = options.json !== undefined ? 'application/json' : options.form !== undefined ? 'application/x-www-form-urlencoded' : '';
+  const inspected = new LazyInspectedRequest(options.method ?? 'GET', q < 0 ? target : target.slice(0, q), q < 0 ? '' : target.slice(q + 1), {}, contentType);
+  if (options.bodyState && options.bodyState !== 'json' && options.bodyState !== 'form') {
+    inspected.bodyState = options.bodyState;
+  } else if (options.json !== undefined) {
+    const text = JSON.stringify(options.json);
+    scanJson(text, inspected.collector.jsonSink());
+    inspected.setBody({ state: 'json', refusal: null, jsonText: text, text: null });
+  } else if (options.form !== undefined) {
+    inspected.collector.addUrlEncoded(options.form, 'form');
+    inspected.setBody({ state: 'form', refusal: null, text: null });
+  }
+  return inspected;
 }
 
 describe('compileVirtualPatches', () => {
@@ -54,13 +58,13 @@ describe('compileVirtualPatches', () => {
     expect(set.match(request('/Admin?cmd=rm', { method: 'POST' }))).toBeNull();
   });
 
-  it('stringifies JSON numbers, booleans and null, tests array elements, and serialises objects', () => {
+  it('tests JSON numbers, booleans and null as their text, every array element, and every scalar below a key', () => {
     const number = patch({ match_param: 'n', match_regex: '^4[0-9]{2}$' });
     const bool = patch({ match_param: 'flag', match_regex: '^true$' });
     const nil = patch({ match_param: 'gone', match_regex: '^null$' });
     const list = patch({ match_param: 'tags', match_regex: '^<script' });
-    const object = patch({ match_param: 'user', match_regex: '"role":"admin"' });
-    const set = compileVirtualPatches([number, bool, nil, list, object]);
+    const role = patch({ match_param: 'user', match_regex: '^admin$' });
+    const set = compileVirtualPatches([number, bool, nil, list, role]);
     const body = (json: unknown) => set.match(request('/', { method: 'POST', json }))?.patchId ?? null;
     expect(body({ n: 404 })).toBe(number.id);
     expect(body({ n: 40 })).toBeNull();
@@ -68,9 +72,10 @@ describe('compileVirtualPatches', () => {
     expect(body({ flag: false })).toBeNull();
     expect(body({ gone: null })).toBe(nil.id);
     expect(body({ tags: ['ok', 'fine', '<script>alert(1)</script>'] })).toBe(list.id);
-    expect(body({ tags: ['ok', ['<script>']] })).toBeNull(); // nested arrays are serialised: ["<script>"]
-    expect(body({ user: { name: 'x', role: 'admin' } })).toBe(object.id);
+    expect(body({ tags: ['ok', ['<script>']] })).toBe(list.id); // nested arrays too
+    expect(body({ user: { name: 'x', role: 'admin' } })).toBe(role.id); // a key sees the scalars below it
     expect(body({ user: { name: 'x', role: 'user' } })).toBeNull();
+    expect(body({ data: { attributes: { flag: true } } })).toBe(bool.id); // a key at any depth
   });
 
   it('follows a dotted name into nested JSON, and applies names to the objects of a top-level array', () => {
@@ -104,12 +109,10 @@ describe('compileVirtualPatches', () => {
     const redos = patch({ match_param: 'q', match_regex: '(a+)+$' });
     const anchored = patch({ match_param: 'q', match_regex: '^(a|aa)+b' });
     const set = compileVirtualPatches([redos, anchored]);
-    // Within the inspection cap: a backtracking engine would take ages here; RE2 says no at once.
-    expect(set.match(request('/', { method: 'POST', json: { q: `${'a'.repeat(MAX_VALUE_CHARS - 1)}!` } }))).toBeNull();
+    // A backtracking engine would take ages on these; RE2 says no at once, on the whole value.
+    expect(set.match(request('/', { method: 'POST', json: { q: `${'a'.repeat(100_000)}!` } }))).toBeNull();
     expect(set.match(request(`/?q=${'a'.repeat(5000)}!`))).toBeNull();
     expect(set.match(request('/', { method: 'POST', json: { q: 'aaaa' } }))?.patchId).toBe(redos.id);
-    // Beyond the cap only the first MAX_VALUE_CHARS characters are tested, so `$` anchors at the cut.
-    expect(set.match(request('/', { method: 'POST', json: { q: `${'a'.repeat(100_000)}!` } }))?.patchId).toBe(redos.id);
   });
 
   it('picks the first matching patch in the order given, across parameters', () => {
@@ -124,27 +127,40 @@ describe('compileVirtualPatches', () => {
     expect(reordered.match(request('/?a=x'))).toEqual({ patchId: second.id, action: 'block' });
   });
 
-  it('inspects only the first MAX_VALUE_CHARS characters of a value', () => {
+  it('tests a value whole: an attack after 100 KB of padding is found', () => {
     const set = compileVirtualPatches([patch({ match_param: 'q', match_regex: 'evil' })]);
     const padded = (pad: number) => set.match(request('/', { method: 'POST', form: new URLSearchParams({ q: `${'x'.repeat(pad)}evil` }).toString() }));
-    expect(padded(MAX_VALUE_CHARS - 4)).not.toBeNull();
-    expect(padded(MAX_VALUE_CHARS - 3)).toBeNull();
+    expect(padded(10)).not.toBeNull();
+    expect(padded(100_000)).not.toBeNull();
   });
 
-  it('inspects at most MAX_VALUES_PER_PARAM values of one name: the first ones and the last', () => {
-    const set = compileVirtualPatches([patch({ match_param: 'q', match_regex: 'evil' })]);
+  it('tests every value of a repeated name, and the values joined as ASP.NET reads them', () => {
+    const set = compileVirtualPatches([patch({ match_param: 'q', match_regex: 'evil' }), patch({ match_param: 'q', match_regex: 'union,select' })]);
     const at = (position: number, count: number) => {
       const values = Array.from({ length: count }, (_, i) => (i === position ? 'evil' : 'fine'));
       return set.match(request(`/?${values.map((v) => `q=${v}`).join('&')}`));
     };
-    const n = MAX_VALUES_PER_PARAM + 10;
-    expect(at(0, n)).not.toBeNull();
-    expect(at(MAX_VALUES_PER_PARAM - 2, n)).not.toBeNull();
-    expect(at(MAX_VALUES_PER_PARAM + 3, n)).toBeNull();
-    expect(at(n - 1, n)).not.toBeNull();
-    expect(at(MAX_VALUES_PER_PARAM - 1, MAX_VALUES_PER_PARAM)).not.toBeNull();
-    const list = Array.from({ length: n }, (_, i) => (i === MAX_VALUES_PER_PARAM + 3 ? 'evil' : 'fine'));
-    expect(set.match(request('/', { method: 'POST', json: { q: list } }))).toBeNull();
+    for (const position of [0, 31, 45, 99]) expect(at(position, 100)).not.toBeNull();
+    expect(at(-1, 100)).toBeNull();
+    expect(set.match(request('/?q=union&Q=select'))).not.toBeNull();
+    const list = Array.from({ length: 100 }, (_, i) => (i === 77 ? 'evil' : 'fine'));
+    expect(set.match(request('/', { method: 'POST', json: { q: list } }))).not.toBeNull();
+  });
+
+  it('matches parameter names without case and bracket suffixes, and paths without case when folding', () => {
+    const p = patch({ url_pattern: '/Search', method: 'GET', match_param: 'Q', match_regex: 'evil' });
+    const folded = compileVirtualPatches([p], Date.now(), true);
+    for (const target of ['/search?q=evil', '/SEARCH?Q=evil', '/search?q[]=evil', '/search?q[0]=evil', '/search?q[k]=evil', '/search;x?q=evil'])
+      expect(folded.match(request(target))?.patchId, target).toBe(p.id);
+    expect(folded.match(request('/search?q=evil', { method: 'HEAD' }))?.patchId).toBe(p.id);
+    const exact = compileVirtualPatches([p], Date.now(), false);
+    expect(exact.match(request('/search?q=evil'))).toBeNull();
+    expect(exact.match(request('/Search?Q=evil'))?.patchId).toBe(p.id);
+  });
+
+  it('also tests a value without its NUL characters', () => {
+    const set = compileVirtualPatches([patch({ match_param: 'q', match_regex: 'union select' })]);
+    expect(set.match(request('/?q=uni%00on%20sel%00ect'))).not.toBeNull();
   });
 
   it('ignores expired patches', () => {

@@ -1,5 +1,6 @@
 // A real origin server for gateway tests: echoes what it received as JSON, with a few routes that
 // misbehave on purpose (slow headers, a large streamed body).
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
 
@@ -9,6 +10,8 @@ export interface Echo {
   headers: IncomingHttpHeaders;
   bodyLength: number;
   body: string;
+  /** SHA-256 of the body bytes as received, hex: tests compare it with what the client sent. */
+  bodySha256: string;
 }
 
 export interface Origin {
@@ -25,7 +28,14 @@ export async function startOrigin(): Promise<Origin> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const echo: Echo = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyLength: body.length, body: body.length <= 4096 ? body.toString('utf8') : '' };
+      const echo: Echo = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        bodyLength: body.length,
+        body: body.length <= 4096 ? body.toString('utf8') : '',
+        bodySha256: createHash('sha256').update(body).digest('hex'),
+      };
       received.push(echo);
       if (req.url?.startsWith('/slow')) {
         setTimeout(() => res.end('late'), 3_000).unref();

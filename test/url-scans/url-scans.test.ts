@@ -151,7 +151,8 @@ describe('virtual patch from a finding, verify-fix', () => {
     const shop = await startVulnerableShop({ fixed: false });
     closers.push(shop.close);
     const port = new URL(shop.url).port;
-    const site = await t.call('POST', '/api/v1/shield/sites', { body: { domain: 'shop.aegis.test', origin_url: shop.url, mode: 'block' } });
+    // Managed rules off: the test shows that the patch, and then its removal, decide what passes.
+    const site = await t.call('POST', '/api/v1/shield/sites', { body: { domain: 'shop.aegis.test', origin_url: shop.url, mode: 'block', managed_rules: { enabled: false } } });
     expect(site.status, site.text).toBe(201);
     // The scan reaches the app under the site's name, the way it would in production.
     const { findings } = await scanned('/api/v1/scans', { target: `http://shop.aegis.test:${port}/`, scope: { resolve: { 'shop.aegis.test': '127.0.0.1' } }, ...FAST });

@@ -1,10 +1,14 @@
 // Forwarding an allowed request to the site's origin over keep-alive connection pools (undici), one
 // pool per origin. Bodies stream both ways; nothing is buffered here. Hop-by-hop headers (RFC 9110
 // §7.6.1) are dropped in both directions; X-Forwarded-For/-Proto/-Host are set, and taken over from
-// the client only when the peer is a trusted proxy.
+// the client only when the peer is a trusted proxy. Connections go through the origin policy's
+// lookup (net/origin-policy.ts): an origin that is, or resolves at connect time to, a cloud metadata or
+// link-local address is never connected to; its requests fail as unreachable (502).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
 import { Pool, errors as undiciErrors } from 'undici';
+import { literalOriginRefusal, originHost, originLookup, originPolicy, type OriginPolicy } from '../../net/origin-policy.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
@@ -16,6 +20,10 @@ export interface UpstreamOptions {
   headersTimeoutMs?: number;
   /** Time allowed between response body chunks. */
   bodyTimeoutMs?: number;
+  /** Which addresses origins may not be (default: no cloud metadata or link-local, system resolver). */
+  originPolicy?: OriginPolicy;
+  /** Where refused origins are reported, at most once a minute per origin. */
+  log?: Logger | undefined;
 }
 
 export interface ForwardContext {
@@ -32,18 +40,28 @@ export type ForwardResult = { ok: true; status: number } | { ok: false; failure:
 interface Origin {
   pool: Pool;
   basePath: string;
+  /** scheme://host:port, as logs name it (never the URL's credentials or path). */
+  name: string;
+  /** Why the origin (a literal address, which net.connect does not look up) is refused, or null. */
+  refused: string | null;
+  lastRefusalLog: number;
 }
+
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
 export class Upstreams {
   readonly #origins = new Map<string, Origin>();
+  readonly #policy: OriginPolicy;
 
-  constructor(private readonly options: UpstreamOptions = {}) {}
+  constructor(private readonly options: UpstreamOptions = {}) {
+    this.#policy = options.originPolicy ?? originPolicy({ allowMetadataOrigins: false, dnsServers: [] });
+  }
 
   #origin(originUrl: string): Origin {
     let origin = this.#origins.get(originUrl);
     if (!origin) {
       const url = new URL(originUrl);
-      origin = {
+      const created: Origin = {
         pool: new Pool(url.origin, {
           connections: this.options.connectionsPerOrigin ?? 128,
           pipelining: 1,
@@ -51,16 +69,33 @@ export class Upstreams {
           connectTimeout: this.options.connectTimeoutMs ?? 5_000,
           headersTimeout: this.options.headersTimeoutMs ?? 60_000,
           bodyTimeout: this.options.bodyTimeoutMs ?? 60_000,
+          // Per new connection, not per request: names are resolved and judged when a connection opens.
+          connect: { lookup: originLookup(this.#policy, (_host, reason) => this.#reportRefusal(created, reason)) },
         }),
         basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, ''),
+        name: url.origin,
+        refused: literalOriginRefusal(originHost(url), this.#policy),
+        lastRefusalLog: -Infinity,
       };
+      origin = created;
       this.#origins.set(originUrl, origin);
     }
     return origin;
   }
 
+  #reportRefusal(origin: Origin, reason: string): void {
+    const now = Date.now();
+    if (now - origin.lastRefusalLog < REFUSAL_LOG_INTERVAL_MS) return;
+    origin.lastRefusalLog = now;
+    this.options.log?.warn({ origin: origin.name, reason }, 'shield: origin refused: not forwarding to a cloud metadata or link-local address');
+  }
+
   forward(req: IncomingMessage, res: ServerResponse, originUrl: string, ctx: ForwardContext): Promise<ForwardResult> {
     const origin = this.#origin(originUrl);
+    if (origin.refused !== null) {
+      this.#reportRefusal(origin, origin.refused);
+      return Promise.resolve({ ok: false, failure: 'unreachable' });
+    }
     const headers = requestHeaders(req, ctx);
     const hasBody = ctx.body !== undefined || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     const body = ctx.body ?? (hasBody ? req : null);

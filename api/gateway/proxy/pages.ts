@@ -2,6 +2,7 @@
 // HTML for browsers, the API's error envelope for clients that ask for JSON. Every answer names
 // the request id so a blocked user can quote it to the site's operators.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { hasBody } from './request-body.ts';
 
 export interface GatewayAnswer {
   status: number;
@@ -32,6 +33,8 @@ export function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Ga
       `<h1>${escapeHtml(answer.title)}</h1><p>${escapeHtml(answer.message)}</p>` +
       `<p style="color:#666;font-size:.85em">Request id: <code>${escapeHtml(requestId)}</code> · Aegis Shield</p></body></html>`;
   res.writeHead(answer.status, {
+    // A body left unread (refused before it ended) would otherwise be read as the next request.
+    ...(!req.complete && hasBody(req) ? { connection: 'close' } : {}),
     'content-type': json ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
@@ -54,4 +57,6 @@ export const ANSWERS = {
   badGateway: { status: 502, code: 'bad_gateway', title: 'Bad gateway', message: 'The site’s origin server could not be reached or answered incorrectly.' },
   gatewayTimeout: { status: 504, code: 'gateway_timeout', title: 'Gateway timeout', message: 'The site’s origin server did not answer in time.' },
   badRequest: { status: 400, code: 'bad_request', title: 'Bad request', message: 'The request could not be read.' },
+  payloadTooLarge: { status: 413, code: 'payload_too_large', title: 'Request too large', message: 'The request body is larger than this site’s security checks accept.' },
+  unsupportedMediaType: { status: 415, code: 'unsupported_media_type', title: 'Unsupported request encoding', message: 'The request body’s encoding or character set is not accepted by this site’s security checks.' },
 } satisfies Record<string, GatewayAnswer | ((n: number) => GatewayAnswer)>;

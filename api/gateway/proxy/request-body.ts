@@ -1,11 +1,11 @@
 // Reading a request body for inspection without holding more than the cap: chunks are collected
-// until the body ends (inspected, then forwarded from memory) or passes the cap (the collected
-// chunks and the rest of the stream are forwarded uninspected).
+// until the body ends (inspected, then forwarded from memory) or passes the cap (then the collected
+// chunks and the rest of the stream are available to forward, when the site only logs).
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import type { BodyState } from '../inspected-request.ts';
 
-export type ReadBody = { complete: true; buffer: Buffer } | { complete: false; stream: Readable };
+/** A complete body, or the first `cap`-odd bytes (`head`) and a stream of the whole body for forwarding. */
+export type ReadBody = { complete: true; buffer: Buffer } | { complete: false; head: Buffer; stream: Readable };
 
 export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -22,7 +22,7 @@ export function readBody(req: IncomingMessage, cap: number): Promise<ReadBody> {
       if (size > cap) {
         cleanup();
         req.pause();
-        resolve({ complete: false, stream: Readable.from(rest(chunks, req)) });
+        resolve({ complete: false, head: Buffer.concat(chunks, size), stream: Readable.from(rest(chunks, req)) });
       }
     };
     const onEnd = () => {
@@ -47,20 +47,6 @@ export function readBody(req: IncomingMessage, cap: number): Promise<ReadBody> {
 async function* rest(head: Buffer[], req: IncomingMessage): AsyncGenerator<Buffer> {
   yield* head;
   for await (const chunk of req) yield chunk as Buffer;
-}
-
-/** Parses a complete body of an inspectable type. */
-export function parseBody(contentType: string, buffer: Buffer): { state: BodyState; json?: unknown; form?: URLSearchParams } {
-  if (buffer.length === 0) return { state: 'none' };
-  if (contentType === 'application/json' || contentType.endsWith('+json')) {
-    try {
-      return { state: 'json', json: JSON.parse(buffer.toString('utf8')) };
-    } catch {
-      return { state: 'unparsable' };
-    }
-  }
-  if (contentType === 'application/x-www-form-urlencoded') return { state: 'form', form: new URLSearchParams(buffer.toString('utf8')) };
-  return { state: 'other' };
 }
 
 export function mediaType(header: string | undefined): string {

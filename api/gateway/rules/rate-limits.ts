@@ -20,12 +20,12 @@ export interface CompiledRateLimit {
 
 export type RateLimitSource = Pick<RateLimitRuleRow, 'id' | 'identity' | 'url_pattern' | 'method' | 'budget' | 'window_seconds' | 'action' | 'escalate_to_deny_minutes'>;
 
-export function compileRateLimits(rows: readonly RateLimitSource[]): CompiledRateLimit[] {
+export function compileRateLimits(rows: readonly RateLimitSource[], foldCase = false): CompiledRateLimit[] {
   return rows.map((row) => ({
     id: row.id,
     method: row.method,
     urlPattern: row.url_pattern,
-    matchesPath: compileUrlPattern(row.url_pattern),
+    matchesPath: compileUrlPattern(row.url_pattern, foldCase),
     identity: row.identity === 'ip' ? { kind: 'ip' } : row.identity === 'api_key' ? { kind: 'api_key' } : { kind: 'header', name: row.identity.slice('header:'.length).toLowerCase() },
     budget: row.budget,
     windowMs: row.window_seconds * 1000,

@@ -22,6 +22,11 @@
 //             none is refused; and a body the gateway could not inspect is refused, since it cannot
 //             be shown to conform.
 //
+// Request paths are read as lenient origins read them before routing: empty segments (`//`) are
+// dropped, a literal segment is compared without its `;` parameters (`/pets;x=1`) and, for sites
+// with `path_case: insensitive`, without case (`/PETS` is `/pets`), so the operation validated is
+// the one the origin will run. A segment that does not decode, or a dot segment, matches nothing.
+//
 // Paths match with or without a server's base path (`servers: [{url: /v3}]`: `/v3/pet` and `/pet`):
 // a document's server URL often names another deployment than the one behind the gateway, and the
 // origin answers 404 to a prefix it does not serve. The prefixed form is tried first.
@@ -51,9 +56,10 @@ export interface SchemaViolation {
 }
 
 export interface SchemaEnforcer {
-  check(request: InspectedRequest, strictness: Strictness): SchemaViolation | null;
+  /** `foldCase`: literal path segments compare in lower case (the site's `path_case: insensitive`). */
+  check(request: InspectedRequest, strictness: Strictness, foldCase?: boolean): SchemaViolation | null;
   /** Whether the operation matching the request declares a body (so the gateway buffers only then). */
-  needsBody(method: string, path: string): boolean;
+  needsBody(method: string, path: string, foldCase?: boolean): boolean;
   /** Parts of the document that could not be compiled and are therefore not enforced. */
   readonly warnings?: readonly string[];
 }
@@ -426,13 +432,20 @@ interface Route {
 
 interface TrieNode {
   literal: Map<string, TrieNode>;
+  /** The same children by lower-case literal (the first declared wins when two differ only in case). */
+  folded: Map<string, TrieNode>;
   /** Segments mixing text and parameters (`{name}.json`), by shape. */
   mixed: Map<string, { pattern: RE2; node: TrieNode }>;
   param: TrieNode | null;
   routes: Route[];
 }
 
-const newNode = (): TrieNode => ({ literal: new Map(), mixed: new Map(), param: null, routes: [] });
+const newNode = (): TrieNode => ({ literal: new Map(), folded: new Map(), mixed: new Map(), param: null, routes: [] });
+/** A decoded segment as literal children are looked up: without `;` parameters. */
+const literalKey = (segment: string): string => {
+  const semi = segment.indexOf(';');
+  return semi < 0 ? segment : segment.slice(0, semi);
+};
 const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function templateSegments(path: string): TemplateSegment[] {
@@ -501,15 +514,15 @@ class CompiledEnforcer implements SchemaEnforcer {
   /** Deepest template; longer request paths cannot match. */
   maxDepth = 0;
 
-  needsBody(method: string, path: string): boolean {
-    const result = this.match(method, path);
+  needsBody(method: string, path: string, foldCase = false): boolean {
+    const result = this.match(method, path, foldCase);
     return result.kind === 'operation' && result.match.operation.body !== null;
   }
 
-  check(request: InspectedRequest, strictness: Strictness): SchemaViolation | null {
-    const result = this.match(request.method, request.path);
+  check(request: InspectedRequest, strictness: Strictness, foldCase = false): SchemaViolation | null {
+    const result = this.match(request.method, request.path, foldCase);
     if (result.kind !== 'operation') {
-      const preflight = this.preflight(request, result);
+      const preflight = this.preflight(request, result, foldCase);
       if (preflight !== undefined) return preflight;
       return {
         reason: result.kind === 'no_path' ? 'the path is not declared in the schema' : `method ${clip(request.method, 20)} is not declared for this path`,
@@ -524,15 +537,15 @@ class CompiledEnforcer implements SchemaEnforcer {
   }
 
   /** A CORS preflight for a declared method passes; undefined when the request is not one. */
-  private preflight(request: InspectedRequest, result: MatchResult): SchemaViolation | null | undefined {
+  private preflight(request: InspectedRequest, result: MatchResult, foldCase: boolean): SchemaViolation | null | undefined {
     const asked = request.headers['access-control-request-method'];
     if (request.method !== 'OPTIONS' || result.kind !== 'no_method' || typeof asked !== 'string') return undefined;
-    if (this.match(asked.trim().toUpperCase(), request.path).kind === 'operation') return null;
+    if (this.match(asked.trim().toUpperCase(), request.path, foldCase).kind === 'operation') return null;
     return { reason: `preflight for method ${clip(asked, 20)}, which is not declared for this path`, operation: null };
   }
 
-  match(method: string, path: string): MatchResult {
-    const raw = splitPath(path);
+  match(method: string, path: string, foldCase = false): MatchResult {
+    const raw = splitPath(path).filter((segment) => segment !== '');
     if (raw.length > this.maxDepth) return { kind: 'no_path' };
     const decoded: string[] = [];
     for (const segment of raw) {
@@ -547,13 +560,13 @@ class CompiledEnforcer implements SchemaEnforcer {
       decoded.push(value);
     }
     const state = { pathFound: false };
-    const found = this.walk(this.root, raw, decoded, 0, method, state);
+    const found = this.walk(this.root, raw, decoded, 0, method, state, foldCase);
     if (found) return { kind: 'operation', match: { ...found, raw } };
     return { kind: state.pathFound ? 'no_method' : 'no_path' };
   }
 
   /** Depth first, literal segments before mixed ones before whole-segment parameters. */
-  private walk(node: TrieNode, raw: string[], decoded: string[], i: number, method: string, state: { pathFound: boolean }): { route: Route; operation: CompiledOperation } | null {
+  private walk(node: TrieNode, raw: string[], decoded: string[], i: number, method: string, state: { pathFound: boolean }, foldCase: boolean): { route: Route; operation: CompiledOperation } | null {
     if (i === decoded.length) {
       for (const route of node.routes) {
         state.pathFound = true;
@@ -563,17 +576,18 @@ class CompiledEnforcer implements SchemaEnforcer {
       return null;
     }
     const segment = decoded[i]!;
-    const literal = node.literal.get(segment);
+    const key = literalKey(segment);
+    const literal = node.literal.get(key) ?? (foldCase ? node.folded.get(key.toLowerCase()) : undefined);
     if (literal) {
-      const found = this.walk(literal, raw, decoded, i + 1, method, state);
+      const found = this.walk(literal, raw, decoded, i + 1, method, state, foldCase);
       if (found) return found;
     }
     for (const edge of node.mixed.values()) {
       if (!edge.pattern.test(raw[i]!)) continue;
-      const found = this.walk(edge.node, raw, decoded, i + 1, method, state);
+      const found = this.walk(edge.node, raw, decoded, i + 1, method, state, foldCase);
       if (found) return found;
     }
-    if (node.param && segment !== '') return this.walk(node.param, raw, decoded, i + 1, method, state);
+    if (node.param && segment !== '') return this.walk(node.param, raw, decoded, i + 1, method, state, foldCase);
     return null;
   }
 
@@ -582,7 +596,11 @@ class CompiledEnforcer implements SchemaEnforcer {
     for (const segment of segments) {
       if (segment.kind === 'literal') {
         let next = node.literal.get(segment.value);
-        if (!next) node.literal.set(segment.value, (next = newNode()));
+        if (!next) {
+          node.literal.set(segment.value, (next = newNode()));
+          const lower = segment.value.toLowerCase();
+          if (!node.folded.has(lower)) node.folded.set(lower, next);
+        }
         node = next;
       } else if (segment.kind === 'param') {
         node = node.param ??= newNode();

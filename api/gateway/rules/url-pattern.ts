@@ -1,38 +1,37 @@
-// URL patterns of rate limits and virtual patches: `*` matches any run of characters, `/` included;
-// every other character is literal; the pattern must match the whole path.
+// URL patterns of rate limits, virtual patches and managed-rule exclusions: `*` matches any run of
+// characters, `/` included; every other character is literal; the pattern must match the whole path.
 //
-// Paths are compared in normalised form, so that encoding tricks do not slip past a rule:
+// Paths are compared in normalised form, read the way the most lenient origin would read them, so
+// that an encoding or a router's leniency does not slip past a rule:
 //   - the query string and fragment are cut off; an absolute-form target (`http://h/p`) becomes `/p`;
 //   - percent-escapes are decoded once, as the origin decodes them (`/%61dmin` → `/admin`; a double
-//     encoding `%2561` stays `%61`, which the origin does not read as `a` either). Malformed or
-//     non-UTF-8 escapes are kept as written;
+//     encoding `%2561` stays `%61`, which the origin does not read as `a` either), and so are the
+//     overlong UTF-8 forms and IIS `%uXXXX` escapes some servers still decode (inspect/percent.ts).
+//     Escapes that form no character are kept as written;
+//   - the path ends at a NUL (C-string handling in some servers and file systems); `\` is a
+//     separator (IIS, Windows);
+//   - `;` parameters are removed from every segment (`/search;jsessionid=1` → `/search`,
+//     `/x/..;/admin` → `/admin`), as servlet containers do before routing;
 //   - runs of `/` collapse into one and `.` / `..` segments are resolved (`/x/../admin` → `/admin`),
 //     after decoding, so `%2e%2e` and `%2f` count too;
-//   - case is kept: matching is case-sensitive, like nginx locations and Cloudflare's path rules.
-//     `\` and `;` are not separators here.
-// Patterns are decoded and slash-merged the same way (`/caf%C3%A9` is `/café`); in a pattern `?` and
-// `#` are ordinary characters (they can only meet a decoded `%3F` / `%23` in a path).
+//   - with `foldCase` (a site's `path_case: insensitive`, the default) path and pattern are compared
+//     in lower case, as Express, ASP.NET and IIS route; otherwise case is kept.
+// Patterns are decoded, cleaned and slash-merged the same way (`/caf%C3%A9` is `/café`); in a
+// pattern `?` and `#` are ordinary characters (they can only meet a decoded `%3F` / `%23` in a path).
 // A pattern that does not end in `/` or `*` also matches the same path with one trailing `/`
 // (`/login` catches `/login/`), because most frameworks route both to the same handler.
 //
 // Patterns are never turned into a RegExp: a match is a prefix test, a suffix test and one
 // left-to-right indexOf per literal between stars, which is linear and cannot backtrack.
+import { decodePercent } from '../inspect/percent.ts';
 
-/** Decodes the valid %XX runs of `text` that form UTF-8 (or ASCII); anything else stays literal. */
-function percentDecode(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    // A stray `%` or an invalid byte sequence somewhere: decode what can be decoded, run by run.
-    return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-      }
-    });
-  }
+/** Decodes, then cleans one piece of a path or pattern: NUL ends it, `\` is `/`, `;` parameters go. */
+function cleanDecoded(text: string): string {
+  let decoded = decodePercent(text, false);
+  const nul = decoded.indexOf('\0');
+  if (nul >= 0) decoded = decoded.slice(0, nul);
+  if (decoded.includes('\\')) decoded = decoded.replace(/\\/g, '/');
+  return decoded.includes(';') ? decoded.replace(/;[^/]*/g, '') : decoded;
 }
 
 /** A request target as a normalised path; `literal` for patterns, where `?` and `#` are text. */
@@ -42,14 +41,14 @@ function normaliseUncached(raw: string, literal = false): string {
   if (cut >= 0) path = path.slice(0, cut);
   if (path.charCodeAt(0) !== 47 /* / */) {
     // A pattern not starting with `/` can match no path; it is only decoded, for consistency.
-    if (literal) return percentDecode(path);
+    if (literal) return cleanDecoded(path);
     const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/.exec(path);
     path = scheme ? path.slice(scheme[0].length) || '/' : `/${path}`;
   }
-  // Nothing to decode or resolve: the common case costs three substring scans.
-  if (!path.includes('%') && !path.includes('//') && !path.includes('/.')) return path;
+  // Nothing to decode or resolve: the common case costs a few substring scans.
+  if (!/[%;\\\0]|\/\/|\/\./.test(path)) return path;
 
-  const parts = percentDecode(path).split('/');
+  const parts = cleanDecoded(path).split('/');
   const segments: string[] = [];
   for (let i = 1; i < parts.length; i++) {
     const segment = parts[i]!;
@@ -66,28 +65,44 @@ function normaliseUncached(raw: string, literal = false): string {
 // that one normalisation per request, not one per rule.
 let lastRaw: string | undefined;
 let lastNormalised = '/';
+let lastFolded: string | undefined;
 
 /** The path as rules see it (see the file comment). Pure; repeated calls with one path are free. */
-export function normalisePath(raw: string): string {
+export function normalisePath(raw: string, foldCase = false): string {
   if (raw !== lastRaw) {
     lastNormalised = normaliseUncached(raw);
+    lastFolded = undefined;
     lastRaw = raw;
   }
-  return lastNormalised;
+  if (!foldCase) return lastNormalised;
+  return (lastFolded ??= lastNormalised.toLowerCase());
 }
 
-export function compileUrlPattern(pattern: string): (path: string) => boolean {
+/** A pattern in the form it is compared in: normalised (see the file comment) and, with `foldCase`, lower case. */
+function patternText(pattern: string, foldCase: boolean): string {
+  const text = normaliseUncached(pattern, true);
+  return foldCase ? text.toLowerCase() : text;
+}
+
+/** Literals between stars, written the way normalised paths are (decoded, cleaned, single slashes). */
+function patternPieces(pattern: string, foldCase: boolean): string[] {
+  return pattern.split('*').map((piece) => {
+    const text = cleanDecoded(piece).replace(/\/{2,}/g, '/');
+    return foldCase ? text.toLowerCase() : text;
+  });
+}
+
+export function compileUrlPattern(pattern: string, foldCase = false): (path: string) => boolean {
   if (!pattern.includes('*')) {
-    const target = normaliseUncached(pattern, true);
+    const target = patternText(pattern, foldCase);
     const lenient = !target.endsWith('/');
     return (path) => {
-      const p = normalisePath(path);
+      const p = normalisePath(path, foldCase);
       return p === target || (lenient && p.length === target.length + 1 && p.endsWith('/') && p.startsWith(target));
     };
   }
 
-  // Literals between stars, written the way normalised paths are (decoded, single slashes).
-  const pieces = pattern.split('*').map((piece) => percentDecode(piece).replace(/\/{2,}/g, '/'));
+  const pieces = patternPieces(pattern, foldCase);
   const prefix = pieces[0]!;
   const suffix = pieces[pieces.length - 1]!;
   const middles = pieces.slice(1, -1).filter((piece) => piece !== '');
@@ -107,17 +122,21 @@ export function compileUrlPattern(pattern: string): (path: string) => boolean {
     return true;
   };
   return (path) => {
-    const p = normalisePath(path);
+    const p = normalisePath(path, foldCase);
     return glob(p, p.length) || (lenient && p.length > 1 && p.endsWith('/') && glob(p, p.length - 1));
   };
 }
 
-/** `ANY` matches every method; otherwise the methods must be equal, ignoring case. */
+/**
+ * `ANY` matches every method; otherwise the methods must be equal, ignoring case — and a `GET` rule
+ * also covers `HEAD`, which Express, Rails and most servers answer with the GET handler.
+ */
 export function methodMatches(ruleMethod: string, method: string): boolean {
   // Stored methods are upper case: the common answers need no case folding.
   if (ruleMethod === method || ruleMethod === 'ANY') return true;
   const rule = ruleMethod.toUpperCase();
-  return rule === 'ANY' || rule === method.toUpperCase();
+  const asked = method.toUpperCase();
+  return rule === 'ANY' || rule === asked || (rule === 'GET' && asked === 'HEAD');
 }
 
 /**
@@ -125,9 +144,9 @@ export function methodMatches(ruleMethod: string, method: string): boolean {
  * `login`, `/` → ``), or null when the pattern leaves it open (`/*`, `/ap*`). Lets callers bucket
  * many patterns by segment and test only the plausible ones; `firstSegment` gives a path's key.
  */
-export function patternScope(pattern: string): string | null {
+export function patternScope(pattern: string, foldCase = false): string | null {
   const star = pattern.indexOf('*');
-  const literal = star < 0 ? normaliseUncached(pattern, true) : percentDecode(pattern.slice(0, star)).replace(/\/{2,}/g, '/');
+  const literal = star < 0 ? patternText(pattern, foldCase) : patternPieces(pattern.slice(0, star), foldCase)[0]!;
   if (literal.charCodeAt(0) !== 47) return null;
   const slash = literal.indexOf('/', 1);
   if (slash >= 0) return literal.slice(1, slash);
@@ -147,6 +166,9 @@ export function firstSegment(normalisedPath: string): string {
  * returned item's full pattern.
  */
 export class ScopeIndex<T> {
+  /** Patterns and paths compared in lower case (a site's `path_case: insensitive`). */
+  constructor(private readonly foldCase = false) {}
+
   /** Items whose pattern leaves the first segment open (`/*`): candidates for every path. */
   readonly #anywhere: Entry<T>[] = [];
   readonly #anywhereItems: T[] = [];
@@ -156,7 +178,7 @@ export class ScopeIndex<T> {
   #count = 0;
 
   add(pattern: string, item: T): void {
-    const scope = patternScope(pattern);
+    const scope = patternScope(pattern, this.foldCase);
     const entry = { order: this.#count++, item };
     if (scope === null) {
       this.#anywhere.push(entry);
@@ -176,7 +198,7 @@ export class ScopeIndex<T> {
   /** Items whose pattern may match `path` (raw or normalised), in insertion order. */
   candidates(path: string): readonly T[] {
     if (this.#scoped.size === 0) return this.#anywhereItems;
-    const scope = firstSegment(normalisePath(path));
+    const scope = firstSegment(normalisePath(path, this.foldCase));
     const bucket = this.#scoped.get(scope);
     if (!bucket) return this.#anywhereItems;
     let merged = this.#merged.get(scope);

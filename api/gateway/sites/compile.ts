@@ -2,6 +2,7 @@
 // range tables, patches as one multi-pattern set per parameter, schema validators compiled once per
 // document version. Compilation happens off the request path, when a change is noticed.
 import { compileIpAccess, type IpAccessTable } from '../rules/ip-access.ts';
+import { compileManagedRules, type ManagedRuleSet } from '../rules/managed/index.ts';
 import { compileRateLimits, identityKey, type CompiledRateLimit } from '../rules/rate-limits.ts';
 import { getSchemaEnforcer, type SchemaEnforcer } from '../rules/schema-enforcement.ts';
 import { compileVirtualPatches, type PatchSet } from '../rules/virtual-patches.ts';
@@ -25,7 +26,10 @@ export interface CompiledSite {
   /** Rules that escalate to a deny: their identities are checked for a standing deny first. */
   escalating: CompiledRateLimit[];
   patches: PatchSet | null;
+  managed: ManagedRuleSet | null;
   schema: { enforcer: SchemaEnforcer; strictness: Strictness } | null;
+  /** URL patterns and schema routes compare paths in lower case (`path_case: insensitive`). */
+  foldCase: boolean;
   /** False when the site has no rule of any kind: its requests are allowed without evaluation. */
   hasRules: boolean;
   /** When the earliest expiring rule lapses (epoch ms): the site is recompiled then. */
@@ -45,7 +49,9 @@ function earliest(rows: readonly { expires_at: Date | null }[]): number | null {
 
 export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
   const warnings: string[] = [];
-  const patches = config.patches.length > 0 ? compileVirtualPatches(config.patches) : null;
+  const foldCase = config.site.path_case !== 'sensitive';
+  const patches = config.patches.length > 0 ? compileVirtualPatches(config.patches, Date.now(), foldCase) : null;
+  const managed = compileManagedRules(config.site.managed_rules, foldCase);
   for (const skipped of patches?.skipped ?? []) warnings.push(`virtual patch ${skipped.id} skipped: ${skipped.reason}`);
 
   let schema: CompiledSite['schema'] = null;
@@ -58,8 +64,8 @@ export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
       warnings.push(`schema ${config.schema.hash} not enforced: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const rateLimits = compileRateLimits(config.rateLimits);
-  const rateLimitsByPath = new ScopeIndex<CompiledRateLimit>();
+  const rateLimits = compileRateLimits(config.rateLimits, foldCase);
+  const rateLimitsByPath = new ScopeIndex<CompiledRateLimit>(foldCase);
   for (const rule of rateLimits) rateLimitsByPath.add(rule.urlPattern, rule);
   const expiries = [earliest(config.ipRules), earliest(config.patches)].filter((t): t is number => t !== null);
   const ipAccess = config.ipRules.length > 0 ? compileIpAccess(config.ipRules) : null;
@@ -74,11 +80,24 @@ export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
     rateLimitsByPath,
     escalating: rateLimits.filter((r) => r.escalateMs > 0),
     patches,
+    managed,
     schema,
-    hasRules: ipAccess !== null || rateLimits.length > 0 || patches !== null || schema !== null,
+    foldCase,
+    hasRules: ipAccess !== null || rateLimits.length > 0 || patches !== null || managed !== null || schema !== null,
     nextExpiry: expiries.length > 0 ? Math.min(...expiries) : null,
     warnings,
   };
+}
+
+/**
+ * Which rules of the site read this request's body, so the gateway buffers and inspects it:
+ * `specific` when a virtual patch or the schema names this method and path, `managed` when managed
+ * rules are on (they read every body).
+ */
+export function bodyReaders(site: CompiledSite, method: string, path: string): { specific: boolean; managed: boolean } {
+  const specific =
+    (site.patches?.inspectsBody(method, path) ?? false) || (site.schema !== null && site.schema.strictness !== 'lenient' && site.schema.enforcer.needsBody(method, path, site.foldCase));
+  return { specific, managed: site.managed !== null };
 }
 
 /** Counter-store keys of the standing denies that could apply to this request. */

@@ -5,7 +5,7 @@ import type { Db } from '../../db/database.ts';
 import type { IpAccessRuleRow, RateLimitRuleRow, ShieldSiteRow, VirtualPatchRow } from '../../db/schema.ts';
 
 export interface SiteConfig {
-  site: Pick<ShieldSiteRow, 'id' | 'org_id' | 'domain' | 'origin_url' | 'mode'>;
+  site: Pick<ShieldSiteRow, 'id' | 'org_id' | 'domain' | 'origin_url' | 'mode' | 'path_case' | 'managed_rules'>;
   ipRules: Pick<IpAccessRuleRow, 'id' | 'type' | 'value' | 'action' | 'expires_at'>[];
   patches: Pick<VirtualPatchRow, 'id' | 'url_pattern' | 'method' | 'match_param' | 'match_regex' | 'action' | 'expires_at'>[];
   rateLimits: Pick<RateLimitRuleRow, 'id' | 'identity' | 'url_pattern' | 'method' | 'budget' | 'window_seconds' | 'action' | 'escalate_to_deny_minutes'>[];
@@ -25,7 +25,7 @@ export async function loadSiteIds(db: Db): Promise<string[]> {
 export async function loadSite(db: Db, siteId: string): Promise<SiteConfig | null> {
   const active = sql<boolean>`(expires_at is null or expires_at > now())`;
   const [site, ipRules, patches, rateLimits, schema] = await Promise.all([
-    db.selectFrom('shield_sites').select(['id', 'org_id', 'domain', 'origin_url', 'mode']).where('id', '=', siteId).executeTakeFirst(),
+    db.selectFrom('shield_sites').select(['id', 'org_id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules']).where('id', '=', siteId).executeTakeFirst(),
     db.selectFrom('ip_access_rules').select(['id', 'type', 'value', 'action', 'expires_at']).where('site_id', '=', siteId).where(active).orderBy('id').execute(),
     db
       .selectFrom('virtual_patches')

@@ -8,11 +8,11 @@
 //     second, spread evenly).
 // Requests go out exactly as given: the path is sent raw (a `/../` is not normalised away, which a
 // traversal check needs), redirects are never followed, bodies are read up to a cap.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 import { refusedAddress } from '../../net/address-policy.ts';
+import { allowEveryAddress, guardedLookup, systemResolver, type AddressResolver } from '../../net/guarded-lookup.ts';
 
 export interface ScanScope {
   /** `host` or `host:port` as in URL.host, lower case. */
@@ -91,24 +91,18 @@ export class ScanHttp {
 
   constructor(private readonly options: ScanHttpOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    const guardedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    // A pinned name (options.resolve) is answered without DNS; the address policy applies either way.
+    const resolve: AddressResolver = (hostname, lookupOptions, done) => {
       const pinned = options.resolve?.[hostname.toLowerCase()];
-      const lookup = pinned
-        ? (_h: string, _o: object, done: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => done(null, [{ address: pinned, family: isIP(pinned) }])
-        : (h: string, o: object, done: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => dnsLookup(h, { ...o, all: true }, done);
-      lookup(hostname, lookupOptions, (err, addresses) => {
-        if (err) return callback(err, '', 0);
-        const list = addresses as LookupAddress[];
-        const usable = options.allowPrivate ? list : list.filter((a) => refusedAddress(a.address) === null);
-        if (usable.length === 0) {
-          const reason = refusedAddress(list[0]?.address ?? hostname) ?? 'no address';
-          return callback(Object.assign(new RefusedTargetError(`${hostname}: ${reason} (set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow)`), { code: 'EREFUSED_TARGET' }), '', 0);
-        }
-        if (lookupOptions.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
-        return callback(null, usable[0]!.address, usable[0]!.family);
-      });
+      if (pinned) return done(null, [{ address: pinned, family: isIP(pinned) }]);
+      systemResolver(hostname, lookupOptions, done);
     };
-    this.agent = new Agent({ connect: { lookup: guardedLookup, rejectUnauthorized: false }, connections: 8, pipelining: 0 });
+    const lookup = guardedLookup({
+      refuse: options.allowPrivate ? allowEveryAddress : refusedAddress,
+      resolve,
+      refusal: (hostname, reason) => Object.assign(new RefusedTargetError(`${hostname}: ${reason} (set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow)`), { code: 'EREFUSED_TARGET' }),
+    });
+    this.agent = new Agent({ connect: { lookup, rejectUnauthorized: false }, connections: 8, pipelining: 0 });
   }
 
   /** Requests sent so far (the budget counts these). */

@@ -13,7 +13,7 @@ import { siteParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { LiveHub } from './live-hub.ts';
 
-export const RULE_KINDS = ['ip_access', 'escalation', 'rate_limit', 'virtual_patch', 'schema'] as const satisfies readonly RuleKind[];
+export const RULE_KINDS = ['ip_access', 'escalation', 'rate_limit', 'inspection', 'virtual_patch', 'managed', 'schema'] as const satisfies readonly RuleKind[];
 
 const EVENT_ID = /^dec_[0-9a-z]{26}$/;
 

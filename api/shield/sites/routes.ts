@@ -4,17 +4,34 @@ import { ShieldSiteResource, ShieldSiteSpec, ShieldSiteUpdate } from '../../../s
 import { auditRequest } from '../../audit/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
 import type { Db } from '../../db/database.ts';
-import { conflict, notFound } from '../../http/errors.ts';
+import { conflict, notFound, validationFailed } from '../../http/errors.ts';
+import { unknownRuleRefs } from '../../gateway/rules/managed/index.ts';
+import type { ManagedRulesSettings } from '../../db/schema.ts';
 import { parseEnumList, parseList } from '../../http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../../http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
-import { deleteSite, domainTaken, findSite, insertSite, listSites, toSite, updateSite } from './store.ts';
+import { originRefusal, type OriginPolicy } from '../../net/origin-policy.ts';
+import { deleteSite, domainTaken, findSite, insertSite, listSites, MANAGED_RULES_DEFAULT, toSite, updateSite } from './store.ts';
 
 import { siteParams as siteIdParams } from '../params.ts';
 const MODES = ShieldSiteSpec.properties.mode.enum;
 
-export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
+/** Exclusions must name rules that exist: a typo would otherwise silently exclude nothing. */
+function checkManagedRules(settings: Partial<ManagedRulesSettings> | undefined): void {
+  const fields = (settings?.exclusions ?? []).flatMap((exclusion, i) =>
+    unknownRuleRefs(exclusion.rules).map((ref) => ({ field: `managed_rules.exclusions[${i}].rules[${exclusion.rules.indexOf(ref)}]`, message: `${JSON.stringify(ref)} is not a managed rule id or category (GET /api/v1/shield/managed-rules)` })),
+  );
+  if (fields.length > 0) throw validationFailed(`request body is invalid: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, { fields });
+}
+
+/** An origin_url that is, or resolves to, a cloud metadata or link-local address is refused (net/origin-policy.ts). */
+async function checkOrigin(originUrl: string | undefined, policy: OriginPolicy): Promise<void> {
+  const reason = originUrl === undefined ? null : await originRefusal(originUrl, policy);
+  if (reason) throw validationFailed(`request body is invalid: origin_url ${reason}`, { fields: [{ field: 'origin_url', message: reason }] });
+}
+
+export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; originPolicy: OriginPolicy } }> = async (app, { db, originPolicy }) => {
   const tags = ['Shield sites'];
 
   app.get(
@@ -60,10 +77,12 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } 
     { config: { auth: 'shield:write' }, schema: { tags, summary: 'Create a Shield site', body: ShieldSiteSpec, response: { 201: ShieldSiteResource } } },
     async (request, reply) => {
       const { orgId } = principalOf(request);
-      const { domain, origin_url, mode, labels = {} } = request.body;
+      const { domain, origin_url, mode, path_case = 'insensitive', managed_rules = MANAGED_RULES_DEFAULT, labels = {} } = request.body;
+      checkManagedRules(managed_rules);
+      await checkOrigin(origin_url, originPolicy);
       const site = await db.transaction().execute(async (trx) => {
         if (await domainTaken(trx, orgId, domain)) throw conflict(`a Shield site for ${domain} already exists`, { field: 'domain' });
-        const created = await insertSite(trx, orgId, { domain, origin_url, mode, labels });
+        const created = await insertSite(trx, orgId, { domain, origin_url, mode, path_case, managed_rules: { ...MANAGED_RULES_DEFAULT, ...managed_rules }, labels });
         await auditRequest(trx, request, { action: 'shield_site.created', target: { type: 'shield_site', id: created.id }, metadata: { domain, mode } });
         return created;
       });
@@ -75,18 +94,33 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } 
     '/api/v1/shield/sites/:id',
     {
       config: { auth: 'shield:write' },
-      schema: { tags, summary: 'Update a Shield site', description: 'Changes `mode`, `origin_url` or `labels`. Mode changes are audited.', params: siteIdParams, body: ShieldSiteUpdate, response: { 200: ShieldSiteResource } },
+      schema: {
+        tags,
+        summary: 'Update a Shield site',
+        description:
+          'Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.',
+        params: siteIdParams,
+        body: ShieldSiteUpdate,
+        response: { 200: ShieldSiteResource },
+      },
     },
     async (request) => {
       const { orgId } = principalOf(request);
       const { id } = request.params;
+      await checkOrigin(request.body.origin_url, originPolicy);
       const site = await db.transaction().execute(async (trx) => {
         const before = await findSite(trx, orgId, id);
         if (!before) throw notFound('Shield site');
-        const after = await updateSite(trx, orgId, id, request.body);
+        const { managed_rules, ...rest } = request.body;
+        checkManagedRules(managed_rules);
+        const changes = managed_rules ? { ...rest, managed_rules: { ...before.managed_rules, ...managed_rules } } : rest;
+        const after = await updateSite(trx, orgId, id, changes);
         if (!after) throw notFound('Shield site');
         if (after.mode !== before.mode) {
           await auditRequest(trx, request, { action: 'shield_site.mode_changed', target: { type: 'shield_site', id }, metadata: { from: before.mode, to: after.mode } });
+        }
+        if (managed_rules && JSON.stringify(after.managed_rules) !== JSON.stringify(before.managed_rules)) {
+          await auditRequest(trx, request, { action: 'shield_site.managed_rules_changed', target: { type: 'shield_site', id }, metadata: { from: before.managed_rules, to: after.managed_rules } });
         }
         return after;
       });

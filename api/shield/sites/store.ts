@@ -1,7 +1,7 @@
 // Shield sites in the database.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ShieldSiteRow } from '../../db/schema.ts';
+import type { ManagedRulesSettings, ShieldSiteRow } from '../../db/schema.ts';
 import { notFound } from '../../http/errors.ts';
 import { newId } from '../../ids.ts';
 import { jsonColumns } from '../../resources/json-columns.ts';
@@ -12,8 +12,13 @@ export interface SiteFields {
   domain: string;
   origin_url: string;
   mode: string;
+  path_case: string;
+  managed_rules: ManagedRulesSettings;
   labels: Record<string, string>;
 }
+
+/** What a site gets when its creator says nothing about managed rules (existing sites: migration 0009). */
+export const MANAGED_RULES_DEFAULT: ManagedRulesSettings = { enabled: true, paranoia_level: 1, exclusions: [] };
 
 export interface SiteListQuery {
   orgId: string;
@@ -30,6 +35,8 @@ export function toSite(row: ShieldSiteRow) {
     domain: row.domain,
     origin_url: row.origin_url,
     mode: row.mode as 'log' | 'block' | 'challenge',
+    path_case: row.path_case as 'insensitive' | 'sensitive',
+    managed_rules: row.managed_rules,
     labels: row.labels,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -64,7 +71,7 @@ export async function domainTaken(db: Db, orgId: string, domain: string): Promis
 export async function insertSite(db: Db, orgId: string, fields: SiteFields): Promise<ShieldSiteRow> {
   return db
     .insertInto('shield_sites')
-    .values({ id: newId('site'), org_id: orgId, ...jsonColumns(fields, ['labels']) })
+    .values({ id: newId('site'), org_id: orgId, ...jsonColumns(fields, ['labels', 'managed_rules']) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -72,7 +79,7 @@ export async function insertSite(db: Db, orgId: string, fields: SiteFields): Pro
 export async function updateSite(db: Db, orgId: string, id: string, changes: Partial<Omit<SiteFields, 'domain'>>): Promise<ShieldSiteRow | undefined> {
   return db
     .updateTable('shield_sites')
-    .set({ ...jsonColumns(changes, ['labels']), updated_at: sql<Date>`now()` })
+    .set({ ...jsonColumns(changes, ['labels', 'managed_rules']), updated_at: sql<Date>`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()

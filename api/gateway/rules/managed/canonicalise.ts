@@ -1,0 +1,171 @@
+// Canonicalisation: the one text each input is turned into before the rules see it, so that a rule
+// is written once against plain lower-case text and every encoding of an attack reads the same.
+// Field values arrive percent-decoded once (the way the origin's framework reads them); from there:
+//
+//   1. percent-decoding again, up to twice more, while `%XX` / `%uXXXX` escapes remain (double and
+//      triple encoding: `%2527` → `%27` → `'`), leniently as inspect/percent.ts decodes (overlong
+//      UTF-8 and `%u` included). `+` is left alone: it was already read as a space or sent as `%2B`.
+//      A `%A0` left over (not UTF-8 on its own) is a Latin-1 no-break space, read as a space;
+//   2. HTML character references: decimal and hex (`&#60;`, `&#x3c`, with or without `;`, any
+//      number of leading zeros) and the named ones that matter for markup and scripts (`&lt;`,
+//      `&colon;`, `&Tab;`, `&lpar;`, …; the legacy ones — lt, gt, amp, quot, nbsp — also without `;`);
+//   3. JavaScript escapes `\xXX`, `\uXXXX`, `\u{…}` (a string or identifier in a script context);
+//   4. NUL characters and invisible format characters (zero-width spaces, soft hyphens) removed;
+//   5. text with non-ASCII characters is NFKC-normalised (fullwidth `＜ｓｃｒｉｐｔ＞`, `①⑥⑨`,
+//      ligatures) and typographic quotes and slashes are mapped to their ASCII forms (’ → ', ∕ → /);
+//   6. lower case;
+//   7. SQL block comments: `/*!50000union*/` (a MySQL executable comment) keeps its content, every
+//      other `/* … */` becomes one space (`un/**/ion` is two tokens to SQL too; `union/**/select`
+//      is `union select`), and a stray `*/` is a space. `/*` means nothing to HTML, so when a closed
+//      comment held something, a second text keeps it (only the delimiters become spaces) and both
+//      are matched: `/*<svg onload=alert(1)>*/` must not vanish;
+//   8. whitespace runs collapse to one space, or to one `\n` when the run holds a line break
+//      (line breaks separate shell commands and end SQL `#`/`--` comments, so they are kept).
+//
+// The `shell` form (for command-injection rules, built only when the text holds one of `; | & $ \``
+// or a line break) further removes what a shell removes before running a word: quotes, `\` inside
+// or before a word, `^` (cmd.exe), `$@`, `$*`, `$1`, empty `$()` and `${…}` expansions; `$IFS` and
+// `${IFS}` become spaces, and so do braces, commas and input redirection (`{cat,/etc/passwd}`,
+// `cat</etc/passwd`).
+//
+// Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
+// and comment pairing is done with indexOf, so canonicalising is linear in the input.
+import { decodePercent } from '../../inspect/percent.ts';
+
+const PERCENT_ESCAPE = /%(?:[0-9a-f]{2}|u[0-9a-f]{4})/i;
+/** Decoding passes after the framework's one: double and triple encoding. */
+const EXTRA_DECODES = 2;
+
+/** Named character references worth decoding: markup, script and URL punctuation, and quotes. */
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  lt: '<', gt: '>', amp: '&', quot: '"', apos: "'", nbsp: ' ', tab: '\t', newline: '\n', colon: ':', semi: ';', comma: ',',
+  period: '.', excl: '!', quest: '?', num: '#', dollar: '$', percnt: '%', lpar: '(', rpar: ')', ast: '*', midast: '*', plus: '+',
+  sol: '/', bsol: '\\', lsqb: '[', rsqb: ']', lbrack: '[', rbrack: ']', lcub: '{', rcub: '}', lbrace: '{', rbrace: '}', verbar: '|',
+  vert: '|', equals: '=', lowbar: '_', grave: '`', hat: '^', commat: '@', hyphen: '-', dash: '-', lsquo: "'", rsquo: "'", ldquo: '"',
+  rdquo: '"', sbquo: "'", bdquo: '"', prime: "'", lsaquo: '<', rsaquo: '>',
+};
+/** Named references browsers decode even without the `;` (the legacy set, in text). */
+const LEGACY_ENTITIES: ReadonlySet<string> = new Set(['lt', 'gt', 'amp', 'quot', 'nbsp']);
+const ENTITY = /&(?:#x([0-9a-f]+)|#(\d+)|([a-z][a-z0-9]{1,31}))(;?)/gi;
+
+function fromCodePoint(value: number): string {
+  if (value === 0) return '';
+  if (!(value > 0 && value <= 0x10ffff) || (value >= 0xd800 && value <= 0xdfff)) return '\ufffd';
+  return String.fromCodePoint(value);
+}
+
+function decodeEntities(text: string): string {
+  return text.replace(ENTITY, (match: string, hex: string | undefined, dec: string | undefined, name: string | undefined, semi: string) => {
+    if (hex !== undefined) return fromCodePoint(hex.length > 8 ? -1 : Number.parseInt(hex, 16));
+    if (dec !== undefined) return fromCodePoint(dec.length > 10 ? -1 : Number(dec));
+    const lower = name!.toLowerCase();
+    const decoded = NAMED_ENTITIES[lower];
+    if (decoded === undefined || (semi === '' && !LEGACY_ENTITIES.has(lower))) return match;
+    return decoded;
+  });
+}
+
+const JS_ESCAPE = /\\(?:x([0-9a-f]{2})|u\{([0-9a-f]{1,6})\}|u([0-9a-f]{4}))/gi;
+
+function decodeJsEscapes(text: string): string {
+  return text.replace(JS_ESCAPE, (_m: string, x: string | undefined, braced: string | undefined, u: string | undefined) => fromCodePoint(Number.parseInt((x ?? braced ?? u)!, 16)));
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+/** Typographic look-alikes NFKC keeps, and invisible characters: mapped to ASCII or removed. */
+const LOOKALIKE = /[\u2018\u2019\u201a\u201b\u2032\u02bc\u02b9\u201c\u201d\u201e\u201f\u2033\u02ba\u2215\u2216\u2044\u29f8\u29f9\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]/g;
+const LOOKALIKE_MAP: Readonly<Record<string, string>> = {
+  '\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'", '\u02bc': "'", '\u02b9': "'",
+  '\u201c': '"', '\u201d': '"', '\u201e': '"', '\u201f': '"', '\u2033': '"', '\u02ba': '"',
+  '\u2215': '/', '\u2044': '/', '\u29f8': '/', '\u29f9': '\\', '\u2216': '\\',
+};
+
+/** `/* … *\/` → one space, pairing each opener with the next closer; an unclosed opener stays. */
+function stripBlockComments(text: string): string {
+  let out = '';
+  let at = 0;
+  for (;;) {
+    const open = text.indexOf('/*', at);
+    if (open < 0) break;
+    const close = text.indexOf('*/', open + 2);
+    if (close < 0) break;
+    out += `${text.slice(at, open)} `;
+    at = close + 2;
+  }
+  return at === 0 ? text : out + text.slice(at);
+}
+
+const WHITESPACE_TO_COLLAPSE = /\s\s|[^\S ]/;
+const WHITESPACE_RUN = /\s+/g;
+const LINE_BREAK = /[\n\r\u2028\u2029\x85]/;
+const collapseRun = (run: string): string => (LINE_BREAK.test(run) ? '\n' : ' ');
+
+export interface CanonicalOptions {
+  /**
+   * The input has not been percent-decoded yet and is a URL (the Referer header): decode once
+   * with `+` as a space first, as the origin would read its query string.
+   */
+  rawUrl?: boolean;
+}
+
+/** Steps 1–6 of the file comment: decoding, NUL, Unicode, case. */
+function decoded(raw: string, options: CanonicalOptions | undefined): string {
+  let text = options?.rawUrl ? decodePercent(raw, true) : raw;
+  for (let pass = 0; pass < EXTRA_DECODES && text.includes('%') && PERCENT_ESCAPE.test(text); pass++) {
+    const next = decodePercent(text, false);
+    if (next === text) break;
+    text = next;
+  }
+  // A lone %A0 is no UTF-8, so it stays escaped; in Latin-1 it is a no-break space, which MySQL reads as one.
+  if (text.includes('%')) text = text.replace(/%a0/gi, ' ');
+  if (text.includes('&')) text = decodeEntities(text);
+  if (text.includes('\\')) text = decodeJsEscapes(text);
+  if (text.includes('\0')) text = text.replace(/\0/g, '');
+  if (NON_ASCII.test(text)) text = text.normalize('NFKC').replace(LOOKALIKE, (ch) => LOOKALIKE_MAP[ch] ?? '');
+  return text.toLowerCase();
+}
+
+const collapse = (text: string): string => (WHITESPACE_TO_COLLAPSE.test(text) ? text.replace(WHITESPACE_RUN, collapseRun) : text);
+const MYSQL_EXECUTABLE_COMMENT = /\/\*!\d*/g;
+
+/** Steps 7–8 on a decoded text: the SQL reading of block comments. */
+function withoutComments(text: string): string {
+  let out = text;
+  if (out.includes('/*')) out = stripBlockComments(out.replace(MYSQL_EXECUTABLE_COMMENT, ' '));
+  if (out.includes('*/')) out = out.replaceAll('*/', ' ');
+  return collapse(out);
+}
+
+/** The canonical text of one input (see the file comment): the SQL reading of comments. */
+export function canonicalText(raw: string, options?: CanonicalOptions): string {
+  return withoutComments(decoded(raw, options));
+}
+
+/**
+ * Every text an input is matched as: the canonical text, and — when block comments removed
+ * something — the same text with the comments' content kept (see step 7).
+ */
+export function canonicalForms(raw: string, options?: CanonicalOptions): readonly string[] {
+  const text = decoded(raw, options);
+  const primary = withoutComments(text);
+  if (!text.includes('/*')) return [primary];
+  const kept = collapse(text.replace(MYSQL_EXECUTABLE_COMMENT, ' ').replaceAll('/*', ' ').replaceAll('*/', ' '));
+  return kept === primary ? [primary] : [primary, kept];
+}
+
+/** Characters without which no command can be injected: the shell form is only built with one. */
+const SHELL_TRIGGER = /[;|&`$\n]/;
+
+export function mayHoldCommand(canonical: string): boolean {
+  return SHELL_TRIGGER.test(canonical);
+}
+
+/** The shell form of a canonical text (see the file comment). */
+export function shellForm(canonical: string): string {
+  return canonical
+    .replace(/\$\{ifs\}|\$ifs\b/g, ' ')
+    .replace(/\$(?=['"])|\$\{[^}\n]{0,64}\}|\$[@*#?!\d-]|\$\(\s*\)|``|['"^]/g, '')
+    .replace(/([a-z])\\(?=[a-z])|(^|[\s;|&`(])\\(?=[a-z])/g, '$1$2')
+    .replace(/[{},<]/g, ' ')
+    .replace(/ {2,}/g, ' ');
+}

@@ -1,0 +1,197 @@
+// OS command injection (and Log4Shell-style lookups, which end in code execution the same way).
+// Most rules read the `shell` form of the text (canonicalise.ts: quotes, backslashes, `$@`, `^`
+// and brace expansion undone, `${IFS}` a space), which is only built when the text holds a shell
+// metacharacter — an injected command needs one to start. Level 1 needs a separator followed by a
+// command as a shell would run it (a distinct command name, or a common word with a shell-only
+// argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
+// `&` and `;` ("Tom & Jerry; more to come") passes.
+import type { RuleDefinition } from '../types.ts';
+import { COMMAND, COMMAND_PROBE, COMMAND_PROBE_DISTINCT, COMMAND_WORD } from './fragments.ts';
+
+const T = ['value', 'name', 'path', 'user_agent', 'referer', 'body'] as const;
+const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
+
+export const CMDI_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'cmdi.shellshock',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A Shellshock function definition (() { :; };) at the start of a value or header, or with its no-op body anywhere',
+    targets: T,
+    pattern: String.raw`^\s*\(\s*\)\s*\{|\(\s*\)\s*\{\s*[:_]\s*;\s*\}`,
+  },
+  {
+    id: 'cmdi.ifs_expansion',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: '$IFS / ${IFS} used as a space to smuggle a command past space filtering',
+    targets: T,
+    pattern: String.raw`\$\{?ifs\b`,
+  },
+  {
+    id: 'cmdi.ssi_directive',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A server-side include directive (<!--#exec cmd=…-->, <!--#include …-->)',
+    targets: T,
+    pattern: String.raw`<!--\s*#\s*(?:exec|include|echo|config|printenv|fsize|flastmod)\b`,
+  },
+  {
+    id: 'cmdi.jndi_lookup',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'Log4j lookups that lead to remote code loading (${jndi:ldap://…}, nested ${${lower:j}ndi:…}, ${::-j})',
+    targets: T,
+    pattern: String.raw`\$\{\s*(?:jndi\b|\$\{|(?:lower|upper|::-)[^}\n]*\})|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|https?)\s*:`,
+  },
+  {
+    id: 'cmdi.command_chain',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami)',
+    targets: T,
+    form: 'shell',
+    pattern: `${SEPARATOR}${COMMAND}`,
+  },
+  {
+    id: 'cmdi.command_probe',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A separator glued to a probe command ending the injection (;id, |ls, &&pwd, ||whoami;), or with a space for probes that are no word (| pwd)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`[;|&]+${COMMAND_PROBE}|[;|&]+\s+${COMMAND_PROBE_DISTINCT}`,
+  },
+  {
+    id: 'cmdi.command_substitution',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'Command substitution of a command: $(…) anywhere, or backticks glued to the value ($(id), 1`whoami`)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`\$\([\s\x60]*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|(?:^|[a-z0-9_.;|&=:])\x60\s*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)`,
+  },
+  {
+    id: 'cmdi.newline_command',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A one-token value followed by a line break and a command (127.0.0.1%0acat /etc/passwd)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`^\s*[^\s]*\n\s*(?:${COMMAND}|${COMMAND_PROBE})`,
+  },
+  {
+    id: 'cmdi.reverse_shell',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'Reverse-shell and download-to-disk idioms (/dev/tcp/, nc -e, bash -i, mkfifo, socat exec:, wget -O /tmp/…, PowerShell download cradles)',
+    targets: T,
+    form: 'shell',
+    pattern:
+      String.raw`/dev/(?:tcp|udp)/|\bn(?:c|cat)(?:\.exe)?\s[^\n;|&]*-[a-z]*[ec]\s|\b(?:ba|z|k)?sh\s+-i\b|\bmkfifo\s|\bsocat\s[^\n]*\bexec:|\bexec\s+\d+\s*<>|[0-9]\s*<&\s*\d+|>&\s*/dev/|` +
+      String.raw`\b(?:python[23]?|perl|ruby|php|lua)\s+-[a-z]*[ecr]\b[^\n]*\b(?:socket|fsockopen|tcpsocket|pty\.spawn|subprocess)|\b(?:wget|curl)\s[^\n;|&]*(?:-o|--output(?:-document)?)\s*/(?:tmp|dev/shm|var/tmp)/|` +
+      String.raw`\bpowershell[^\n]*(?:net\.sockets\.tcpclient|net\.webclient|downloadstring|downloadfile|invoke-webrequest|\biwr\b|\biex\b|invoke-expression|-enc(?:odedcommand)?\s)`,
+  },
+  {
+    id: 'cmdi.windows_shell',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'Windows command interpreters and living-off-the-land binaries with their attack options (cmd /c, %comspec%, powershell -enc, certutil -urlcache, bitsadmin /transfer)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`\bcmd(?:\.exe)?\s*/[ckr]\b|%comspec%|\bpowershell(?:\.exe)?\s+-(?:c|command|e|enc|encodedcommand|nop|noprofile|w|windowstyle|ep|executionpolicy|exec|noni|noninteractive)\b|\bcertutil(?:\.exe)?\s+-(?:urlcache|decode|encode|split)\b|\bbitsadmin(?:\.exe)?\s+/transfer\b|\bmshta(?:\.exe)?\s+(?:https?:|vbscript:|javascript:)|\brundll32(?:\.exe)?\s+[\w.]+,|\bregsvr32(?:\.exe)?\s+/s\b`,
+  },
+  {
+    id: 'cmdi.glob_command',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A separator followed by a path written with wildcards (;/???/c?t /???/p??s??)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/`,
+  },
+  {
+    id: 'cmdi.code_injection',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: "Server-side code that runs commands or request input: exec functions given a command after a separator or as the whole value (;system('id')), request superglobals passed to exec/include (system($_GET[…])), PHP complex-syntax calls ({${sleep(3)}}, ${@print(…)})",
+    targets: T,
+    pattern:
+      String.raw`(?:^|[;|&'"]\s*)(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert)\s*\(\s*['"\x60]\s*(?:${COMMAND_WORD}|/)|(?:^|[;|&'"]\s*)phpinfo\s*\(\s*\)|` +
+      String.raw`\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|include|require|include_once|require_once|file_get_contents|fopen|readfile)\s*\(\s*\$_(?:get|post|request|cookie|server|files)\b|` +
+      String.raw`\{\s*\$\{\s*@?[a-z_]+\s*\(|\$\{\s*@[a-z_]+\s*\(`,
+  },
+  // --- level 2 -------------------------------------------------------------------------------------
+  {
+    id: 'cmdi.spaced_probe',
+    category: 'cmdi',
+    paranoia_level: 2,
+    description: 'A separator, a space and a probe command ending the value (; id, & ver, | pwd)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`[;|&]\s+${COMMAND_PROBE}`,
+  },
+  {
+    id: 'cmdi.line_command',
+    category: 'cmdi',
+    paranoia_level: 2,
+    description: 'A command at the start of a value or of any line (cat /etc/passwd, a second line "wget …")',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`(?:^|\n)\s*(?:${COMMAND}|${COMMAND_PROBE})`,
+  },
+  {
+    id: 'cmdi.backtick_command',
+    category: 'cmdi',
+    paranoia_level: 2,
+    description: 'Backticks around a command anywhere (`ls -la`)',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`\x60\s*${COMMAND_WORD}[^\x60\n]*\x60`,
+  },
+  {
+    id: 'cmdi.pipe_to_shell',
+    category: 'cmdi',
+    paranoia_level: 2,
+    description: 'A download piped into a shell (curl … | sh) and echo with anything after a separator',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`\b(?:curl|wget)\s[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|[;|&]\s*echo\s`,
+  },
+  {
+    id: 'cmdi.code_execution_call',
+    category: 'cmdi',
+    paranoia_level: 2,
+    description: "Code that runs commands anywhere (system('…'), shell_exec(, os.system(, Runtime.getRuntime().exec, <?php, /bin/sh, /usr/bin/id)",
+    targets: T,
+    pattern: String.raw`\b(?:shell_exec|passthru|proc_open|popen|pcntl_exec|phpinfo)\s*\(|\b(?:system|exec|eval)\s*\(\s*['"\x60$]|<\?php\b|\{\s*\$_(?:get|post|request|cookie)\b|(?:/usr)?(?:/local)?/s?bin/${COMMAND_WORD}|\bos\s*\.\s*(?:system|popen|exec[lv]p?e?)\s*\(|__import__\s*\(\s*['"]os|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\bruntime\s*\.\s*getruntime\s*\(\s*\)\s*\.\s*exec\b|\bchild_process\b`,
+  },
+  {
+    id: 'cmdi.lookup_expression',
+    category: 'cmdi',
+    paranoia_level: 2,
+    description: 'Log4j lookups that read the environment or system properties (${env:…}, ${sys:…}, ${java:…})',
+    targets: T,
+    pattern: String.raw`\$\{\s*(?:env|sys|java|main|bundle|k8s|docker|ctx|base64|web|spring|date|jvmrunargs|log4j|event|marker|sd)\s*:`,
+  },
+  // --- level 3 -------------------------------------------------------------------------------------
+  {
+    id: 'cmdi.separator_option',
+    category: 'cmdi',
+    paranoia_level: 3,
+    description: 'A separator followed by any word and an option (; foo -x), or $( / backtick followed by any word',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`[;|&]\s*[a-z][\w.-]*\s+-{1,2}[a-z]|\$\(\s*[a-z]|\x60\s*[a-z][\w.-]*\s*\x60`,
+  },
+  // --- level 4 -------------------------------------------------------------------------------------
+  {
+    id: 'cmdi.metacharacter',
+    category: 'cmdi',
+    paranoia_level: 4,
+    description: 'Any command substitution or a separator glued to a word',
+    targets: T,
+    form: 'shell',
+    pattern: String.raw`\$\(|\x60|[;|&][a-z]`,
+  },
+];

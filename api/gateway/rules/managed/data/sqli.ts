@@ -1,0 +1,242 @@
+// SQL injection. Level 1 rules need the shape of an injection, not just SQL words: a quote that
+// closes the application's string followed by a condition of constants, `union … select`, a stacked
+// statement, a delay or error function, a system catalogue, a comment that cuts the query off after
+// a quote. Prose with `select`, `union`, `or` and apostrophes ("O'Reilly or Penguin") must pass.
+// Higher levels accept SQL-looking text with less context.
+import type { RuleDefinition } from '../types.ts';
+import { ALL_INPUT, QUOTE_BREAK, SQL_BOOL, SQL_COMPARE, SQL_GAP, SQL_LITERAL, SQL_LITERAL_OPEN, SQL_SP, WORD_END, WORD_START, alt } from './fragments.ts';
+
+const T = ALL_INPUT;
+/**
+ * What follows SELECT in an injected query, as opposed to prose ("does the union select its
+ * representatives"): a star, a number, a literal, NULL, a variable, a function call, a column
+ * list, a column and FROM, a column ending the value or cut off by a comment, or ALL/DISTINCT/TOP.
+ */
+const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\-]|null\b|(?:all|distinct|top)\b|[a-z_][\w$.]*\s*(?:\(|,|$|--|#|/\*|;)|[a-z_][\w$.\x60]*${SQL_SP}+from\b|case\b)`;
+
+export const SQLI_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'sqli.union_select',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'UNION [ALL|DISTINCT] SELECT followed by a column list, with comments, parentheses or line comments between the keywords',
+    targets: T,
+    pattern: String.raw`${WORD_START}\d*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct)(?:${SQL_GAP}|\+)+)?select(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}`,
+  },
+  {
+    id: 'sqli.tautology',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A boolean operator and a comparison of constants after a quote closing a string (' or 1=1, \") or (\"a\")=(\"a, ' or ''&'), or of two quoted strings anywhere (or 'x'='x)",
+    targets: T,
+    pattern:
+      String.raw`${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}*${SQL_LITERAL}[\s)]*${SQL_COMPARE}\s*\(?\s*${SQL_LITERAL_OPEN}|` +
+      String.raw`${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}*(?:'[^'\n]*'[\s)]*[-+*/%&^|]\s*'|"[^"\n]*"[\s)]*[-+*/%&^|]\s*")|` +
+      String.raw`\b(?:or|and)${SQL_GAP}+(?:'[^'\n]*'[\s)]*(?:=|\slike\s)\s*\(?\s*'|"[^"\n]*"[\s)]*(?:=|\slike\s)\s*\(?\s*")`,
+  },
+  {
+    id: 'sqli.boolean_constant',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A quote closing a string, then OR with a constant truth and a comment or the end (' or 1--, ' or true#), or a column compared with NULL or a match-all LIKE",
+    targets: T,
+    pattern: String.raw`${QUOTE_BREAK}(?:or|\|\|)${SQL_GAP}*(?:\d+|true|not\s+false)[\s)]*(?:--|#|/\*|;|$)|${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}+[a-z_][\w.]*\s+(?:is\s+(?:not\s+)?null\b|like\s+['"]%)`,
+  },
+  {
+    id: 'sqli.numeric_tautology',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'A value made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--)',
+    targets: T,
+    pattern: String.raw`^\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\d[\s)]*${SQL_BOOL}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
+  },
+  {
+    id: 'sqli.comment_truncation',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#)",
+    targets: T,
+    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)`,
+  },
+  {
+    id: 'sqli.stacked_query',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'A semicolon followed by a second statement that changes data or runs code (; drop table, ; exec xp_…, ; declare @)',
+    targets: T,
+    pattern:
+      String.raw`;\s*(?:drop${SQL_SP}+(?:table|database|schema|view|user|procedure|function|index|trigger)\b|truncate${SQL_SP}+table\b|alter${SQL_SP}+(?:table|user|database|login)\b|create${SQL_SP}+(?:table|user|database|procedure|function|trigger|login)\b|` +
+      String.raw`insert${SQL_SP}+into${SQL_SP}+[\w.\x60"\[\]]+\s*(?:\(|values\b|select\b)|delete${SQL_SP}+from${SQL_SP}+[\w.\x60"\[\]]+\s*(?:where\b|$|;|--|#)|update${SQL_SP}+[\w.\x60"\[\]]+${SQL_SP}+set${SQL_SP}+[\w.\x60"\[\]]+\s*=|` +
+      String.raw`exec(?:ute)?(?:\s*\(|${SQL_SP}+(?:master\.|xp_|sp_|@|\(|'))|declare${SQL_SP}+@|shutdown\b\s*(?:with\s+nowait\b|$|;|--|#)|waitfor${SQL_SP}+(?:delay|time)\b|` +
+      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|\*${SQL_SP}*from\b|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)`,
+  },
+  {
+    id: 'sqli.time_delay',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator, BENCHMARK, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
+    targets: T,
+    pattern:
+      String.raw`(?:\b(?:and|or|xor|select|then|else|when|union)${SQL_GAP}*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:sleep|pg_sleep)\s*\(\s*[\d.]+\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
+      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
+      String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|` +
+      String.raw`\bif\s*\([^\n]*,\s*(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
+  },
+  {
+    id: 'sqli.error_function',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'Functions used to leak data through database errors (EXTRACTVALUE, UPDATEXML, EXP(~…), GTID_SUBSET, FLOOR(RAND(0)*2), CONVERT(INT,…))',
+    targets: T,
+    pattern:
+      String.raw`\b(?:extractvalue|updatexml|xmltype|gtid_subset|gtid_subtract|json_keys|name_const)\s*\(|\bexp\s*\(\s*~|` +
+      String.raw`\b(?:geometrycollection|multipoint|multipolygon|multilinestring|linestring|polygon)\s*\(\s*\(\s*select\b|` +
+      String.raw`\bfloor\s*\(\s*rand\s*\(\s*\d*\s*\)\s*\*\s*2\s*\)|\bconvert\s*\(\s*int\s*,\s*(?:@@|db_name|user_name|char|\(\s*select|system_user|host_name)|` +
+      String.raw`\bcast\s*\(\s*\(\s*select\b|\bctxsys\s*\.\s*drithsx\s*\.\s*sn\b|\butl_inaddr\s*\.\s*get_host|\bdbms_xmlgen\s*\.|\bto_number\s*\(\s*\(\s*select`,
+  },
+  {
+    id: 'sqli.dangerous_function',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'Database features that read files, run commands or reach the network (xp_cmdshell, LOAD_FILE, INTO OUTFILE, COPY … PROGRAM, UTL_HTTP, OPENROWSET)',
+    targets: T,
+    pattern:
+      String.raw`\b(?:xp_cmdshell|xp_dirtree|xp_fileexist|xp_regread|xp_regwrite|xp_servicecontrol|xp_availablemedia|xp_subdirs|xp_loginconfig|xp_makecab|xp_ntsec_enumdomains|xp_terminate_process|` +
+      String.raw`sp_oacreate|sp_oamethod|sp_execute_external_script|sp_makewebtask|sp_addextendedproc|sp_addsrvrolemember|sp_addlogin|sp_password|openrowset|opendatasource|load_file|` +
+      String.raw`utl_http|utl_inaddr|utl_file|utl_tcp|utl_smtp|dbms_java|dbms_scheduler|sys_eval|sys_exec|pg_read_file|pg_read_binary_file|pg_ls_dir|lo_import|lo_export|dblink_connect)\b|` +
+      String.raw`\binto${SQL_SP}+(?:outfile|dumpfile)\b|\bcopy\b[^\n]*\b(?:from|to)${SQL_SP}+program\b|\bload${SQL_SP}+data${SQL_SP}+(?:local${SQL_SP}+)?infile\b|\bmaster\s*\.\s*(?:\.|dbo\s*\.)\s*(?:sys|xp_|sp_)|\bbackup${SQL_SP}+(?:database|log)\b[^\n]*\bto${SQL_SP}+disk\s*=`,
+  },
+  {
+    id: 'sqli.schema_enumeration',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'System catalogues that list tables, columns and users (INFORMATION_SCHEMA, sysobjects, sqlite_master, pg_shadow, mysql.user)',
+    targets: T,
+    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*sys\w+|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b`,
+  },
+  {
+    id: 'sqli.system_information',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'Server variables and functions that fingerprint the database (@@version, @@datadir, version() after a quote, SELECT current_setting(…))',
+    targets: T,
+    pattern:
+      String.raw`@@(?:version|datadir|hostname|basedir|tmpdir|servername|servicename|spid|language|identity|global\s*\.|session\s*\.|innodb\w*|secure_file_priv|plugin_dir|version_compile_\w+|port)\b|` +
+      String.raw`${QUOTE_BREAK}(?:${SQL_BOOL}|[,+=]|\|\|)${SQL_GAP}*(?:version|user|current_user|session_user|system_user|database|schema|db_name|user_name|suser_sname|host_name|connection_id)\s*\(\s*\)|` +
+      String.raw`\bselect${SQL_SP}+(?:@@[a-z_]+|(?:version|user|current_user|session_user|system_user|database|current_database|schema|current_schema|db_name|current_setting|inet_server_addr|pg_postmaster_start_time)\s*\(|(?:current_user|session_user|system_user|current_database)\s*(?:;|$|--|#|,|\bfrom\b))`,
+  },
+  {
+    id: 'sqli.concatenation',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'String building that hides keywords or exfiltrates data (CONCAT(0x7e, …), CHAR(115,101,108), CHR(65)||CHR(66))',
+    targets: T,
+    pattern:
+      String.raw`\b(?:concat(?:_ws)?|group_concat|make_set|export_set)\s*\([^\n]*(?:0x[0-9a-f]{2,}|@@|char\s*\(|version\s*\(|user\s*\(|database\s*\(|schema\s*\(|table_name|column_name|schema_name|\(\s*select\b)|` +
+      String.raw`\bchar\s*\(\s*\d+(?:\s*,\s*\d+){3,}\s*\)|\b(?:chr|char|nchar)\s*\(\s*(?:\d+|0x[0-9a-f]+)\s*\)\s*(?:\|\||\+|&)\s*(?:chr|char|nchar)\s*\(`,
+  },
+  {
+    id: 'sqli.subquery',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A sub-select joined to the query by an operator after a quote, a number or a parenthesis, possibly inside function calls (' and (select …), 1=(select …), ' and ascii(substring((select …)",
+    targets: T,
+    pattern: String.raw`(?:(?:['")]|\d)[\s)]*(?:${SQL_BOOL}|[-+*/=<>,])|\b(?:r?like|regexp)\b)(?:${SQL_SP}|[a-z_]+\s*\()*\(${SQL_GAP}*select${SQL_GAP}+${SELECT_FOLLOW}|\bcase${SQL_SP}+when${SQL_GAP}*\d+\s*=\s*\d+[\s)]*then\b`,
+  },
+  {
+    id: 'sqli.clause_probe',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "Column-count and grouping probes after a quote, a number or alone (' order by 5--, 1 group by 1,2,3#, ' having 1=1, ' group by a having, where 1=1)",
+    targets: T,
+    pattern:
+      String.raw`['")][\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+|\b\d+[\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|` +
+      String.raw`['")][\s)]*group${SQL_SP}+by${SQL_SP}+[\w.,\s\x60]+having\b|^\s*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|(?:['")][\s)]*|^\s*)having${SQL_SP}+\d+\s*=\s*\d+|\bwhere${SQL_SP}+(?:\d+\s*=\s*\d+|'[^'\n]*'\s*=\s*')|['")][\s)]*procedure${SQL_SP}+analyse\b|['")][\s)]*limit${SQL_SP}+\d+\s*,\s*\d+\s*(?:--|#|/\*|;)`,
+  },
+  // --- level 2 -------------------------------------------------------------------------------------
+  {
+    id: 'sqli.quote_keyword',
+    category: 'sqli',
+    paranoia_level: 2,
+    description: "A quote closing a string followed by a SQL clause keyword, a concatenation operator, or a boolean operator and an operand (' union, ' having, ' ||, ' or 1, ' and ')",
+    targets: T,
+    pattern: String.raw`${QUOTE_BREAK}(?:(?:union|having|order\s+by|group\s+by|limit|procedure|into|select|waitfor|exec|like|rlike|regexp)${WORD_END}|\|\||&&|(?:or|and|xor)\s*(?:[\d'"(@]|(?:not|true|false|null)${WORD_END}))`,
+  },
+  {
+    id: 'sqli.identifier_comparison',
+    category: 'sqli',
+    paranoia_level: 2,
+    description: "A quote closing a string, a boolean operator and a comparison of column names (' or a=a, ' and id>0)",
+    targets: T,
+    pattern: String.raw`${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}+[a-z_][\w.]*\s*(?:=|<>|!=|<|>|\slike\s)\s*[a-z_'"\d(]`,
+  },
+  {
+    id: 'sqli.numeric_condition',
+    category: 'sqli',
+    paranoia_level: 2,
+    description: 'A boolean operator with a constant comparison anywhere (and 1=2, or 3>2)',
+    targets: T,
+    pattern: String.raw`\b${alt(['or', 'and', 'xor'])}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+`,
+  },
+  {
+    id: 'sqli.sql_statement',
+    category: 'sqli',
+    paranoia_level: 2,
+    description: 'A SQL statement with SQL-only syntax (SELECT * / a column list / COUNT( … FROM, INSERT INTO … VALUES, UPDATE … SET x=)',
+    targets: T,
+    pattern:
+      String.raw`\bselect${SQL_SP}+(?:\*|[\w.\x60"]+\s*,\s*[\w.\x60"]+|count\s*\(|distinct\b|top\s+\d)[^\n]*\bfrom${SQL_SP}+[\w.\x60"\[\]]+|` +
+      String.raw`\binsert${SQL_SP}+into${SQL_SP}+[\w.\x60"\[\]]+\s*(?:\([^)]*\)\s*)?values\s*\(|\bupdate${SQL_SP}+[\w.\x60"\[\]]+${SQL_SP}+set${SQL_SP}+[\w.\x60"\[\]]+\s*=|` +
+      String.raw`\bdelete${SQL_SP}+from${SQL_SP}+[\w.\x60"\[\]]+${SQL_SP}+where\b|\bdrop${SQL_SP}+(?:table|database)${SQL_SP}+(?:if\s+exists\s+)?[\w.\x60"\[\]]+`,
+  },
+  {
+    id: 'sqli.catalogue_names',
+    category: 'sqli',
+    paranoia_level: 2,
+    description: 'Oracle and generic dictionary names, any @@variable (all_tables, user_tab_columns, dba_users, table_name, @@foo)',
+    targets: T,
+    pattern: String.raw`\b(?:all_tables|all_tab_columns|all_users|user_tables|user_tab_columns|dba_users|dba_tables|table_schema|table_name|column_name|schema_name)\b|@@[a-z_]{3,}`,
+  },
+  {
+    id: 'sqli.delay_call',
+    category: 'sqli',
+    paranoia_level: 2,
+    description: 'A sleep-like call anywhere (sleep(5) ending a value, benchmark with any number of iterations)',
+    targets: T,
+    pattern: String.raw`(?:^|[^\w.])sleep\s*\(\s*\d+\s*\)\s*$|\bbenchmark\s*\(\s*\d+\s*,`,
+  },
+  // --- level 3 -------------------------------------------------------------------------------------
+  {
+    id: 'sqli.keyword_sequence',
+    category: 'sqli',
+    paranoia_level: 3,
+    description: 'SQL verbs followed by the keyword they need (select … from, insert … into, union … select in any form, delete … from)',
+    targets: T,
+    pattern: String.raw`\b(?:select\b[^\n]*\bfrom|insert\b[^\n]*\binto|delete\b[^\n]*\bfrom|update\b[^\n]*\bset|union\b[^\n]*\bselect|drop\b[^\n]*\b(?:table|database))\b`,
+  },
+  {
+    id: 'sqli.quote_concatenation',
+    category: 'sqli',
+    paranoia_level: 3,
+    description: "String concatenation across a quote (' || ', '+', \"+\") and a quote followed by a comment",
+    targets: T,
+    pattern: String.raw`['"]\s*(?:\|\||\+|&)\s*['"(]|['"][\s)]*(?:--|#|/\*)`,
+  },
+  {
+    id: 'sqli.hex_literal',
+    category: 'sqli',
+    paranoia_level: 3,
+    description: 'Long hexadecimal literals that spell strings (0x61646d696e)',
+    targets: T,
+    pattern: String.raw`\b0x[0-9a-f]{8,}\b`,
+  },
+  // --- level 4 -------------------------------------------------------------------------------------
+  {
+    id: 'sqli.quote_operator',
+    category: 'sqli',
+    paranoia_level: 4,
+    description: 'A quote followed by any operator, parenthesis or semicolon; a trailing SQL comment marker',
+    targets: T,
+    pattern: String.raw`['"\x60]\s*(?:[-+|&=<>;)]|or\b|and\b)|(?:--|#)\s*$`,
+  },
+];

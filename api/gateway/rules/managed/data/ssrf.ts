@@ -1,0 +1,80 @@
+// Server-side request forgery: a parameter holding a URL (or a bare address) that points where an
+// application server must not be made to connect. Hosts are classified by ssrf-hosts.ts, after the
+// WHATWG URL parser has read them — so 2852039166, 0xa9fea9fe, 0251.0376.0251.0376, 169.254.43518,
+// [::ffff:a9fe:a9fe] and fullwidth digits are all 169.254.169.254 — and the patterns catch the
+// dotted and named forms wherever they sit in a text.
+import type { RuleDefinition } from '../types.ts';
+
+const T = ['value', 'path', 'body'] as const;
+
+export const SSRF_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'ssrf.cloud_metadata',
+    category: 'ssrf',
+    paranoia_level: 1,
+    description: 'Cloud instance-metadata endpoints (169.254.169.254 in any IPv4/IPv6 notation, metadata.google.internal, 100.100.100.200, fd00:ec2::254, 169.254.170.2)',
+    targets: T,
+    pattern:
+      String.raw`(?:^|[^\d.])(?:169\.254\.169\.254|169\.254\.170\.23?|100\.100\.100\.200|192\.0\.0\.192)(?:[^\d]|$)|\bfd00:ec2::(?:254|23)\b|` +
+      String.raw`(?:^|[/@\\])(?:metadata\.google\.internal|metadata\.goog|instance-data(?:\.ec2\.internal)?|metadata\.tencentyun\.com|metadata\.platformequinix\.com|metadata\.packet\.net)(?:[:/?#\\]|$)`,
+    check: { kind: 'host', hostClass: 'metadata' },
+  },
+  {
+    id: 'ssrf.link_local',
+    category: 'ssrf',
+    paranoia_level: 1,
+    description: 'A URL host in the link-local ranges (169.254.0.0/16, fe80::/10), where cloud and container agents listen',
+    targets: T,
+    check: { kind: 'host', hostClass: 'link_local' },
+  },
+  {
+    id: 'ssrf.ip_obfuscation',
+    category: 'ssrf',
+    paranoia_level: 1,
+    description: 'A URL host written in a non-canonical IPv4 notation (decimal, hex, octal, short form, IPv4-mapped IPv6) that resolves to an internal address',
+    targets: T,
+    check: { kind: 'host', hostClass: 'obfuscated' },
+  },
+  {
+    id: 'ssrf.dangerous_scheme',
+    category: 'ssrf',
+    paranoia_level: 1,
+    description: 'gopher:// and dict:// URLs, which let a request speak raw TCP to internal services',
+    targets: T,
+    pattern: String.raw`\b(?:gopher|dict)://`,
+  },
+  // --- level 2 -------------------------------------------------------------------------------------
+  {
+    id: 'ssrf.loopback',
+    category: 'ssrf',
+    paranoia_level: 2,
+    description: 'A URL host on the loopback interface (127.0.0.0/8, ::1, 0.0.0.0, localhost)',
+    targets: T,
+    check: { kind: 'host', hostClass: 'loopback' },
+  },
+  {
+    id: 'ssrf.uncommon_scheme',
+    category: 'ssrf',
+    paranoia_level: 2,
+    description: 'URL schemes for internal protocols (ldap://, tftp://, rmi://, iiop://, telnet://, smb://)',
+    targets: T,
+    pattern: String.raw`\b(?:ldaps?|tftp|rmi|iiop|telnet|smb|nfs)://`,
+  },
+  {
+    id: 'ssrf.rebinding_domain',
+    category: 'ssrf',
+    paranoia_level: 2,
+    description: 'Wildcard DNS services that resolve a name to an address written inside it (nip.io, sslip.io, xip.io, localtest.me, lvh.me)',
+    targets: T,
+    pattern: String.raw`(?:^|[/@.])(?:nip\.io|sslip\.io|xip\.io|localtest\.me|lvh\.me|vcap\.me|1u\.ms|rbndr\.us|traefik\.me|nip\.direct)(?:[:/?#\\]|$)`,
+  },
+  // --- level 3 -------------------------------------------------------------------------------------
+  {
+    id: 'ssrf.private_network',
+    category: 'ssrf',
+    paranoia_level: 3,
+    description: 'A URL host in private, carrier-grade NAT or unique-local ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), or an internal DNS name',
+    targets: T,
+    check: { kind: 'host', hostClass: 'private' },
+  },
+];

@@ -1,0 +1,154 @@
+// Path traversal and local file inclusion. Level 1: `..` followed by a separator (in any encoding
+// the canonical text resolves), files that only an attacker asks for by absolute path (/etc/passwd,
+// /proc/self/environ, win.ini, SAM), PHP and Java stream wrappers, XML external entities, and — in
+// the request path — dot-directories of version control and secrets. `../` never appears in the
+// benign traffic this engine is tuned on; a relative path with `../` is treated as an attack.
+import type { RuleDefinition } from '../types.ts';
+import { COMPONENT_START, SEP, alt } from './fragments.ts';
+
+const T = ['value', 'name', 'path', 'body'] as const;
+
+const ETC_FILES = alt([
+  'passwd', 'shadow', 'group', 'gshadow', 'hosts', 'hostname', 'issue', 'sudoers', 'crontab', 'fstab', 'motd', 'os-release',
+  'lsb-release', String.raw`resolv\.conf`, String.raw`master\.passwd`, `security${SEP}`, `ssh${SEP}`, `ssl${SEP}private`, 'shells',
+  String.raw`environment\b`, 'aliases', 'inittab', 'mtab', 'exports', String.raw`ld\.so\.preload`, `httpd${SEP}`, `apache2?${SEP}`,
+  `nginx${SEP}`, String.raw`my\.cnf`, `mysql${SEP}`, String.raw`php[\d.]*${SEP}`, `pam\\.d${SEP}`, `init\\.d${SEP}`, String.raw`rc\.local`,
+  `sysconfig${SEP}`, `network${SEP}interfaces`, `kubernetes${SEP}`, String.raw`shadow-`, String.raw`passwd-`, String.raw`pwd\.db`, String.raw`spwd\.db`,
+]);
+
+const PROC_ENTRIES = alt([
+  `(?:self|thread-self|curproc|\\d+)${SEP}(?:environ|cmdline|maps|smaps|mem|fd|status|stat|cwd|exe|root|mounts|mountinfo|net|attr|auxv|limits|sched|loginuid|task)`,
+  'version', 'cpuinfo', 'meminfo', 'mounts', 'partitions', `net${SEP}(?:tcp|udp|arp|route|fib_trie|unix)`, 'sched_debug', 'kallsyms',
+  String.raw`config\.gz`, 'cmdline', 'modules', 'filesystems', 'iomem', 'kcore',
+]);
+
+const WINDOWS_FILES = alt([
+  String.raw`(?:win|system|boot)\.ini\b`,
+  `(?:system32|syswow64)${SEP}(?:config${SEP}(?:sam|system|security|software|regback)|drivers${SEP}etc${SEP}(?:hosts|networks|lmhosts)|inetsrv${SEP}config|license\\.rtf|eula\\.txt)`,
+  `(?:windows|winnt|%systemroot%|%windir%)${SEP}(?:repair${SEP}|panther${SEP}|debug${SEP}netsetup|(?:php|my|system|win)\\.ini)`,
+  `inetpub${SEP}(?:wwwroot|logs|temp)${SEP}`,
+  String.raw`applicationhost\.config`,
+]);
+
+export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'traversal.dot_dot_slash',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A parent-directory step: ../ or ..\\ (also ..;/, ....//, ..././ and a trailing /..), in any encoding',
+    targets: T,
+    pattern: String.raw`(?:^|[^.])\.\.(?:;[^/\\\n]*)?[/\\]|\.{4,}[/\\]|\.\.\.[/\\]\.[/\\]|[/\\]\.\.(?:;[^/\\\n]*)?$`,
+  },
+  {
+    id: 'traversal.unix_system_file',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'Unix system files read by inclusion attacks (/etc/passwd, /etc/shadow, /proc/self/environ, shell histories, /root/…)',
+    targets: T,
+    pattern:
+      String.raw`${COMPONENT_START}etc${SEP}${ETC_FILES}|${COMPONENT_START}proc${SEP}${PROC_ENTRIES}|\.(?:bash|zsh|sh|mysql|psql|sqlite|node_repl|python|lesshst|rediscli)_history\b|` +
+      String.raw`(?:^|[/\\])root${SEP}\.[a-z]|secrets${SEP}kubernetes\.io${SEP}serviceaccount|${COMPONENT_START}dev${SEP}(?:mem|kmem|port|fd${SEP}\d)\b`,
+  },
+  {
+    id: 'traversal.windows_system_file',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'Windows system files read by inclusion attacks (win.ini, boot.ini, SAM and SYSTEM hives, drivers\\etc\\hosts, IIS configuration)',
+    targets: T,
+    pattern: `${COMPONENT_START}${WINDOWS_FILES}`,
+  },
+  {
+    id: 'traversal.application_secret',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'Application secrets and repository metadata by name (wp-config.php, .htpasswd, tomcat-users.xml, .git/config, .svn/entries)',
+    targets: T,
+    pattern: String.raw`\bwp-config\.php\b|\.htpasswd\b|\btomcat-users\.xml\b|\.git${SEP}(?:config|head|index|logs|refs|objects|packed-refs)\b|\.svn${SEP}(?:entries|wc\.db)\b|\.git-credentials\b`,
+  },
+  {
+    id: 'traversal.stream_wrapper',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'PHP and Java stream wrappers that read local files or run code (php://filter, phar://, zip://, expect://, data://, jar:, netdoc:)',
+    targets: T,
+    pattern: String.raw`\b(?:php|phar|zip|expect|glob|zlib|compress\.zlib|compress\.bzip2|rar|ogg|ssh2\.(?:shell|exec|tunnel|sftp|scp)|data)://|\bjar:(?:file|https?|ftp):|\bnetdoc:/`,
+  },
+  {
+    id: 'traversal.xml_external_entity',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'An XML external entity declaration (<!ENTITY x SYSTEM "file:…">), which makes the parser read files or URLs',
+    targets: ['value', 'body'],
+    pattern: String.raw`<!\s*entity\s+(?:%\s*)?[\w.:-]+\s+(?:system|public)\b`,
+  },
+  {
+    id: 'traversal.hidden_path',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A request path into version-control, credential or environment files (/.git/, /.svn/, /.env, /.aws/, /.ssh/, /.htaccess)',
+    targets: ['path'],
+    pattern: String.raw`/\.(?:git|svn|hg|bzr|aws|ssh|docker|kube|gnupg)(?:/|$)|/\.(?:env|htpasswd|htaccess|npmrc|netrc|pgpass|git-credentials|bash_history|pypirc|dockercfg)(?:[./~]|$)`,
+  },
+  {
+    id: 'traversal.system_path_value',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /root/…)',
+    targets: ['value', 'name', 'body'],
+    pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel))/[^\s]*$`,
+  },
+  // --- level 2 -------------------------------------------------------------------------------------
+  {
+    id: 'traversal.sensitive_file_name',
+    category: 'traversal',
+    paranoia_level: 2,
+    description: 'Configuration and credential files developers also mention (.ssh/id_rsa, .aws/credentials, web.config, WEB-INF/web.xml, .env, /var/log/…)',
+    targets: T,
+    pattern:
+      String.raw`\.ssh${SEP}(?:id_[a-z0-9]+|authorized_keys\d?|known_hosts|config)\b|\.aws${SEP}(?:credentials|config)\b|\.docker${SEP}config\.json|\.kube${SEP}config\b|\.(?:npmrc|netrc|pgpass|pypirc|my\.cnf)\b|` +
+      String.raw`\bweb\.config\b|\bweb-inf${SEP}|\bmeta-inf${SEP}|(?:^|[/\\])\.env(?:\.[a-z]+)?\b|\.htaccess\b|${COMPONENT_START}var${SEP}log${SEP}|\bhttpd\.conf\b|\bphp\.ini\b|\blocalsettings\.php\b|\bconfiguration\.php\b|` +
+      String.raw`\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:^|[/\\])\.(?:bashrc|profile|zshrc|bash_profile|cshrc|tcshrc|login|logout|forward|rhosts|shosts|k5login)\b`,
+  },
+  {
+    id: 'traversal.absolute_path',
+    category: 'traversal',
+    paranoia_level: 2,
+    description: 'A value that is an absolute path into system directories, a UNC share or a Windows system directory',
+    targets: ['value', 'name', 'body'],
+    pattern: String.raw`^\s*(?:file:/*)?/(?:etc|proc|sys|dev|root|boot|var|usr|bin|sbin|lib|opt|tmp|home)/|^\s*\\\\[\w.$-]+\\|[a-z]:${SEP}(?:windows|winnt|program\s*files|users|inetpub)\b`,
+  },
+  {
+    id: 'traversal.file_url',
+    category: 'traversal',
+    paranoia_level: 2,
+    description: 'A file: URL',
+    targets: T,
+    pattern: String.raw`\bfile:(?:/|\\)`,
+  },
+  {
+    id: 'traversal.hidden_path_other',
+    category: 'traversal',
+    paranoia_level: 2,
+    description: 'A request path into editor, IDE and OS metadata (/.DS_Store, /.idea/, /.vscode/) or a backup copy (.bak, .old, .swp, ~)',
+    targets: ['path'],
+    pattern: String.raw`/\.(?:ds_store|idea|vscode|svnignore|project|settings)(?:/|$)|\.(?:bak|old|orig|save|swp|swo|tmp|dist)$|~$`,
+  },
+  // --- level 3 -------------------------------------------------------------------------------------
+  {
+    id: 'traversal.path_value',
+    category: 'traversal',
+    paranoia_level: 3,
+    description: 'A value that looks like any absolute path, or a Windows drive path',
+    targets: ['value', 'name', 'body'],
+    pattern: String.raw`^\s*/[\w.-]+/[\w.-]+|^\s*[a-z]:[\\/]`,
+  },
+  // --- level 4 -------------------------------------------------------------------------------------
+  {
+    id: 'traversal.dot_dot',
+    category: 'traversal',
+    paranoia_level: 4,
+    description: 'Two dots next to a separator or at either end of a value',
+    targets: T,
+    pattern: String.raw`\.\.[/\\]|[/\\]\.\.|^\.\.|\.\.$`,
+  },
+];

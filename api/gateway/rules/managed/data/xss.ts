@@ -1,0 +1,140 @@
+// Cross-site scripting. Level 1 needs something that executes: a script element, an event handler
+// attribute, a script URL where a browser loads or navigates, an element that loads active content,
+// a breakout from a JavaScript string into a call of a dialog or eval, template-expression escapes.
+// Ordinary rich text (<p>, <b>, <a href="https://…">, <img src alt>) and prose about JavaScript
+// ("JavaScript: The Good Parts") pass. Higher levels flag more HTML.
+import type { RuleDefinition } from '../types.ts';
+import { ALL_INPUT, DOM_EVENTS, SCRIPT_CODE, SCRIPT_SCHEME, URL_ATTRIBUTES, alt } from './fragments.ts';
+
+const T = ALL_INPUT;
+const ATTRS = alt(URL_ATTRIBUTES.map((a) => a.replace(':', '\\s*:\\s*')));
+
+export const XSS_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'xss.script_tag',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'A <script> or </script> tag',
+    targets: T,
+    pattern: String.raw`<\s*/?\s*script\b`,
+  },
+  {
+    id: 'xss.event_handler',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'A DOM event handler attribute (onerror=, onload=, onmouseover=, …) where an attribute can start',
+    targets: T,
+    pattern: String.raw`(?:^|[\s/"'\x60;,])on${alt([...DOM_EVENTS])}\s*=`,
+  },
+  {
+    id: 'xss.any_event_attribute',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'Any on…= attribute inside a tag: in HTML every such attribute is an event handler (custom events, probes like onxxx=)',
+    targets: T,
+    pattern: String.raw`<[a-z][^>]*[\s/"'\x60]on[a-z]{3,}\s*=`,
+  },
+  {
+    id: 'xss.script_url',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'A javascript:, vbscript: or data:text/html URL in an attribute or CSS url(), or a script URL followed by code',
+    targets: T,
+    pattern:
+      String.raw`(?:${ATTRS}\s*=|url\s*\()\s*["'\x60]?\s*(?:${SCRIPT_SCHEME}|data\s*:\s*text/html)|${SCRIPT_SCHEME}\s*${SCRIPT_CODE}|` +
+      String.raw`\bdata\s*:\s*(?:text/html|text/xml|application/xhtml\+xml|text/javascript|application/(?:x-)?javascript|application/ecmascript)\b`,
+  },
+  {
+    id: 'xss.active_element',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'Elements that load active content or change how the page is read (<object>, <embed>, <applet>, <base>, <meta>, srcdoc=, SVG animation of on… or href)',
+    targets: T,
+    pattern: String.raw`<\s*(?:applet|object|embed|base|isindex|frameset|bgsound|import|meta)\b|[\s/"']srcdoc\s*=|\battributename\s*=\s*["'\x60]?\s*(?:on[a-z]+|(?:xlink\s*:\s*)?href)\b`,
+  },
+  {
+    id: 'xss.string_breakout',
+    category: 'xss',
+    paranoia_level: 1,
+    description: "A quote ending a JavaScript string then a dialog, eval or cookie access (';alert(1)//, \"-prompt(1)-\")",
+    targets: T,
+    pattern: String.raw`['"\x60][\s)\]}]*(?:;|[-+*/%^|&,?:]+)\s*(?:(?:alert|confirm|prompt|eval)\s*[(\x60]|document\s*\.\s*(?:cookie|domain)\b|(?:top|self|window|parent|this|globalthis)\s*\[)`,
+  },
+  {
+    id: 'xss.template_expression',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'Client-side template escapes to the Function constructor ({{constructor.constructor(…)()}}, [\'constructor\'])',
+    targets: T,
+    pattern: String.raw`\bconstructor\s*\.\s*constructor\s*\(|\[\s*['"]constructor['"]\s*\]|\{\{[^}\n]*(?:\$eval|\$on\b|\$emit|alert\s*\(|fromcharcode)`,
+  },
+  {
+    id: 'xss.css_script',
+    category: 'xss',
+    paranoia_level: 1,
+    description: 'Script in CSS (expression(…), -moz-binding, behavior: url(…))',
+    targets: T,
+    pattern: String.raw`[:=]\s*["']?\s*expression\s*\(|-moz-binding\s*:|\bbehavior\s*:\s*url\s*\(`,
+  },
+  // --- level 2 -------------------------------------------------------------------------------------
+  {
+    id: 'xss.embedding_element',
+    category: 'xss',
+    paranoia_level: 2,
+    description: 'Elements that embed documents, vector graphics or styles (<iframe>, <frame>, <svg>, <math>, <style>, <link>)',
+    targets: T,
+    pattern: String.raw`<\s*(?:iframe|frame|svg|math|style|link|portal|xml|xss)\b`,
+  },
+  {
+    id: 'xss.dom_sink',
+    category: 'xss',
+    paranoia_level: 2,
+    description: 'Script sinks and dialogs (alert(, document.cookie, innerHTML=, eval(, String.fromCharCode, location=)',
+    targets: T,
+    pattern:
+      String.raw`\b(?:alert|confirm|prompt)\s*(?:\(|\x60)|\bdocument\s*\.\s*(?:cookie|domain|write(?:ln)?|location)\b|\bwindow\s*\.\s*(?:location|name)\b|\.\s*(?:inner|outer)html\s*=|` +
+      String.raw`\binsertadjacenthtml|fromcharcode\s*\(|\beval\s*\(|\b(?:settimeout|setinterval)\s*\(\s*['"\x60]|\bnew\s+function\s*\(|\blocation\s*(?:\.\s*href\s*)?=\s*['"\x60]?\s*(?:${SCRIPT_SCHEME}|//)`,
+  },
+  {
+    id: 'xss.script_scheme',
+    category: 'xss',
+    paranoia_level: 2,
+    description: 'A script or SVG/data URL anywhere (javascript: at the start of a value, data:image/svg+xml, data:…;base64)',
+    targets: T,
+    pattern: String.raw`^\s*${SCRIPT_SCHEME}|\bdata\s*:\s*image/svg\+xml|\bdata\s*:[\w/+.-]*;base64,`,
+  },
+  {
+    id: 'xss.utf7',
+    category: 'xss',
+    paranoia_level: 2,
+    description: 'UTF-7 encoded angle brackets (+ADw-, +AD4-), read as markup by old browsers',
+    targets: T,
+    pattern: String.raw`\+ad[w4]-`,
+  },
+  // --- level 3 -------------------------------------------------------------------------------------
+  {
+    id: 'xss.html_element',
+    category: 'xss',
+    paranoia_level: 3,
+    description: 'Interactive or media elements and document structure (<form>, <input>, <img>, <video>, <body>, <details>, <marquee>, <template>)',
+    targets: T,
+    pattern: String.raw`<\s*(?:form|input|button|textarea|select|keygen|details|marquee|video|audio|source|track|body|html|head|title|img|image|template|dialog|set|animate\w*|use|foreignobject|noscript|noembed|xmp|plaintext|listing|object|picture)\b`,
+  },
+  {
+    id: 'xss.attribute_breakout',
+    category: 'xss',
+    paranoia_level: 3,
+    description: 'A quote closing an attribute followed by a new tag ("><, \'/><)',
+    targets: T,
+    pattern: String.raw`["'\x60]\s*/?>\s*<\s*[a-z/!]`,
+  },
+  // --- level 4 -------------------------------------------------------------------------------------
+  {
+    id: 'xss.markup',
+    category: 'xss',
+    paranoia_level: 4,
+    description: 'Any tag, comment or processing instruction',
+    targets: T,
+    pattern: String.raw`<[a-z!/?]`,
+  },
+];

@@ -1,0 +1,150 @@
+// The fast path. Most parameter values — words, numbers, e-mail addresses, ids, tokens — cannot
+// match any rule that reads values, names or bodies: such a value is skipped before it is even
+// canonicalised. A value is inert when
+//   - every character is an ASCII letter or digit, a space, one of `_ . , @ # ! ? - [ ]`, or a letter
+//     of a common non-Latin script whose NFKC form and lower case stay non-ASCII (accented Latin,
+//     Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul). No quote, `<`, `=`,
+//     `:`, `/`, `\`, `%`, `&`, `(`, `;`, `|`, `$`, `*`, `+` or control character; and
+//   - none of its words is one some rule can match with those characters alone: SQL keywords
+//     (`1 union select 2`), database objects (`information_schema`, `xp_cmdshell`), DOM objects
+//     (`document.cookie`), sensitive file names (`wp-config.php`, `win.ini`), metadata host names;
+//     and it holds no dotted number (`169.254.169.254`), hex number, `@@`, trailing comment marker,
+//     or leading or trailing `..`.
+// Words are runs of `[A-Za-z0-9_]` (RE2's `\b` sees the same words), compared in lower case and
+// also without leading digits (SQL reads `1union` as `1 union`). The scan is one pass over the
+// characters without allocating: each word is hashed as it is read and looked up by hash (a
+// collision only sends a value down the exact path), and prefixes are compared character by
+// character for the few first letters that have any.
+// The test suite checks the property: for every text the fast path skips, evaluating it in full
+// finds nothing (test/gateway/managed-rules.test.ts).
+
+/** Whole words that some rule matches without punctuation. */
+const TRIGGER_WORDS: ReadonlySet<string> = new Set([
+  // SQL
+  'union', 'select', 'order', 'group', 'having', 'insert', 'delete', 'update', 'drop', 'waitfor', 'shutdown', 'infile', 'outfile',
+  'dumpfile', 'program', 'master', 'information_schema', 'sysobjects', 'syscolumns', 'sysdatabases', 'sysusers', 'sysxlogins', 'sysibm',
+  'sys', 'msysobjects', 'msysaccessobjects', 'msysqueries', 'mysql', 'ctxsys', 'load_file', 'openrowset', 'opendatasource', 'lo_import',
+  'lo_export', 'all_users', 'column_name', 'schema_name', 'child_process',
+  // DOM
+  'document', 'window', 'insertadjacenthtml',
+  // files
+  'ini', 'applicationhost', 'config', 'htpasswd', 'htaccess', 'tomcat', 'credentials', 'npmrc', 'netrc', 'pgpass', 'pypirc', 'cnf',
+  'httpd', 'localsettings', 'configuration', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519',
+  // hosts
+  'metadata', 'instance', 'nip', 'sslip', 'xip', 'localtest', 'lvh', 'vcap', '1u', 'rbndr', 'traefik',
+]);
+/** Word prefixes (database object families, hex literals) and suffixes (shell histories). */
+const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x'];
+const TRIGGER_SUFFIXES = ['_history'];
+
+const INERT_PUNCTUATION = new Uint8Array(128);
+for (const ch of ' _.,@#!?-[]') INERT_PUNCTUATION[ch.charCodeAt(0)] = 1;
+
+/** Letters of scripts whose NFKC form and lower case stay outside ASCII. */
+function inertNonAscii(c: number): boolean {
+  return (
+    (c >= 0xc0 && c <= 0x17e && c !== 0xd7 && c !== 0xf7 && c !== 0x130 && c !== 0x131 && c !== 0x132 && c !== 0x133 && c !== 0x13f && c !== 0x140 && c !== 0x149) ||
+    (c >= 0x386 && c <= 0x3ce) ||
+    (c >= 0x400 && c <= 0x45f) ||
+    (c >= 0x5d0 && c <= 0x5ea) ||
+    (c >= 0x621 && c <= 0x64a) ||
+    (c >= 0x905 && c <= 0x939) ||
+    (c >= 0xe01 && c <= 0xe30) ||
+    (c >= 0x3041 && c <= 0x3096) ||
+    (c >= 0x30a1 && c <= 0x30fa) ||
+    (c >= 0x4e00 && c <= 0x9fff) ||
+    (c >= 0xac00 && c <= 0xd7a3)
+  );
+}
+
+const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+/** ASCII letters folded to lower case; other word characters unchanged. */
+const fold = (c: number): number => (c >= 65 && c <= 90 ? c | 0x20 : c);
+/** FNV-1a, one character at a time. */
+const FNV_OFFSET = 0x811c9dc5;
+const step = (hash: number, c: number): number => Math.imul(hash ^ c, 0x01000193) >>> 0;
+
+function hashOf(word: string): number {
+  let hash = FNV_OFFSET;
+  for (let i = 0; i < word.length; i++) hash = step(hash, word.charCodeAt(i));
+  return hash;
+}
+
+const WORD_HASHES: ReadonlySet<number> = new Set([...TRIGGER_WORDS].map(hashOf));
+/** Prefixes by their first character, so most words are compared with none. */
+const PREFIXES_BY_FIRST = new Map<number, string[]>();
+for (const prefix of TRIGGER_PREFIXES) {
+  const first = prefix.charCodeAt(0);
+  PREFIXES_BY_FIRST.set(first, [...(PREFIXES_BY_FIRST.get(first) ?? []), prefix]);
+}
+
+/** Whether raw[start..end) starts with `prefix`, ignoring ASCII case. */
+function startsWithFolded(raw: string, start: number, end: number, prefix: string): boolean {
+  if (end - start < prefix.length) return false;
+  for (let k = 0; k < prefix.length; k++) if (fold(raw.charCodeAt(start + k)) !== prefix.charCodeAt(k)) return false;
+  return true;
+}
+
+/** Whether the word raw[start..end) (hashed `hash`) is, or starts or ends like, a trigger. */
+function isTrigger(raw: string, start: number, end: number, hash: number): boolean {
+  if (WORD_HASHES.has(hash)) return true;
+  const prefixes = PREFIXES_BY_FIRST.get(fold(raw.charCodeAt(start)));
+  if (prefixes) for (const prefix of prefixes) if (startsWithFolded(raw, start, end, prefix)) return true;
+  for (const suffix of TRIGGER_SUFFIXES) {
+    if (end - start >= suffix.length && startsWithFolded(raw, end - suffix.length, end, suffix)) return true;
+  }
+  return false;
+}
+
+const DOTTED_NUMBER = /\d\.\d+\.\d/;
+
+/** True when no value/name/body rule can match `raw` (see the file comment). */
+export function isInert(raw: string): boolean {
+  const n = raw.length;
+  let dots = 0;
+  let wordStart = -1;
+  let hash = FNV_OFFSET;
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? raw.charCodeAt(i) : 32;
+    if (isWordChar(c)) {
+      if (wordStart < 0) {
+        wordStart = i;
+        hash = FNV_OFFSET;
+      }
+      hash = step(hash, fold(c));
+      continue;
+    }
+    if (wordStart >= 0) {
+      if (i - wordStart >= 2 && wordIsTrigger(raw, wordStart, i, hash)) return false;
+      wordStart = -1;
+    }
+    if (i === n) break;
+    if (c < 128) {
+      if (INERT_PUNCTUATION[c] === 0) return false;
+      if (c === 46) dots++;
+      else if (c === 64 && raw.charCodeAt(i + 1) === 64) return false; // @@
+    } else if (!inertNonAscii(c)) return false;
+  }
+  if (dots > 0) {
+    let first = 0;
+    while (raw.charCodeAt(first) === 32) first++;
+    if (raw.charCodeAt(first) === 46 || raw.endsWith('..') || (dots > 1 && DOTTED_NUMBER.test(raw))) return false;
+  }
+  let last = n - 1;
+  while (last >= 0 && raw.charCodeAt(last) === 32) last--;
+  const tail = raw.charCodeAt(last);
+  return !(tail === 35 /* # */ || (tail === 45 /* - */ && raw.charCodeAt(last - 1) === 45));
+}
+
+/** The word as it is, or after its leading digits (`1union`), is a trigger. */
+function wordIsTrigger(raw: string, start: number, end: number, hash: number): boolean {
+  if (isTrigger(raw, start, end, hash)) return true;
+  if (!isDigit(raw.charCodeAt(start))) return false;
+  let letters = start;
+  while (letters < end && isDigit(raw.charCodeAt(letters))) letters++;
+  if (letters === end) return false;
+  let letterHash = FNV_OFFSET;
+  for (let k = letters; k < end; k++) letterHash = step(letterHash, fold(raw.charCodeAt(k)));
+  return isTrigger(raw, letters, end, letterHash);
+}

@@ -1,0 +1,101 @@
+// Where a Shield site's origin may be: not a cloud metadata or link-local address
+// (metadata-address.ts), unless the operator allows it (AEGIS_ALLOW_METADATA_ORIGINS=true). Checked
+// twice: when an origin_url is saved (the API; a literal address in any notation URL parsing
+// accepts, or a name by every address it resolves to now) and on every new connection the gateway
+// opens (guarded-lookup.ts), which is what actually protects: a name may resolve differently later.
+import { isIP, type LookupFunction } from 'node:net';
+import { allowEveryAddress, dnsServersResolver, guardedLookup, resolveAll, systemResolver, type AddressPolicy, type AddressResolver } from './guarded-lookup.ts';
+import { metadataAddress } from './metadata-address.ts';
+
+export const ALLOW_METADATA_ORIGINS_SETTING = 'AEGIS_ALLOW_METADATA_ORIGINS';
+
+export interface OriginPolicy {
+  /** Why an address may not be an origin's; null when the operator allows every address. */
+  refuse: AddressPolicy | null;
+  /** How origin names are resolved, by the API's check and the gateway alike. */
+  resolve: AddressResolver;
+}
+
+export interface OriginPolicySettings {
+  /** AEGIS_ALLOW_METADATA_ORIGINS. */
+  allowMetadataOrigins: boolean;
+  /** AEGIS_SHIELD_DNS_SERVERS; empty: the system resolver. */
+  dnsServers: readonly string[];
+}
+
+export function originPolicy(settings: OriginPolicySettings): OriginPolicy {
+  let resolve = systemResolver;
+  if (settings.dnsServers.length > 0) {
+    try {
+      resolve = dnsServersResolver(settings.dnsServers);
+    } catch (err) {
+      throw new Error(`AEGIS_SHIELD_DNS_SERVERS: ${(err as Error).message}`);
+    }
+  }
+  return { refuse: settings.allowMetadataOrigins ? null : metadataAddress, resolve };
+}
+
+/** The URL's host as WHATWG URL parsing normalises it (2852039166 → 169.254.169.254), IPv6 without brackets. */
+export function originHost(originUrl: string | URL): string {
+  const url = typeof originUrl === 'string' ? new URL(originUrl) : originUrl;
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+const hint = `(the operator setting ${ALLOW_METADATA_ORIGINS_SETTING}=true allows it)`;
+
+/**
+ * Why `originUrl` may not be saved as an origin, or null. A literal address is judged as it is, a
+ * name by every address it resolves to now. A name that does not resolve (or not within
+ * `timeoutMs`) is accepted: origins are often names only the gateway's network resolves, and the
+ * gateway judges the addresses it connects to anyway.
+ */
+export async function originRefusal(originUrl: string, policy: OriginPolicy, timeoutMs = 5_000): Promise<string | null> {
+  const refuse = policy.refuse;
+  if (!refuse) return null;
+  let host: string;
+  try {
+    host = originHost(originUrl);
+  } catch {
+    return null; // not a URL: the schema's pattern is what reports it
+  }
+  if (isIP(host) !== 0) {
+    const reason = refuse(host);
+    return reason ? `${reason}; Shield does not forward to cloud metadata or link-local addresses ${hint}` : null;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const addresses = await Promise.race([
+    resolveAll(policy.resolve, host).catch(() => []),
+    new Promise<[]>((resolve) => (timer = setTimeout(() => resolve([]), timeoutMs))),
+  ]).finally(() => clearTimeout(timer));
+  for (const { address } of addresses) {
+    const reason = refuse(address);
+    if (!reason) continue;
+    const what = reason.startsWith(`${address} is `) ? `${address}, which ${reason.slice(address.length + 1)}` : `${address}: ${reason}`;
+    return `${host} resolves to ${what}; Shield does not forward to cloud metadata or link-local addresses ${hint}`;
+  }
+  return null;
+}
+
+/** The error a gateway connection to a refused origin fails with. */
+export class RefusedOriginError extends Error {
+  readonly code = 'EREFUSED_ORIGIN';
+}
+
+/** The connect-time `lookup` for an origin's connections: resolves with the policy's resolver, drops refused addresses. */
+export function originLookup(policy: OriginPolicy, onRefused: (hostname: string, reason: string) => void): LookupFunction {
+  return guardedLookup({
+    refuse: policy.refuse ?? allowEveryAddress,
+    resolve: policy.resolve,
+    refusal: (hostname, reason) => {
+      onRefused(hostname, reason);
+      return new RefusedOriginError(`${hostname}: ${reason} ${hint}`);
+    },
+  });
+}
+
+/** Why the gateway may not connect to a literal-address origin (net.connect skips `lookup` for those), or null. */
+export function literalOriginRefusal(host: string, policy: OriginPolicy): string | null {
+  if (!policy.refuse || isIP(host) === 0) return null;
+  const reason = policy.refuse(host);
+  return reason ? `${reason} ${hint}` : null;
+}
