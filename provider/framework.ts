@@ -14,14 +14,39 @@ export type TfType =
   | readonly ['map', TfType]
   | readonly ['object', { readonly [attribute: string]: TfType }];
 
+/** How a nested attribute holds its object(s): one object, or a list of them (protocol 6 Schema.Object.NestingMode). */
+export type NestingMode = 'single' | 'list';
+
+/**
+ * The object of a nested attribute (protocol 6 `nested_type`): its own attributes, each required,
+ * optional or computed like a top-level one, so HCL can leave optional ones out.
+ */
+export interface NestedObjectSchema {
+  nesting: NestingMode;
+  attributes: AttributeSchema[];
+}
+
 export interface AttributeSchema {
   name: string;
+  /**
+   * The type of the attribute's values. For a nested attribute it is the type its nested object
+   * implies (`object` for single nesting, `list` of `object` for list nesting): values are encoded
+   * with it, while the schema sent to Terraform carries `nested` instead (use nestedAttributeType).
+   */
   type: TfType;
+  /** Set for a nested attribute (sent as `nested_type`, never together with `type`). */
+  nested?: NestedObjectSchema;
   description: string;
   required?: boolean;
   optional?: boolean;
   computed?: boolean;
   sensitive?: boolean;
+}
+
+/** The value type a nested object implies, as Terraform derives it (configschema.Object.ImpliedType). */
+export function nestedAttributeType(nested: NestedObjectSchema): TfType {
+  const object: TfType = ['object', Object.fromEntries(nested.attributes.map((a) => [a.name, a.type]))];
+  return nested.nesting === 'single' ? object : ['list', object];
 }
 
 export interface BlockSchema {

@@ -31,7 +31,14 @@ export class ShopStack extends TerraformStack {
       domain: 'shop.example.com',
       originUrl: 'https://origin.shop.example.com',
       mode: 'block',
+      pathCase: 'insensitive',
       labels: { team: 'storefront' },
+      // A nested attribute: only what is set is written (`enabled` stays at its default, true).
+      // Left out, managed rules stay as the API has them.
+      managedRules: {
+        paranoiaLevel: 2,
+        exclusions: [{ rules: ['sqli.tautology'], urlPattern: '/cms/*' }],
+      },
     });
 
     new VirtualPatch(this, 'search_sqli', {

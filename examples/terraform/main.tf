@@ -11,7 +11,16 @@ resource "aegis_shield_site" "shop" {
   domain     = "shop.example.com"
   origin_url = "https://origin.shop.example.com"
   mode       = "block"
+  path_case  = "insensitive"
   labels     = { team = "storefront" }
+
+  # Left out, managed rules stay as the API has them (on at paranoia level 1 for a new site).
+  managed_rules = {
+    paranoia_level = 2
+    exclusions = [
+      { rules = ["sqli.tautology"], url_pattern = "/cms/*" },
+    ]
+  }
 }
 
 resource "aegis_virtual_patch" "search_sqli" {

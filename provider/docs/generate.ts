@@ -62,35 +62,79 @@ export function renderType(type: TfType): string {
   return `${wrapper.charAt(0).toUpperCase()}${wrapper.slice(1)} of ${renderType(inner)}`;
 }
 
+/** An attribute's type as the Registry shows it: nested attributes are `Attributes` (single) or `Attributes List`. */
+export function renderAttributeType(attribute: AttributeSchema): string {
+  if (attribute.nested) return attribute.nested.nesting === 'single' ? 'Attributes' : 'Attributes List';
+  return renderType(attribute.type);
+}
+
 function objectFields(type: TfType): Record<string, TfType> | undefined {
   if (typeof type === 'string') return undefined;
   if (type[0] === 'object') return type[1] as Record<string, TfType>;
   return objectFields(type[1] as TfType);
 }
 
-function attributeLine(a: AttributeSchema): string {
-  const flags = [renderType(a.type), ...(a.sensitive ? ['Sensitive'] : [])].join(', ');
-  return `- \`${a.name}\` (${flags}) ${a.description.replace(/\s*\n\s*/g, ' ').trim()}`;
+/** The anchor tfplugindocs gives a nested schema section: `nestedatt--a--b` (nested attributes), `nestedobjatt--a--b` (object types). */
+const anchorOf = (prefix: 'nestedatt' | 'nestedobjatt', path: readonly string[]): string => `${prefix}--${path.join('--')}`;
+
+function attributeLine(a: AttributeSchema, path: readonly string[] = []): string {
+  const flags = [renderAttributeType(a), ...(a.sensitive ? ['Sensitive'] : [])].join(', ');
+  const full = [...path, a.name];
+  const below = a.nested ? ` (see [below for nested schema](#${anchorOf('nestedatt', full)}))` : objectFields(a.type) ? ` (see [below for nested schema](#${anchorOf('nestedobjatt', full)}))` : '';
+  return `- \`${a.name}\` (${flags}) ${a.description.replace(/\s*\n\s*/g, ' ').trim()}${below}`;
+}
+
+/** Required / Optional / Read-Only groups of attributes, each sorted by name. */
+function attributeGroups(attributes: readonly AttributeSchema[]): [string, AttributeSchema[]][] {
+  const sorted = (list: AttributeSchema[]) => [...list].sort((x, y) => x.name.localeCompare(y.name));
+  return [
+    ['Required', sorted(attributes.filter((a) => a.required))],
+    ['Optional', sorted(attributes.filter((a) => !a.required && a.optional))],
+    ['Read-Only', sorted(attributes.filter((a) => !a.required && !a.optional && a.computed))],
+  ];
+}
+
+/** The sections below the top-level lists: one per nested attribute or object type, depth first. */
+function nestedSections(attributes: readonly AttributeSchema[], path: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const a of attributes) {
+    const full = [...path, a.name];
+    if (a.nested) {
+      out.push(`<a id="${anchorOf('nestedatt', full)}"></a>`, `### Nested Schema for \`${full.join('.')}\``, '');
+      for (const [title, group] of attributeGroups(a.nested.attributes)) {
+        if (group.length === 0) continue;
+        out.push(`${title}:`, '', ...group.map((sub) => attributeLine(sub, full)), '');
+      }
+      out.push(...nestedSections(a.nested.attributes, full));
+      continue;
+    }
+    out.push(...objectTypeSections(a.type, full));
+  }
+  return out;
+}
+
+/** Computed object types (data sources, `operations`) are read-only throughout: names and types. */
+function objectTypeSections(type: TfType, path: readonly string[]): string[] {
+  const fields = objectFields(type);
+  if (!fields) return [];
+  const entries = Object.entries(fields).sort(([x], [y]) => x.localeCompare(y));
+  const out = [`<a id="${anchorOf('nestedobjatt', path)}"></a>`, `### Nested Schema for \`${path.join('.')}\``, '', 'Read-Only:', ''];
+  for (const [name, fieldType] of entries) {
+    const below = objectFields(fieldType) ? ` (see [below for nested schema](#${anchorOf('nestedobjatt', [...path, name])}))` : '';
+    out.push(`- \`${name}\` (${renderType(fieldType)})${below}`);
+  }
+  out.push('');
+  for (const [name, fieldType] of entries) out.push(...objectTypeSections(fieldType, [...path, name]));
+  return out;
 }
 
 function schemaSection(block: BlockSchema): string {
-  const groups: [string, AttributeSchema[]][] = [
-    ['Required', block.attributes.filter((a) => a.required)],
-    ['Optional', block.attributes.filter((a) => !a.required && a.optional)],
-    ['Read-Only', block.attributes.filter((a) => !a.required && !a.optional && a.computed)],
-  ];
   const out = ['## Schema', ''];
-  for (const [title, attributes] of groups) {
+  for (const [title, attributes] of attributeGroups(block.attributes)) {
     if (attributes.length === 0) continue;
-    out.push(`### ${title}`, '', ...[...attributes].sort((x, y) => x.name.localeCompare(y.name)).map(attributeLine), '');
+    out.push(`### ${title}`, '', ...attributes.map((a) => attributeLine(a)), '');
   }
-  for (const a of block.attributes) {
-    const fields = objectFields(a.type);
-    if (!fields) continue;
-    out.push(`### Nested Schema for \`${a.name}\``, '', 'Read-Only:', '');
-    for (const [name, type] of Object.entries(fields).sort(([x], [y]) => x.localeCompare(y))) out.push(`- \`${name}\` (${renderType(type)})`);
-    out.push('');
-  }
+  out.push(...nestedSections(block.attributes, []));
   return out.join('\n');
 }
 

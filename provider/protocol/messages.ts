@@ -23,9 +23,20 @@ export interface DiagnosticMessage {
   attribute?: AttributePathMessage;
 }
 
+/** Schema.Object.NestingMode: SINGLE = 1, LIST = 2 (SET = 3, MAP = 4 are not used). */
+export type ObjectNestingMode = 1 | 2 | 3 | 4;
+
+/** Schema.Object: the object of a nested attribute. */
+export interface ObjectMessage {
+  attributes: AttributeMessage[];
+  nesting: ObjectNestingMode;
+}
+
+/** Exactly one of `type` and `nested_type` is set: Terraform panics on an empty `type`. */
 export interface AttributeMessage {
   name: string;
-  type: Buffer;
+  type?: Buffer;
+  nested_type?: ObjectMessage;
   description: string;
   description_kind: StringKind;
   required: boolean;

@@ -3,7 +3,10 @@
 //
 // Terraform's rules this code keeps (see the plugin-protocol notes):
 // - plan: every planned value is the config value, the prior value, or (computed attributes only)
-//   something else — here the spec default or UNKNOWN;
+//   something else — here the spec default or UNKNOWN. Inside a nested attribute Terraform checks
+//   each sub-attribute the same way, so only null sub-attributes with a default are filled in;
+//   a nested attribute without a default left out of config keeps the prior value (unknown on
+//   create and replacement: the API chooses it);
 // - apply: the result is wholly known and every value known at plan time comes back unchanged;
 // - read: null state means the object is gone.
 import type { Kind } from '../../reconciler/model.ts';
@@ -13,7 +16,8 @@ import { errorDiagnostics, isNotFound, type Connect, type Connection } from './c
 import { getObject } from './get.ts';
 import type { AttributeMapping, KindSchema } from './schema.ts';
 import { pathForApiField, validateConfig } from './validate.ts';
-import { attr, canonicalJson, containsUnknown, fromJson, parseJsonObject, sameValue, toJson, type Json } from './values.ts';
+import { apiJson, attr, canonicalJson, containsUnknown, fromJson, parseJsonObject, sameValue, withNestedDefaults } from './values.ts';
+import type { Json } from './values.ts';
 
 interface KindAdapter {
   /**
@@ -52,13 +56,11 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
   const label = kind.meta.terraformType;
   const toPath = (field: string): AttributePath | undefined => pathForApiField(kind, field);
 
-  const defaultOf = (mapping: AttributeMapping): TfValue => (mapping.defaultValue === undefined ? null : fromJson(mapping.defaultValue, mapping.schema.type));
-
-  /** What the configuration asks for: the value written, else the spec default, else null. */
-  const desired = (mapping: AttributeMapping, config: TfObject | null): TfValue => {
-    const value = attr(config, mapping.schema.name);
-    return value === null ? defaultOf(mapping) : value;
-  };
+  /**
+   * What the configuration asks for: the value written, else the spec default, else null; inside
+   * nested attributes, null sub-attributes take their defaults the same way.
+   */
+  const desired = (mapping: AttributeMapping, config: TfObject | null): TfValue => withNestedDefaults(mapping, attr(config, mapping.schema.name));
 
   const same = (mapping: AttributeMapping, a: TfValue, b: TfValue): boolean => sameValue(a, b, mapping.schema.type, mapping.json);
 
@@ -108,7 +110,8 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
       if (!parsed.ok) throw new Error(`${mapping.schema.name} ${parsed.reason}`);
       return parsed.value;
     }
-    return toJson(value);
+    // Null sub-attributes of nested objects are left out: the API has no null for them.
+    return apiJson(mapping, value);
   }
 
   function withConnection<T>(run: (connection: Connection) => Promise<T>, onError: (error: unknown) => T): Promise<T> {
@@ -140,9 +143,14 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
       const planned: TfObject = {};
       const changed = new Set<string>();
       const requiresReplace: AttributePath[] = [];
+      const omitted: AttributeMapping[] = [];
       for (const mapping of kind.attributes) {
         if (!mapping.configurable) continue;
         const name = mapping.schema.name;
+        if (mapping.keepWhenOmitted && attr(config, name) === null) {
+          omitted.push(mapping); // planned below, once it is known whether the object is replaced
+          continue;
+        }
         const value = desired(mapping, config);
         planned[name] = value;
         if (prior && !same(mapping, attr(prior, name), value)) {
@@ -153,6 +161,11 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
         if (prior && !changed.has(mapping.field)) planned[name] = attr(prior, name);
       }
       const replacing = requiresReplace.length > 0;
+      // Left out of config: the API's value stays (prior), or is the API's choice for a new object.
+      for (const mapping of omitted) {
+        const kept = prior && !replacing ? attr(prior, mapping.schema.name) : null;
+        planned[mapping.schema.name] = kept === null ? UNKNOWN : kept;
+      }
       for (const mapping of kind.attributes) {
         if (mapping.configurable) continue;
         const name = mapping.schema.name;
@@ -190,7 +203,8 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
             for (const mapping of kind.attributes) {
               if (!mapping.configurable || mapping.parent) continue;
               const value = attr(planned, mapping.schema.name);
-              if (value === null) continue;
+              // Unknown: left out of config, the API chooses (keepWhenOmitted).
+              if (value === null || containsUnknown(value)) continue;
               body[mapping.field] = bodyValue(mapping, value);
             }
             const created = await api.create(kind.kind, body, siteId);
@@ -206,6 +220,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
             if (!mapping.configurable || mapping.parent) continue;
             const name = mapping.schema.name;
             const value = attr(planned, name);
+            if (containsUnknown(value)) continue; // keepWhenOmitted without a prior value: nothing to ask for
             if (!same(mapping, attr(prior, name), value)) changes[mapping.field] = bodyValue(mapping, value);
           }
           let fields: Fields;

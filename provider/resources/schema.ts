@@ -10,13 +10,25 @@
 // - free object (scan schedule `config`) → `config_json`, a string of JSON text (`jsonencode(...)`),
 //   the HashiCorp convention for free-form documents (like IAM `policy`): a `dynamic` attribute
 //   would make every value's type part of the plan and CDKTF binds it as `any`.
+// - spec fields that are objects with `properties` (ShieldSite `managed_rules`), and arrays of such
+//   objects, are protocol-6 nested attributes (`nested_type`, nesting SINGLE / LIST) rather than
+//   `object` types: each sub-attribute is required, optional or optional+computed on its own (from
+//   the object's `required` and the sub-schema's `default`, as at the top), so HCL names only what it
+//   sets (`managed_rules = { paranoia_level = 2 }`). The attribute's `type` stays the implied value
+//   type (object / list of object), which the value codecs use. Arrays of objects with
+//   `uniqueItems` (SET nesting) and free objects inside nested ones are not mapped.
 // - spec fields: required as in the spec; optional ones with a schema `default` are
 //   optional+computed and planned as that default when left out (the API would fill it in anyway),
-//   so removing them from config resets them instead of silently keeping the old value.
-// - KindMeta.computed fields (and `id`) are computed, described by the Resource schema;
-//   KindMeta.sensitive ones are sensitive. Site-level kinds get a required `site_id` instead of the
-//   computed one (it names the parent; changing it replaces the object).
-import type { AttributeSchema, BlockSchema, TfType } from '../framework.ts';
+//   so removing them from config resets them instead of silently keeping the old value. Nested
+//   sub-attributes with a default work the same way inside the object that is written.
+// - an optional top-level nested attribute WITHOUT a default (`managed_rules`: "omitted in config:
+//   left as it is") is optional+computed and `keepWhenOmitted`: left out of config, the plan keeps
+//   the value the API has (the prior state), or leaves it unknown when a new object is created.
+// - KindMeta.computed fields (and `id`) are computed, described by the Resource schema, with plain
+//   types (objects included: nothing is configured there); KindMeta.sensitive ones are sensitive.
+//   Site-level kinds get a required `site_id` instead of the computed one (it names the parent;
+//   changing it replaces the object).
+import { nestedAttributeType, type AttributeSchema, type BlockSchema, type NestingMode, type TfType } from '../framework.ts';
 import { KINDS, type KindDefinition, type KindMeta } from '../../schemas/index.ts';
 import type { Kind } from '../../reconciler/model.ts';
 
@@ -30,6 +42,7 @@ export interface JsonSchemaNode {
   properties?: Record<string, JsonSchemaNode>;
   additionalProperties?: boolean | JsonSchemaNode;
   uniqueItems?: boolean;
+  required?: readonly string[];
 }
 
 export const NAME_PATTERN = /^[a-z0-9_]+$/;
@@ -49,6 +62,18 @@ export interface AttributeMapping {
   json: boolean;
   /** Parent id (site kinds): taken from config, sent in the path rather than the body. */
   parent: boolean;
+  /**
+   * Optional+computed without a default: left out of config, the API's value is kept (planned as
+   * prior, or unknown for a new object) and nothing is sent.
+   */
+  keepWhenOmitted: boolean;
+  /** A nested attribute: how its object(s) are held and the mapping of each sub-attribute. */
+  nested?: NestedMapping;
+}
+
+export interface NestedMapping {
+  nesting: NestingMode;
+  attributes: AttributeMapping[];
 }
 
 export interface KindSchema {
@@ -101,9 +126,73 @@ export function tfTypeOf(node: JsonSchemaNode, where: string): { type: TfType; j
 
 const isNullable = (node: JsonSchemaNode): boolean => Array.isArray(node.type) && node.type.includes('null');
 
+const isObjectWithProperties = (node: JsonSchemaNode | undefined): node is JsonSchemaNode & { properties: Record<string, JsonSchemaNode> } =>
+  node !== undefined && node.properties !== undefined && (Array.isArray(node.type) ? node.type.includes('object') : node.type === 'object');
+
+/** The nesting a spec field maps to, or undefined when it is a plain attribute. */
+function nestingOf(node: JsonSchemaNode, where: string): { nesting: NestingMode; object: JsonSchemaNode & { properties: Record<string, JsonSchemaNode> } } | undefined {
+  if (isObjectWithProperties(node)) return { nesting: 'single', object: node };
+  const isArray = Array.isArray(node.type) ? node.type.includes('array') : node.type === 'array';
+  if (isArray && isObjectWithProperties(node.items)) {
+    if (node.uniqueItems) throw new SchemaDerivationError(`${where}: sets of objects are not mapped (nested attributes with SET nesting)`);
+    return { nesting: 'list', object: node.items };
+  }
+  return undefined;
+}
+
 function describe(node: JsonSchemaNode, where: string): string {
   if (!node.description) throw new SchemaDerivationError(`${where}: no description in the schema`);
   return node.description;
+}
+
+/**
+ * A spec field (or, with `top` false, a sub-attribute of a nested one) as a configurable
+ * attribute: its type or nested object, required / optional / optional+computed, and its default.
+ */
+function deriveConfigurable(field: string, node: JsonSchemaNode, isRequired: boolean, where: string, top: boolean): AttributeMapping {
+  const nesting = nestingOf(node, where);
+  const hasDefault = node.default !== undefined;
+  const required = isRequired && !isNullable(node);
+  if (nesting) {
+    const inner = new Set(nesting.object.required ?? []);
+    const subs = Object.entries(nesting.object.properties).map(([name, child]) => deriveConfigurable(name, child, inner.has(name), `${where}.${name}`, false));
+    const nested = { nesting: nesting.nesting, attributes: subs.map((sub) => sub.schema) };
+    // Without a default, a top-level nested attribute left out of config keeps the API's value.
+    const keepWhenOmitted = top && !required && !hasDefault;
+    const schema: AttributeSchema = {
+      name: field,
+      type: nestedAttributeType(nested),
+      nested,
+      description: describe(node, where),
+      ...(required ? { required: true } : { optional: true, ...(hasDefault || keepWhenOmitted ? { computed: true } : {}) }),
+    };
+    return {
+      schema,
+      field,
+      ...(hasDefault ? { defaultValue: node.default } : {}),
+      configurable: true,
+      forcesReplacement: false,
+      json: false,
+      parent: false,
+      keepWhenOmitted,
+      nested: { nesting: nesting.nesting, attributes: subs },
+    };
+  }
+  const { type, json } = tfTypeOf(node, where);
+  if (json && !top) throw new SchemaDerivationError(`${where}: free objects inside nested attributes are not mapped`);
+  const name = json ? `${field}_json` : field;
+  const description = describe(node, where) + (json ? ' As JSON text of an object (`jsonencode({...})`).' : '');
+  const schema: AttributeSchema = required ? { name, type, description, required: true } : { name, type, description, optional: true, ...(hasDefault ? { computed: true } : {}) };
+  return {
+    schema,
+    field,
+    ...(hasDefault ? { defaultValue: json ? JSON.stringify(node.default) : node.default } : {}),
+    configurable: true,
+    forcesReplacement: false,
+    json,
+    parent: false,
+    keepWhenOmitted: false,
+  };
 }
 
 const SITE_ID_DESCRIPTION = 'Id of the Shield site (`aegis_shield_site.NAME.id`) the object belongs to. Changing it replaces the object.';
@@ -126,6 +215,7 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
       forcesReplacement: true,
       json: false,
       parent: true,
+      keepWhenOmitted: false,
     });
   }
   // Every resource has an `id` (Terraform's import, CDKTF's `.id`); the schema kind has none of
@@ -138,27 +228,14 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
       forcesReplacement: false,
       json: false,
       parent: false,
+      keepWhenOmitted: false,
     });
   }
 
   for (const [field, node] of Object.entries(specProps)) {
-    const { type, json } = tfTypeOf(node, `${where}.${field}`);
-    const name = json ? `${field}_json` : field;
-    const hasDefault = node.default !== undefined;
-    const description = describe(node, `${where}.${field}`) + (json ? ' As JSON text of an object (`jsonencode({...})`).' : '');
-    const schema: AttributeSchema = required.has(field) && !isNullable(node)
-      ? { name, type, description, required: true }
-      : { name, type, description, optional: true, ...(hasDefault ? { computed: true } : {}) };
-    if (sensitive.has(field)) schema.sensitive = true;
-    attributes.push({
-      schema,
-      field,
-      ...(hasDefault ? { defaultValue: json ? JSON.stringify(node.default) : node.default } : {}),
-      configurable: true,
-      forcesReplacement: !mutable.has(field),
-      json,
-      parent: false,
-    });
+    const mapping = deriveConfigurable(field, node, required.has(field), `${where}.${field}`, true);
+    if (sensitive.has(field)) mapping.schema.sensitive = true;
+    attributes.push({ ...mapping, forcesReplacement: !mutable.has(field) });
   }
 
   for (const field of meta.computed) {
@@ -169,12 +246,16 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
     const { type, json } = tfTypeOf(node, `${where}.${field}`);
     const schema: AttributeSchema = { name: json ? `${field}_json` : field, type, description: describe(node, `${where}.${field}`), computed: true };
     if (sensitive.has(field)) schema.sensitive = true;
-    attributes.push({ schema, field, configurable: false, forcesReplacement: false, json, parent: false });
+    attributes.push({ schema, field, configurable: false, forcesReplacement: false, json, parent: false, keepWhenOmitted: false });
   }
 
-  for (const { schema } of attributes) {
-    if (!NAME_PATTERN.test(schema.name)) throw new SchemaDerivationError(`${where}: attribute name ${schema.name} is not valid in Terraform`);
-  }
+  const checkNames = (list: readonly AttributeSchema[], at: string): void => {
+    for (const schema of list) {
+      if (!NAME_PATTERN.test(schema.name)) throw new SchemaDerivationError(`${at}: attribute name ${schema.name} is not valid in Terraform`);
+      if (schema.nested) checkNames(schema.nested.attributes, `${at}.${schema.name}`);
+    }
+  };
+  checkNames(attributes.map((a) => a.schema), where);
   return {
     kind: meta.kind as Kind,
     meta,

@@ -5,10 +5,11 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { compileStrict } from '../../api/http/validation.ts';
 import { compileUserRegex } from '../../api/shield/regex.ts';
 import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
+import { unknownRuleRefs } from '../../api/gateway/rules/managed/catalogue.ts';
 import { IP_RULE_TYPES } from '../../schemas/index.ts';
-import type { AttributePath, Diagnostic, TfObject } from '../framework.ts';
+import type { AttributePath, Diagnostic, TfObject, TfType } from '../framework.ts';
 import type { KindSchema } from './schema.ts';
-import { containsUnknown, parseJsonObject, toJson, type Json } from './values.ts';
+import { apiJson, containsUnknown, parseJsonObject, type Json } from './values.ts';
 
 const validators = new WeakMap<KindSchema, ValidateFunction>();
 
@@ -39,31 +40,73 @@ function describe(error: ErrorObject): string {
   return error.message ?? 'is invalid';
 }
 
-/** The attribute path for a path inside the API object: list indexes as numbers, JSON attributes as a whole. */
+/**
+ * The attribute path for a path inside the API object: attribute names inside objects (nested
+ * attributes at any depth), list indexes as numbers, map keys as one step (the rest of the path:
+ * a label key may contain `/`), JSON attributes as a whole. Steps that go further than Terraform
+ * can address (inside a set) stop the path there.
+ */
 export function pathForField(kind: KindSchema, steps: (string | number)[]): AttributePath | undefined {
   const [field, ...rest] = steps;
   const mapping = kind.attributes.find((a) => a.configurable && !a.parent && a.field === field) ?? kind.attributes.find((a) => a.field === field);
   if (!mapping) return undefined;
-  const name = mapping.schema.name;
-  if (mapping.json || rest.length === 0) return [name];
-  const type = mapping.schema.type;
-  if (Array.isArray(type) && type[0] === 'map') return [name, rest.map(String).join('/')];
-  if (Array.isArray(type) && type[0] === 'list') {
-    const index = Number(rest[0]);
-    return Number.isInteger(index) ? [name, index] : [name];
+  const path: AttributePath = [mapping.schema.name];
+  if (mapping.json) return path;
+  let type: TfType = mapping.schema.type;
+  for (let i = 0; i < rest.length; i++) {
+    const step = rest[i] as string | number;
+    if (typeof type === 'string') break;
+    const [shape, inner] = type;
+    if (shape === 'map') {
+      path.push(rest.slice(i).map(String).join('/'));
+      break;
+    }
+    if (shape === 'list') {
+      const index = Number(step);
+      if (!Number.isInteger(index)) break;
+      path.push(index);
+      type = inner;
+      continue;
+    }
+    if (shape === 'object') {
+      const name = String(step);
+      const attributeType = inner[name];
+      if (attributeType === undefined) break;
+      path.push(name);
+      type = attributeType;
+      continue;
+    }
+    break; // a set element has no index Terraform could point at
   }
-  return [name];
+  return path;
 }
 
-/** `labels.team`, `events[0]` (the API's `details.fields` form) → attribute path. */
+/** `labels.team`, `events[0]`, `managed_rules.exclusions[0].rules[1]` (the API's `details.fields` form) → attribute path. */
 export function pathForApiField(kind: KindSchema, field: string): AttributePath | undefined {
   const match = /^([a-z0-9_]+)(.*)$/.exec(field);
   if (!match?.[1]) return undefined;
-  const rest = match[2] ?? '';
-  const index = /^\[(\d+)\]/.exec(rest);
   const steps: (string | number)[] = [match[1]];
-  if (index?.[1]) steps.push(Number(index[1]));
-  else if (rest.startsWith('.')) steps.push(rest.slice(1));
+  let rest = match[2] ?? '';
+  const mapping = kind.attributes.find((a) => a.field === match[1]);
+  // A map key is everything after the dot (`labels.aegis.dev/name`).
+  const isMap = mapping !== undefined && Array.isArray(mapping.schema.type) && mapping.schema.type[0] === 'map';
+  while (rest.length > 0) {
+    const index = /^\[(\d+)\]/.exec(rest);
+    if (index?.[1]) {
+      steps.push(Number(index[1]));
+      rest = rest.slice(index[0].length);
+      continue;
+    }
+    if (!rest.startsWith('.')) break;
+    if (isMap) {
+      steps.push(rest.slice(1));
+      break;
+    }
+    const name = /^\.([A-Za-z0-9_]+)/.exec(rest);
+    if (!name?.[1]) break;
+    steps.push(name[1]);
+    rest = rest.slice(name[0].length);
+  }
   return pathForField(kind, steps);
 }
 
@@ -91,7 +134,7 @@ export function validateConfig(kind: KindSchema, config: TfObject): Diagnostic[]
       known[mapping.field] = parsed.value;
       continue;
     }
-    known[mapping.field] = toJson(value);
+    known[mapping.field] = apiJson(mapping, value);
   }
 
   const validate = validatorFor(kind);
@@ -131,6 +174,19 @@ function offlineChecks(kind: KindSchema, known: Record<string, Json>): Diagnosti
       if (typeof value !== 'string' || !(IP_RULE_TYPES as readonly unknown[]).includes(type)) return [];
       const check = checkRuleValue(type as IpRuleType, value);
       return check.ok ? [] : [error(['value'], 'Invalid value', `value ${JSON.stringify(value)} ${check.reason}`)];
+    }
+    case 'ShieldSite': {
+      // The API refuses exclusions naming no managed rule (a typo would exclude nothing).
+      const exclusions = (known.managed_rules as { exclusions?: unknown } | undefined)?.exclusions;
+      if (!Array.isArray(exclusions)) return [];
+      return exclusions.flatMap((exclusion: unknown, i) => {
+        const rules = (exclusion as { rules?: unknown } | null)?.rules;
+        if (!Array.isArray(rules)) return [];
+        const refs = rules.filter((r): r is string => typeof r === 'string');
+        return unknownRuleRefs(refs).map((ref) =>
+          error(['managed_rules', 'exclusions', i, 'rules', rules.indexOf(ref)], 'Invalid managed_rules', `${JSON.stringify(ref)} is not a managed rule id or category (GET /api/v1/shield/managed-rules)`),
+        );
+      });
     }
     default:
       return [];

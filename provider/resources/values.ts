@@ -1,6 +1,6 @@
 // Conversions between Terraform values (framework.ts TfValue) and the API's JSON, and the value
 // comparisons plan and apply rely on.
-import { TfNumber, UNKNOWN, type TfObject, type TfType, type TfValue } from '../framework.ts';
+import { TfNumber, UNKNOWN, type NestingMode, type TfObject, type TfType, type TfValue } from '../framework.ts';
 
 export type Json = null | string | number | boolean | Json[] | { [key: string]: Json };
 
@@ -94,3 +94,60 @@ export function sameValue(a: TfValue | undefined, b: TfValue | undefined, type: 
 
 /** The attribute's value in an object Terraform sent (absent reads as null). */
 export const attr = (object: TfObject | null | undefined, name: string): TfValue => object?.[name] ?? null;
+
+/** What the nested-value helpers read of an attribute mapping (schema.ts AttributeMapping). */
+export interface ValueMapping {
+  schema: { name: string; type: TfType };
+  /** The API's name of the field. */
+  field: string;
+  defaultValue?: unknown;
+  nested?: { nesting: NestingMode; attributes: readonly ValueMapping[] };
+}
+
+/** The objects a nested attribute's value holds (one, or each element of a list), with a way to rebuild it. */
+function mapNestedObjects(nesting: NestingMode, value: TfValue, each: (object: { [key: string]: TfValue }) => TfValue): TfValue {
+  if (nesting === 'single') return isTfObject(value) ? each(value) : value;
+  return Array.isArray(value) ? value.map((element) => (isTfObject(element) ? each(element) : element)) : value;
+}
+
+/**
+ * A configured value as planned: null takes the schema default (null without one) and, inside
+ * nested attributes, every null sub-attribute with a default takes it, at any depth. Unknown
+ * values stay unknown; nothing that was written is changed.
+ */
+export function withNestedDefaults(mapping: ValueMapping, value: TfValue): TfValue {
+  if (value === UNKNOWN) return UNKNOWN;
+  if (value === null) return mapping.defaultValue === undefined ? null : fromJson(mapping.defaultValue, mapping.schema.type);
+  const nested = mapping.nested;
+  if (!nested) return value;
+  return mapNestedObjects(nested.nesting, value, (object) =>
+    Object.fromEntries(nested.attributes.map((sub) => [sub.schema.name, withNestedDefaults(sub, object[sub.schema.name] ?? null)])),
+  );
+}
+
+/**
+ * A wholly known value as the API takes it. Inside nested attributes a null sub-attribute means
+ * "not set" and is left out (the API's schemas have no null for `url_pattern` and the like), and
+ * sub-attributes go by their API field names.
+ */
+export function apiJson(mapping: ValueMapping, value: TfValue): Json {
+  const nested = mapping.nested;
+  if (!nested || value === null) return toJson(value);
+  const one = (object: { [key: string]: TfValue }): Json => {
+    const out: { [key: string]: Json } = {};
+    for (const sub of nested.attributes) {
+      const item = object[sub.schema.name] ?? null;
+      if (item !== null) out[sub.field] = apiJson(sub, item);
+    }
+    return out;
+  };
+  if (nested.nesting === 'single') {
+    if (!isTfObject(value)) throw new Error(`${mapping.schema.name}: expected an object`);
+    return one(value);
+  }
+  if (!Array.isArray(value)) throw new Error(`${mapping.schema.name}: expected a list`);
+  return value.map((element) => {
+    if (!isTfObject(element)) throw new Error(`${mapping.schema.name}: expected a list of objects`);
+    return one(element);
+  });
+}

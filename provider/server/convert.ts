@@ -1,9 +1,31 @@
 // Contract types (framework.ts) to protocol messages: schemas, diagnostics, attribute paths.
-import type { AttributePath, BlockSchema, Diagnostic } from '../framework.ts';
-import type { AttributePathMessage, AttributePathStep, BlockMessage, DiagnosticMessage, SchemaMessage } from '../protocol/messages.ts';
+import type { AttributePath, AttributeSchema, BlockSchema, Diagnostic, NestingMode } from '../framework.ts';
+import type { AttributeMessage, AttributePathMessage, AttributePathStep, BlockMessage, DiagnosticMessage, ObjectNestingMode, SchemaMessage } from '../protocol/messages.ts';
 import { blockType, ValueError, type ValueType } from '../values/types.ts';
 
 const MARKDOWN = 1;
+
+const NESTING: Record<NestingMode, ObjectNestingMode> = { single: 1, list: 2 };
+
+/**
+ * One attribute: a plain one carries its type as JSON text; a nested one carries `nested_type`
+ * (its object's attributes, recursively) and no `type` at all — an empty `type` would be sent as a
+ * present but empty field, which Terraform tries to parse as JSON.
+ */
+export function attributeMessage(attribute: AttributeSchema): AttributeMessage {
+  const flags = {
+    description: attribute.description,
+    description_kind: MARKDOWN,
+    required: attribute.required ?? false,
+    optional: attribute.optional ?? false,
+    computed: attribute.computed ?? false,
+    sensitive: attribute.sensitive ?? false,
+  } as const;
+  if (attribute.nested) {
+    return { name: attribute.name, nested_type: { attributes: attribute.nested.attributes.map(attributeMessage), nesting: NESTING[attribute.nested.nesting] }, ...flags };
+  }
+  return { name: attribute.name, type: Buffer.from(JSON.stringify(attribute.type)), ...flags };
+}
 
 export function blockMessage(block: BlockSchema): BlockMessage {
   return {
@@ -11,16 +33,7 @@ export function blockMessage(block: BlockSchema): BlockMessage {
     description: block.description,
     description_kind: MARKDOWN,
     block_types: [],
-    attributes: block.attributes.map((attribute) => ({
-      name: attribute.name,
-      type: Buffer.from(JSON.stringify(attribute.type)),
-      description: attribute.description,
-      description_kind: MARKDOWN,
-      required: attribute.required ?? false,
-      optional: attribute.optional ?? false,
-      computed: attribute.computed ?? false,
-      sensitive: attribute.sensitive ?? false,
-    })),
+    attributes: block.attributes.map(attributeMessage),
   };
 }
 

@@ -1692,13 +1692,44 @@ export interface paths {
                                 readonly id: string;
                                 /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                                 domain: string;
-                                /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. */
+                                /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
                                 origin_url: string;
                                 /**
                                  * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
                                  * @enum {string}
                                  */
                                 mode: "log" | "block" | "challenge";
+                                /**
+                                 * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                                 * @default insensitive
+                                 * @enum {string}
+                                 */
+                                path_case: "insensitive" | "sensitive";
+                                /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                                managed_rules: {
+                                    /**
+                                     * @description Whether managed rules inspect this site’s requests.
+                                     * @default true
+                                     */
+                                    enabled: boolean;
+                                    /**
+                                     * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                                     * @default 1
+                                     */
+                                    paranoia_level: number;
+                                    /**
+                                     * @description Rules switched off for some paths or parameters.
+                                     * @default []
+                                     */
+                                    exclusions: {
+                                        /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                        rules: string[];
+                                        /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                        url_pattern?: string;
+                                        /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                        parameter?: string;
+                                    }[];
+                                };
                                 /**
                                  * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                                  * @default {}
@@ -1841,13 +1872,44 @@ export interface paths {
                     "application/json": {
                         /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                         domain: string;
-                        /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. */
+                        /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
                         origin_url: string;
                         /**
                          * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
                          * @enum {string}
                          */
                         mode: "log" | "block" | "challenge";
+                        /**
+                         * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                         * @default insensitive
+                         * @enum {string}
+                         */
+                        path_case?: "insensitive" | "sensitive";
+                        /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                        managed_rules?: {
+                            /**
+                             * @description Whether managed rules inspect this site’s requests.
+                             * @default true
+                             */
+                            enabled?: boolean;
+                            /**
+                             * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                             * @default 1
+                             */
+                            paranoia_level?: number;
+                            /**
+                             * @description Rules switched off for some paths or parameters.
+                             * @default []
+                             */
+                            exclusions?: {
+                                /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                rules: string[];
+                                /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                url_pattern?: string;
+                                /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                parameter?: string;
+                            }[];
+                        };
                         /**
                          * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                          * @default {}
@@ -1870,13 +1932,44 @@ export interface paths {
                             readonly id: string;
                             /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                             domain: string;
-                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. */
+                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
                             origin_url: string;
                             /**
                              * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
                              * @enum {string}
                              */
                             mode: "log" | "block" | "challenge";
+                            /**
+                             * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                             * @default insensitive
+                             * @enum {string}
+                             */
+                            path_case: "insensitive" | "sensitive";
+                            /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                            managed_rules: {
+                                /**
+                                 * @description Whether managed rules inspect this site’s requests.
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                                 * @default 1
+                                 */
+                                paranoia_level: number;
+                                /**
+                                 * @description Rules switched off for some paths or parameters.
+                                 * @default []
+                                 */
+                                exclusions: {
+                                    /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                    rules: string[];
+                                    /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                    url_pattern?: string;
+                                    /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                    parameter?: string;
+                                }[];
+                            };
                             /**
                              * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                              * @default {}
@@ -2076,13 +2169,44 @@ export interface paths {
                             readonly id: string;
                             /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                             domain: string;
-                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. */
+                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
                             origin_url: string;
                             /**
                              * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
                              * @enum {string}
                              */
                             mode: "log" | "block" | "challenge";
+                            /**
+                             * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                             * @default insensitive
+                             * @enum {string}
+                             */
+                            path_case: "insensitive" | "sensitive";
+                            /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                            managed_rules: {
+                                /**
+                                 * @description Whether managed rules inspect this site’s requests.
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                                 * @default 1
+                                 */
+                                paranoia_level: number;
+                                /**
+                                 * @description Rules switched off for some paths or parameters.
+                                 * @default []
+                                 */
+                                exclusions: {
+                                    /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                    rules: string[];
+                                    /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                    url_pattern?: string;
+                                    /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                    parameter?: string;
+                                }[];
+                            };
                             /**
                              * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                              * @default {}
@@ -2416,7 +2540,7 @@ export interface paths {
         head?: never;
         /**
          * Update a Shield site
-         * @description Changes `mode`, `origin_url` or `labels`. Mode changes are audited.
+         * @description Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.
          */
         patch: {
             parameters: {
@@ -2436,8 +2560,29 @@ export interface paths {
                          * @enum {string}
                          */
                         mode?: "log" | "block" | "challenge";
-                        /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. */
+                        /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
                         origin_url?: string;
+                        /**
+                         * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                         * @enum {string}
+                         */
+                        path_case?: "insensitive" | "sensitive";
+                        /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                        managed_rules?: {
+                            /** @description Whether managed rules inspect this site’s requests. */
+                            enabled?: boolean;
+                            /** @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more. */
+                            paranoia_level?: number;
+                            /** @description Rules switched off for some paths or parameters. */
+                            exclusions?: {
+                                /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                rules: string[];
+                                /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                url_pattern?: string;
+                                /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                parameter?: string;
+                            }[];
+                        };
                         /** @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). */
                         labels?: {
                             [key: string]: string;
@@ -2457,13 +2602,44 @@ export interface paths {
                             readonly id: string;
                             /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                             domain: string;
-                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. */
+                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
                             origin_url: string;
                             /**
                              * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
                              * @enum {string}
                              */
                             mode: "log" | "block" | "challenge";
+                            /**
+                             * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                             * @default insensitive
+                             * @enum {string}
+                             */
+                            path_case: "insensitive" | "sensitive";
+                            /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                            managed_rules: {
+                                /**
+                                 * @description Whether managed rules inspect this site’s requests.
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                                 * @default 1
+                                 */
+                                paranoia_level: number;
+                                /**
+                                 * @description Rules switched off for some paths or parameters.
+                                 * @default []
+                                 */
+                                exclusions: {
+                                    /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                    rules: string[];
+                                    /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                    url_pattern?: string;
+                                    /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                    parameter?: string;
+                                }[];
+                            };
                             /**
                              * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                              * @default {}
@@ -2646,6 +2822,156 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v1/shield/managed-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the managed rules
+         * @description Every managed rule with its category and paranoia level. The catalogue is the same for every organisation and changes only with Aegis releases.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Rule id, as decisions (`rule_kind: managed`) and exclusions name it. */
+                                id: string;
+                                /** @description Category; an exclusion may name it to cover all its rules. */
+                                category: string;
+                                /** @description Lowest site paranoia level at which the rule is on. */
+                                paranoia_level: number;
+                                description: string;
+                            }[];
+                            categories: string[];
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `shield:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/shield/sites/{id}/schema": {
@@ -7226,14 +7552,14 @@ export interface paths {
                                 readonly id: string;
                                 /** @description Id of the Shield site the rule belongs to. */
                                 readonly site_id: string;
-                                /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                                /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                                 url_pattern: string;
                                 /**
-                                 * @description HTTP method to match; `ANY` matches every method.
+                                 * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                                  * @enum {string}
                                  */
                                 method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
-                                /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                                /** @description Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested. */
                                 match_param: string;
                                 /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
                                 match_regex: string;
@@ -7423,14 +7749,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                        /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                         url_pattern: string;
                         /**
-                         * @description HTTP method to match; `ANY` matches every method.
+                         * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                          * @enum {string}
                          */
                         method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
-                        /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                        /** @description Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested. */
                         match_param: string;
                         /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
                         match_regex: string;
@@ -7464,14 +7790,14 @@ export interface paths {
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
-                            /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                            /** @description Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested. */
                             match_param: string;
                             /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
                             match_regex: string;
@@ -7716,14 +8042,14 @@ export interface paths {
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
-                            /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                            /** @description Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested. */
                             match_param: string;
                             /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
                             match_regex: string;
@@ -8115,14 +8441,14 @@ export interface paths {
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
-                            /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                            /** @description Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested. */
                             match_param: string;
                             /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
                             match_regex: string;
@@ -8371,10 +8697,10 @@ export interface paths {
                                 readonly site_id: string;
                                 /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
                                 identity: string;
-                                /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                                /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                                 url_pattern: string;
                                 /**
-                                 * @description HTTP method to match; `ANY` matches every method.
+                                 * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                                  * @enum {string}
                                  */
                                 method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
@@ -8557,10 +8883,10 @@ export interface paths {
                     "application/json": {
                         /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
                         identity: string;
-                        /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                        /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                         url_pattern: string;
                         /**
-                         * @description HTTP method to match; `ANY` matches every method.
+                         * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                          * @enum {string}
                          */
                         method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
@@ -8602,10 +8928,10 @@ export interface paths {
                             readonly site_id: string;
                             /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
                             identity: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
@@ -8846,10 +9172,10 @@ export interface paths {
                             readonly site_id: string;
                             /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
                             identity: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
@@ -9215,10 +9541,10 @@ export interface paths {
                     "application/json": {
                         /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
                         identity?: string;
-                        /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                        /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                         url_pattern?: string;
                         /**
-                         * @description HTTP method to match; `ANY` matches every method.
+                         * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                          * @enum {string}
                          */
                         method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
@@ -9254,10 +9580,10 @@ export interface paths {
                             readonly site_id: string;
                             /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
                             identity: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
@@ -9723,7 +10049,7 @@ export interface paths {
                 query?: {
                     /** @description Only these actions (allow, block, challenge, log). Several values are comma-separated. */
                     action?: string;
-                    /** @description Only decisions of these rule kinds (ip_access, escalation, rate_limit, virtual_patch, schema). Several values are comma-separated. */
+                    /** @description Only decisions of these rule kinds (ip_access, escalation, rate_limit, inspection, virtual_patch, managed, schema). Several values are comma-separated. */
                     rule_kind?: string;
                 };
                 header?: {
@@ -13273,14 +13599,14 @@ export interface paths {
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
-                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. */
+                            /** @description URL path to match, starting with `/`. `*` matches any run of characters (`/api/*\/orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case. */
                             url_pattern: string;
                             /**
-                             * @description HTTP method to match; `ANY` matches every method.
+                             * @description HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
                              * @enum {string}
                              */
                             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ANY";
-                            /** @description Name of the request parameter inspected: a query parameter, form field or top-level JSON body field. */
+                            /** @description Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested. */
                             match_param: string;
                             /** @description Regular expression tested against the parameter, in RE2 syntax (linear time: no backreferences or lookaround). `(?i)` makes it case-insensitive. */
                             match_regex: string;

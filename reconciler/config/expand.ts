@@ -83,7 +83,7 @@ async function expandPiece(piece: Piece, doc: ConfigDocument, context: ExpandCon
   const { positions } = context;
   const spec: Record<string, unknown> = { ...piece.fields };
   const problem = (location: SourceLocation, message: string): ConfigProblem => ({ location, kind: piece.kind, name: piece.name, message });
-  const fieldAt = (field: string): FieldOrigin => ({ path: formatPath([...piece.at, field]), location: positions.locate([...piece.at, field]) });
+  const fieldAt = (field: string, sub: readonly PathSegment[] = []): FieldOrigin => ({ path: formatPath([...piece.at, field, ...sub]), location: positions.locate([...piece.at, field, ...sub]) });
   let documentOrigin: FieldOrigin | undefined;
 
   if (piece.kind === 'ShieldSchema' && typeof spec.document_file === 'string') {
@@ -102,11 +102,11 @@ async function expandPiece(piece: Piece, doc: ConfigDocument, context: ExpandCon
 
   const object: DesiredObject = { kind: piece.kind, name: piece.name, ...(piece.site === undefined ? {} : { site: piece.site }), spec, location: piece.location };
   recordOrigin(object, {
-    field: (field) => {
+    field: (field, sub = []) => {
       if (field === 'document' && documentOrigin) return documentOrigin;
       // Nested objects take their site from the enclosing ShieldSite.
       if (field === 'site' && piece.at.length > 1) return { path: 'metadata.name', location: positions.locate(['metadata', 'name']) };
-      return fieldAt(field);
+      return fieldAt(field, sub);
     },
   });
   return { objects: [object], problems: [] };

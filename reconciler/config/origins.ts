@@ -14,7 +14,8 @@ export interface FieldOrigin {
 }
 
 export interface ObjectOrigin {
-  field(name: string): FieldOrigin;
+  /** The field, or with `sub` a value inside it (`managed_rules` + `['exclusions', 0, 'rules']`). */
+  field(name: string, sub?: readonly (string | number)[]): FieldOrigin;
 }
 
 const origins = new WeakMap<DesiredObject, ObjectOrigin>();
@@ -23,8 +24,9 @@ export function recordOrigin(object: DesiredObject, origin: ObjectOrigin): void 
   origins.set(object, origin);
 }
 
-export function fieldOrigin(object: DesiredObject, field: string): FieldOrigin {
-  return origins.get(object)?.field(field) ?? { path: `spec.${field}`, location: object.location };
+export function fieldOrigin(object: DesiredObject, field: string, sub: readonly (string | number)[] = []): FieldOrigin {
+  const fallback = `spec.${field}${sub.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`;
+  return origins.get(object)?.field(field, sub) ?? { path: fallback, location: object.location };
 }
 
 export const formatLocation = (location: SourceLocation): string => `${location.file}:${location.line}`;

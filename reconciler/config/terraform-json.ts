@@ -44,6 +44,13 @@ function syntaxProblem(text: string, file: string, error: unknown): ConfigProble
   return { location: { file, line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 }, message: `invalid JSON: ${message}` };
 }
 
+/** The value with every null object member left out, at any depth (a null nested attribute is an unset one). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== null).map(([key, item]) => [key, withoutNulls(item)]));
+}
+
 /** Every string inside `value` that Terraform would interpolate, with its path. */
 function* interpolations(value: unknown, path: PathSegment[]): Generator<PathSegment[]> {
   if (typeof value === 'string' && value.includes('${')) yield path;
@@ -68,8 +75,8 @@ function loadResource(type: string, kind: Kind, name: string, body: unknown, con
   for (const [key, value] of Object.entries(body)) {
     if (META_ARGUMENTS.has(key)) continue;
     if (REPEATING_ARGUMENTS.has(key)) problems.push(problem([...base, key], 'key', `${formatPath([...base, key])}: ${key} cannot be expanded offline; declare each object as its own resource`));
-    // Terraform treats a null attribute as unset.
-    else if (value !== null) attributes[key] = value;
+    // Terraform treats a null attribute as unset, inside nested attributes (`managed_rules`) too.
+    else if (value !== null) attributes[key] = withoutNulls(value);
   }
   let site: string | undefined;
   if (isSiteKind(kind) && typeof attributes.site_id === 'string') {
@@ -97,8 +104,8 @@ function loadResource(type: string, kind: Kind, name: string, body: unknown, con
 
   const object: DesiredObject = { kind, name, ...(site === undefined ? {} : { site }), spec, location: positions.locate(base, 'key') };
   recordOrigin(object, {
-    field: (field) => {
-      const path = [...base, field === 'site' ? 'site_id' : field];
+    field: (field, sub = []) => {
+      const path = [...base, field === 'site' ? 'site_id' : field, ...sub];
       return { path: formatPath(path), location: positions.locate(path) };
     },
   });

@@ -1,8 +1,9 @@
 // Checks that need more than one document, or more than JSON Schema can say: references between
 // documents, uniqueness (the API would refuse the second object), RE2 patterns, IP rule values,
-// schedules and OpenAPI documents. Offline and pure: the same answers as the API's own checks,
+// schedules, managed-rule exclusions and OpenAPI documents. Offline and pure: the same answers as the API's own checks,
 // through the same code, but for the whole repository at once.
 import { LineCounter, parseDocument } from 'yaml';
+import { unknownRuleRefs } from '../../api/gateway/rules/managed/catalogue.ts';
 import { checkIpRule } from '../../api/shield/ip-access/rule-check.ts';
 import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
 import { compileUserRegex } from '../../api/shield/regex.ts';
@@ -26,8 +27,8 @@ export const RESERVED_LABEL_PREFIX = 'aegis.dev/';
 
 const problemOf = (object: DesiredObject, location: SourceLocation, message: string): ConfigProblem => ({ location, kind: object.kind, name: object.name, message });
 
-function fieldProblem(object: DesiredObject, field: string, message: string): ConfigProblem {
-  const origin = fieldOrigin(object, field);
+function fieldProblem(object: DesiredObject, field: string, message: string, sub: readonly (string | number)[] = []): ConfigProblem {
+  const origin = fieldOrigin(object, field, sub);
   return problemOf(object, origin.location, `${origin.path}: ${message}`);
 }
 
@@ -63,6 +64,20 @@ function webhookProblems(object: DesiredObject): ConfigProblem[] {
   } catch {
     return [fieldProblem(object, 'url', 'is not a valid URL')];
   }
+}
+
+/** The API refuses exclusions naming no managed rule or category: a typo would exclude nothing. */
+function managedRuleProblems(object: DesiredObject): ConfigProblem[] {
+  if (object.kind !== 'ShieldSite') return [];
+  const exclusions = (object.spec.managed_rules as { exclusions?: unknown } | undefined)?.exclusions;
+  if (!Array.isArray(exclusions)) return [];
+  return exclusions.flatMap((exclusion: unknown, i) => {
+    const rules = (exclusion as { rules?: unknown } | null)?.rules;
+    if (!Array.isArray(rules)) return [];
+    return unknownRuleRefs(rules.filter((r): r is string => typeof r === 'string')).map((ref) =>
+      fieldProblem(object, 'managed_rules', `${JSON.stringify(ref)} is not a managed rule id or category (GET /api/v1/shield/managed-rules)`, ['exclusions', i, 'rules', rules.indexOf(ref)]),
+    );
+  });
 }
 
 function labelProblems(object: DesiredObject): ConfigProblem[] {
@@ -176,7 +191,7 @@ export function validateConfig(objects: readonly DesiredObject[], options: Valid
   const ordered = [...objects].sort((a, b) => compareLocations(a.location, b.location));
   const problems: ConfigProblem[] = [];
   for (const object of ordered) {
-    problems.push(...regexProblems(object), ...ipRuleProblems(object, now), ...scheduleProblems(object), ...webhookProblems(object), ...labelProblems(object), ...documentProblems(object));
+    problems.push(...regexProblems(object), ...ipRuleProblems(object, now), ...scheduleProblems(object), ...webhookProblems(object), ...managedRuleProblems(object), ...labelProblems(object), ...documentProblems(object));
   }
   problems.push(...referenceProblems(ordered, options.rejected ?? []), ...uniquenessProblems(ordered));
   return sortProblems(problems);

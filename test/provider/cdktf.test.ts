@@ -69,7 +69,9 @@ describe('CDKTF bindings and examples/cdktf', () => {
     expect(json.terraform.required_providers.aegis.source).toBe('registry.terraform.io/aegis/aegis');
     expect(Object.keys(json.resource).sort()).toEqual(['aegis_ip_access_rule', 'aegis_rate_limit_rule', 'aegis_scan_schedule', 'aegis_shield_site', 'aegis_virtual_patch', 'aegis_webhook']);
     expect(json.resource.aegis_virtual_patch.search_sqli).toMatchObject({ site_id: '${aegis_shield_site.shop.id}', url_pattern: '/search', expires_in_days: 30 });
-    expect(json.resource.aegis_shield_site.shop).toMatchObject({ domain: 'shop.example.com', origin_url: 'https://origin.shop.example.com' });
+    expect(json.resource.aegis_shield_site.shop).toMatchObject({ domain: 'shop.example.com', origin_url: 'https://origin.shop.example.com', path_case: 'insensitive' });
+    // A nested attribute synthesizes as a JSON object with only the sub-attributes that were set.
+    expect(json.resource.aegis_shield_site.shop.managed_rules).toEqual({ paranoia_level: 2, exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*' }] });
   }, 60_000);
 
   it('`aegis plan --terraform-json` accepts it: everything is to be created (exit 2)', async () => {
@@ -92,6 +94,7 @@ describe('CDKTF bindings and examples/cdktf', () => {
 
     const sites = (await t.call('GET', '/api/v1/shield/sites')).body.data;
     expect(sites.map((s: { domain: string }) => s.domain)).toEqual(['shop.example.com']);
+    expect(sites[0].managed_rules).toEqual({ enabled: true, paranoia_level: 2, exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*' }] });
     const siteId = sites[0].id as string;
     expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/ip-access`)).body.data).toHaveLength(2);
     expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/virtual-patches`)).body.data).toHaveLength(1);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DOCS_DIR, existingPages, importIdFormat, renderProviderDocs, renderType, topLevelBlocks } from '../../provider/docs/generate.ts';
+import { DOCS_DIR, existingPages, importIdFormat, renderAttributeType, renderProviderDocs, renderType, topLevelBlocks } from '../../provider/docs/generate.ts';
 import { aegisProvider } from '../../provider/main.ts';
 
 const pages = renderProviderDocs();
@@ -39,7 +39,7 @@ describe('provider docs', () => {
       const text = page ?? '';
       for (const a of attributes) {
         const heading = a.required ? '### Required' : a.optional ? '### Optional' : '### Read-Only';
-        const line = `- \`${a.name}\` (${renderType(a.type)}${a.sensitive ? ', Sensitive' : ''}) `;
+        const line = `- \`${a.name}\` (${renderAttributeType(a)}${a.sensitive ? ', Sensitive' : ''}) `;
         expect(text, a.name).toContain(line);
         const section = text.slice(text.indexOf(heading));
         expect(section.slice(0, section.indexOf('\n### ', 4) === -1 ? undefined : section.indexOf('\n### ', 4)), `${a.name} under ${heading}`).toContain(line);
@@ -72,6 +72,23 @@ describe('provider docs', () => {
       'Set of String',
       'Map of String',
     ]);
+  });
+
+  it('documents nested attributes as the Registry does: Attributes / Attributes List, a section each with their own groups', () => {
+    const page = pages.get('resources/shield_site.md') ?? '';
+    const site = provider.resources.find((r) => r.typeName === 'aegis_shield_site');
+    const managed = site?.schema.attributes.find((a) => a.name === 'managed_rules');
+    expect(managed && renderAttributeType(managed)).toBe('Attributes');
+    const exclusions = managed?.nested?.attributes.find((a) => a.name === 'exclusions');
+    expect(exclusions && renderAttributeType(exclusions)).toBe('Attributes List');
+    expect(page).toMatch(/### Optional\n\n(- .*\n)*- `managed_rules` \(Attributes\) .*\(see \[below for nested schema\]\(#nestedatt--managed_rules\)\)\n/);
+    const section = (title: string) => page.slice(page.indexOf(`### Nested Schema for \`${title}\``)).split('\n### ')[0] ?? '';
+    expect(section('managed_rules')).toMatch(/Optional:\n\n- `enabled` \(Bool\) .*\n- `exclusions` \(Attributes List\) .*#nestedatt--managed_rules--exclusions.*\n- `paranoia_level` \(Number\) /);
+    expect(page).toContain('<a id="nestedatt--managed_rules--exclusions"></a>');
+    expect(section('managed_rules.exclusions')).toMatch(/Required:\n\n- `rules` \(List of String\) .*\n\nOptional:\n\n- `parameter` \(String\) .*\n- `url_pattern` \(String\) /);
+    // The data source reads the same field as a plain (read-only) object type.
+    expect(pages.get('data-sources/shield_site.md')).toContain('- `managed_rules` (Object) ');
+    expect(pages.get('data-sources/shield_site.md')).toContain('### Nested Schema for `managed_rules.exclusions`\n\nRead-Only:\n\n- `parameter` (String)\n- `rules` (List of String)\n- `url_pattern` (String)\n');
   });
 
   it('reads top-level HCL blocks, one-line ones included', () => {

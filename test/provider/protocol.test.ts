@@ -12,6 +12,10 @@ import { decodeJson } from '../../provider/values/json.ts';
 import { decodeMsgpack, encodeMsgpack } from '../../provider/values/msgpack.ts';
 import { exactDecimalOfDouble, numberToWire } from '../../provider/values/number.ts';
 import { ValueError, type ValueType } from '../../provider/values/types.ts';
+import { aegisProvider } from '../../provider/main.ts';
+import { loadProtocol } from '../../provider/protocol/load.ts';
+import type { AttributeMessage, GetProviderSchemaResponse } from '../../provider/protocol/messages.ts';
+import { blockType } from '../../provider/values/types.ts';
 import { echoProvider } from './fixtures/echo-provider.ts';
 
 const n = (text: string): TfNumber => new TfNumber(text);
@@ -172,7 +176,7 @@ describe('provider service', () => {
     const response = await service.GetProviderSchema({});
     const echo = response.resource_schemas.aegis_echo;
     const labels = echo?.block.attributes.find((a) => a.name === 'labels');
-    expect(labels?.type.toString()).toBe('["map","string"]');
+    expect(labels?.type?.toString()).toBe('["map","string"]');
     expect(labels?.description_kind).toBe(1);
     expect(echo?.block.attributes.find((a) => a.name === 'secret')?.sensitive).toBe(true);
     expect(Object.keys(response.data_source_schemas)).toEqual(['aegis_echo_info']);
@@ -211,5 +215,77 @@ describe('provider service', () => {
     };
     const response = await createProviderService(definition).ConfigureProvider({ terraform_version: '1.11.4' });
     expect(response.diagnostics).toEqual([{ severity: 1, summary: 'Configuring the Aegis provider failed', detail: 'boom' }]);
+  });
+});
+
+describe('nested attributes on the wire', () => {
+  const provider = aegisProvider({ env: {} });
+  const site = provider.resources.find((r) => r.typeName === 'aegis_shield_site')!;
+
+  it('GetProviderSchema carries nested_type (SINGLE, LIST inside) and no type for nested attributes, through real protobuf encoding', async () => {
+    const response = await createProviderService(provider).GetProviderSchema({});
+    const method = loadProtocol().provider.GetProviderSchema!;
+    const bytes = method.responseSerialize(response);
+    const decoded = method.responseDeserialize(bytes) as GetProviderSchemaResponse;
+    const attributes = decoded.resource_schemas.aegis_shield_site!.block.attributes;
+    const managed = attributes.find((a) => a.name === 'managed_rules')!;
+    // Absent, not empty: Terraform parses any `type` it is given as JSON.
+    expect(managed.type).toBeUndefined();
+    expect(managed).toMatchObject({ optional: true, computed: true, nested_type: { nesting: 1 } });
+    const byName = (list: AttributeMessage[]) => Object.fromEntries(list.map((a) => [a.name, a]));
+    const subs = byName(managed.nested_type!.attributes);
+    expect(subs.paranoia_level?.type?.toString()).toBe('"number"');
+    expect(subs.paranoia_level).toMatchObject({ optional: true, computed: true });
+    expect(subs.exclusions?.type).toBeUndefined();
+    expect(subs.exclusions?.nested_type?.nesting).toBe(2);
+    const exclusion = byName(subs.exclusions!.nested_type!.attributes);
+    expect(exclusion.rules).toMatchObject({ required: true });
+    expect(exclusion.rules?.type?.toString()).toBe('["list","string"]');
+    expect(exclusion.url_pattern).toMatchObject({ optional: true });
+    expect(exclusion.url_pattern?.computed).toBeFalsy();
+    // Plain attributes keep their JSON type and no nested_type; the data source reads the field as a plain object type.
+    expect(attributes.find((a) => a.name === 'path_case')?.type?.toString()).toBe('"string"');
+    expect(attributes.find((a) => a.name === 'path_case')?.nested_type).toBeUndefined();
+    const data = decoded.data_source_schemas.aegis_shield_site!.block.attributes.find((a) => a.name === 'managed_rules')!;
+    expect(JSON.parse(data.type!.toString())).toEqual(['object', { enabled: 'bool', paranoia_level: 'number', exclusions: ['list', ['object', { rules: ['list', 'string'], url_pattern: 'string', parameter: 'string' }]] }]);
+  });
+
+  it('encodes nested values as the implied object and list types: every key present, nulls and unknowns inside', () => {
+    const type = blockType(site.schema);
+    const state: { [name: string]: TfValue } = {
+      id: 'site_1',
+      domain: 'shop.example.com',
+      origin_url: 'https://o.example.com',
+      mode: 'block',
+      path_case: 'insensitive',
+      managed_rules: { enabled: true, paranoia_level: n('2'), exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*', parameter: null }] },
+      labels: {},
+      created_at: 'a',
+      updated_at: UNKNOWN,
+    };
+    const bytes = encodeMsgpack(state, type);
+    expect(decodeMsgpack(bytes, type)).toEqual(state);
+    const wire = decode(bytes) as { managed_rules: { exclusions: Record<string, unknown>[] } };
+    expect(Object.keys(wire.managed_rules).sort()).toEqual(['enabled', 'exclusions', 'paranoia_level']);
+    expect(wire.managed_rules.exclusions[0]).toEqual({ rules: ['sqli.tautology'], url_pattern: '/cms/*', parameter: null });
+    // Partly unknown (a config value known only at apply) and wholly unknown (computed at create).
+    const partly: TfValue = { ...state, managed_rules: { enabled: true, paranoia_level: UNKNOWN, exclusions: [] } };
+    expect(decodeMsgpack(encodeMsgpack(partly, type), type)).toEqual(partly);
+    const unknown: TfValue = { ...state, managed_rules: UNKNOWN };
+    expect(decodeMsgpack(encodeMsgpack(unknown, type), type)).toEqual(unknown);
+    // A sub-attribute the schema does not have is a provider bug, reported with its path.
+    expect(() => encodeMsgpack({ ...state, managed_rules: { ...(state.managed_rules as { [name: string]: TfValue }), extra: true } }, type)).toThrow(/managed_rules\.extra/);
+    // State written before the field existed reads it as null (then ReadResource fills it in).
+    expect(decodeJson(Buffer.from('{"id":"site_1","domain":"d.example.com","mode":"log","labels":{}}'), type)).toMatchObject({ managed_rules: null, path_case: null });
+  });
+
+  it('aims diagnostics inside nested attributes with attribute names and list indexes', () => {
+    expect(attributePathMessage(['managed_rules', 'exclusions', 1, 'rules', 0], site.schema).steps).toEqual([
+      { attribute_name: 'managed_rules' },
+      { attribute_name: 'exclusions' },
+      { element_key_int: 1 },
+      { attribute_name: 'rules' },
+      { element_key_int: 0 },
+    ]);
   });
 });

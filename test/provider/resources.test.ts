@@ -1,9 +1,13 @@
 // The provider's resources and data sources, called directly (no plugin protocol) against a real
 // Aegis server: schema derivation, plan/apply/read/import as Terraform drives them, validation.
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aegisProvider } from '../../provider/main.ts';
-import { TfNumber, UNKNOWN, type AttributeSchema, type DataSourceDefinition, type ProviderDefinition, type ResourceDefinition, type TfObject, type TfValue } from '../../provider/framework.ts';
-import { containsUnknown } from '../../provider/resources/values.ts';
+import { nestedAttributeType, TfNumber, UNKNOWN, type AttributeSchema, type DataSourceDefinition, type NestedObjectSchema, type ProviderDefinition, type ResourceDefinition, type TfObject, type TfValue } from '../../provider/framework.ts';
+import { deriveAllKindSchemas, deriveKindSchema, SchemaDerivationError } from '../../provider/resources/schema.ts';
+import { pathForApiField } from '../../provider/resources/validate.ts';
+import { apiJson, containsUnknown, withNestedDefaults } from '../../provider/resources/values.ts';
+import { KINDS } from '../../schemas/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -51,19 +55,43 @@ async function create(r: ResourceDefinition, values: TfObject): Promise<{ planne
   return { planned, state };
 }
 
-/** Terraform's check of a planned value (plans/objchange AssertPlanValid, for attributes). */
+/**
+ * Terraform's check of a planned value (plans/objchange AssertPlanValid), nested attributes
+ * included: a value equal to config, or to a non-null prior when config is set, is fine; a
+ * computed attribute may be anything when config is null; otherwise a nested attribute is checked
+ * sub-attribute by sub-attribute (element by element for list nesting).
+ */
+function planErrors(a: AttributeSchema, prior: TfValue, config: TfValue, planned: TfValue, path: string): string[] {
+  if (isDeepStrictEqual(planned, config)) return [];
+  if (isDeepStrictEqual(planned, prior) && prior !== null && config !== null) return [];
+  if (a.computed && !a.optional) return [];
+  if (config === null && a.computed) return [];
+  if (config === null && planned !== null) return [`${path}: planned ${String(planned)} for a non-computed attribute`];
+  if (a.nested) return nestedPlanErrors(a.nested, prior, config, planned, path);
+  return [`${path}: planned ${JSON.stringify(planned)} is neither config ${JSON.stringify(config)} nor prior`];
+}
+
+/** A sub-attribute of an object value (null for null, unknown or non-object values). */
+function sub(value: TfValue | undefined, name: string): TfValue {
+  return value !== null && value !== undefined && typeof value === 'object' && !Array.isArray(value) && !(value instanceof TfNumber) ? (value[name] ?? null) : null;
+}
+
+function nestedPlanErrors(nested: NestedObjectSchema, prior: TfValue, config: TfValue, planned: TfValue, path: string): string[] {
+  if (planned === null && config !== null) return [`${path}: planned for absence but config wants existence`];
+  if (config === null && planned !== null) return [`${path}: planned for existence but config wants absence`];
+  if (config !== null && planned === UNKNOWN) return [`${path}: planned unknown for configured value`];
+  if (planned === null || config === UNKNOWN) return [];
+  const objectErrors = (p: TfValue | undefined, c: TfValue | undefined, v: TfValue | undefined, at: string): string[] =>
+    nested.attributes.flatMap((a) => planErrors(a, sub(p, a.name), sub(c, a.name), sub(v, a.name), `${at}.${a.name}`));
+  if (nested.nesting === 'single') return objectErrors(prior, config, planned, path);
+  if (!Array.isArray(planned) || !Array.isArray(config)) return [`${path}: expected lists`];
+  if (planned.length !== config.length) return [`${path}: count in plan (${planned.length}) disagrees with count in config (${config.length})`];
+  return planned.flatMap((element, i) => objectErrors(Array.isArray(prior) ? prior[i] : null, config[i], element, `${path}[${i}]`));
+}
+
 function expectPlanValid(r: ResourceDefinition, prior: TfObject | null, config: TfObject, planned: TfObject): void {
-  for (const a of r.schema.attributes) {
-    const [p, c, was] = [planned[a.name] ?? null, config[a.name] ?? null, prior?.[a.name] ?? null];
-    const ok =
-      (c !== null && c !== UNKNOWN && JSON.stringify(p) === JSON.stringify(c)) ||
-      (c === UNKNOWN && p === UNKNOWN) ||
-      (was !== null && c !== null && JSON.stringify(p) === JSON.stringify(was)) ||
-      (a.computed && !a.optional) ||
-      (c === null && a.computed) ||
-      (c === null && p === null);
-    expect(ok, `${r.typeName}.${a.name}: planned ${String(p)} is neither config nor prior`).toBe(true);
-  }
+  const errors = r.schema.attributes.flatMap((a) => planErrors(a, prior?.[a.name] ?? null, config[a.name] ?? null, planned[a.name] ?? null, `${r.typeName}.${a.name}`));
+  expect(errors).toEqual([]);
 }
 
 /** Terraform's rule: wholly known, and what was known at plan time comes back unchanged. */
@@ -225,6 +253,198 @@ describe('aegis_shield_site', () => {
     expect(label).toEqual([expect.objectContaining({ attribute: ['labels', 'Bad Key'], detail: expect.stringContaining('key "Bad Key" of labels') })]);
     // Unknown values are checked at apply, not now.
     expect(r.validate(configOf(r, { domain: UNKNOWN, origin_url: 'https://o.example.com', mode: UNKNOWN }))).toEqual([]);
+  });
+});
+
+const n = (value: number): TfNumber => TfNumber.of(value);
+/** A managed_rules value as Terraform sends it from config: every sub-attribute present, unset ones null. */
+const managedConfig = (values: { enabled?: TfValue; paranoia_level?: TfValue; exclusions?: TfValue }): TfObject => ({ enabled: null, paranoia_level: null, exclusions: null, ...values });
+const exclusion = (values: { rules: TfValue; url_pattern?: TfValue; parameter?: TfValue }): TfObject => ({ url_pattern: null, parameter: null, ...values });
+
+describe('nested attributes: schema derivation', () => {
+  it('maps managed_rules to a SINGLE nested attribute with a LIST nested exclusions, optional+computed, implied types kept', () => {
+    const r = resource('aegis_shield_site');
+    const managed = attribute(r, 'managed_rules');
+    expect(managed).toMatchObject({ optional: true, computed: true });
+    expect(managed?.required).toBeUndefined();
+    expect(managed?.nested?.nesting).toBe('single');
+    expect(managed?.type).toEqual(nestedAttributeType(managed!.nested!));
+    const subs = Object.fromEntries(managed!.nested!.attributes.map((a) => [a.name, a]));
+    expect(subs.enabled).toMatchObject({ type: 'bool', optional: true, computed: true });
+    expect(subs.paranoia_level).toMatchObject({ type: 'number', optional: true, computed: true });
+    expect(subs.exclusions).toMatchObject({ optional: true, computed: true, nested: { nesting: 'list' } });
+    expect(subs.exclusions?.type).toEqual(['list', ['object', { rules: ['list', 'string'], url_pattern: 'string', parameter: 'string' }]]);
+    const exclusionAttributes = Object.fromEntries(subs.exclusions!.nested!.attributes.map((a) => [a.name, a]));
+    expect(exclusionAttributes.rules).toMatchObject({ required: true, type: ['list', 'string'] });
+    // No default: optional only, so null means "not set" and is planned (and kept) as null.
+    expect(exclusionAttributes.url_pattern).toEqual(expect.objectContaining({ optional: true, type: 'string' }));
+    expect(exclusionAttributes.url_pattern?.computed).toBeUndefined();
+    expect(exclusionAttributes.parameter?.computed).toBeUndefined();
+    expect(attribute(r, 'path_case')).toMatchObject({ type: 'string', optional: true, computed: true });
+  });
+
+  it('keeps the API value only for managed_rules: every other optional attribute of every kind has a default or plans null', () => {
+    const keep = deriveAllKindSchemas().flatMap((k) => k.attributes.filter((a) => a.keepWhenOmitted).map((a) => `${k.meta.terraformType}.${a.schema.name}`));
+    expect(keep).toEqual(['aegis_shield_site.managed_rules']);
+    const site = deriveAllKindSchemas().find((k) => k.kind === 'ShieldSite')!;
+    const managed = site.attributes.find((a) => a.field === 'managed_rules')!;
+    expect(managed.defaultValue).toBeUndefined();
+    expect(managed.nested?.attributes.map((a) => [a.field, a.defaultValue])).toEqual([
+      ['enabled', true],
+      ['paranoia_level', 1],
+      ['exclusions', []],
+    ]);
+  });
+
+  it('derives nested attributes from any object with properties: required ones, defaults, and refuses what it cannot map', () => {
+    const base = KINDS.find((k) => k.meta.kind === 'Webhook')!;
+    const object = { type: 'object', description: 'An object.', required: ['a'], properties: { a: { type: 'string', description: 'A.' }, b: { type: 'integer', default: 3, description: 'B.' } } };
+    const withField = (field: object, required: string[] = []) =>
+      ({ ...base, spec: { ...base.spec, required: [...base.spec.required, ...required], properties: { ...base.spec.properties, extra: field } } }) as unknown as typeof base;
+    const required = deriveKindSchema(withField(object, ['extra'])).attributes.find((a) => a.field === 'extra')!;
+    expect(required.schema).toMatchObject({ required: true, nested: { nesting: 'single' } });
+    expect(required.keepWhenOmitted).toBe(false);
+    expect(required.schema.nested?.attributes).toEqual([
+      { name: 'a', type: 'string', description: 'A.', required: true },
+      { name: 'b', type: 'number', description: 'B.', optional: true, computed: true },
+    ]);
+    const defaulted = deriveKindSchema(withField({ ...object, default: { a: 'x' } })).attributes.find((a) => a.field === 'extra')!;
+    expect(defaulted).toMatchObject({ keepWhenOmitted: false, defaultValue: { a: 'x' }, schema: { optional: true, computed: true } });
+    const list = deriveKindSchema(withField({ type: 'array', items: object, description: 'Objects.' })).attributes.find((a) => a.field === 'extra')!;
+    // Top level, optional, no default: like managed_rules, left out it keeps what the API has.
+    expect(list).toMatchObject({ keepWhenOmitted: true, schema: { optional: true, computed: true, nested: { nesting: 'list' }, type: ['list', ['object', { a: 'string', b: 'number' }]] } });
+    expect(() => deriveKindSchema(withField({ type: 'array', uniqueItems: true, items: object, description: 'Set.' }))).toThrow(SchemaDerivationError);
+    expect(() => deriveKindSchema(withField({ ...object, properties: { ...object.properties, free: { type: 'object', description: 'Free.' } } }))).toThrow(/free objects inside nested attributes/);
+  });
+});
+
+describe('nested attributes: values', () => {
+  const site = deriveAllKindSchemas().find((k) => k.kind === 'ShieldSite')!;
+  const managed = site.attributes.find((a) => a.field === 'managed_rules')!;
+
+  it('fills nested defaults into null sub-attributes only, at every depth, and keeps unknowns', () => {
+    const config = managedConfig({ paranoia_level: n(2), exclusions: [exclusion({ rules: ['xss'] })] });
+    expect(withNestedDefaults(managed, config)).toEqual({ enabled: true, paranoia_level: n(2), exclusions: [{ rules: ['xss'], url_pattern: null, parameter: null }] });
+    expect(withNestedDefaults(managed, managedConfig({ enabled: false }))).toEqual({ enabled: false, paranoia_level: n(1), exclusions: [] });
+    expect(withNestedDefaults(managed, managedConfig({ paranoia_level: UNKNOWN, exclusions: [UNKNOWN] }))).toEqual({ enabled: true, paranoia_level: UNKNOWN, exclusions: [UNKNOWN] });
+    expect(withNestedDefaults(managed, UNKNOWN)).toBe(UNKNOWN);
+    // No default for the attribute itself: null stays null (the plan keeps the API's value instead).
+    expect(withNestedDefaults(managed, null)).toBeNull();
+  });
+
+  it('sends null sub-attributes as absent keys, numbers as numbers', () => {
+    const value = { enabled: true, paranoia_level: n(3), exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*', parameter: null }, { rules: ['xss'], url_pattern: null, parameter: 'q' }] };
+    expect(apiJson(managed, value)).toEqual({ enabled: true, paranoia_level: 3, exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*' }, { rules: ['xss'], parameter: 'q' }] });
+    expect(apiJson(managed, null)).toBeNull();
+  });
+
+  it('maps API field paths inside nested attributes to attribute paths', () => {
+    expect(pathForApiField(site, 'managed_rules.exclusions[1].rules[0]')).toEqual(['managed_rules', 'exclusions', 1, 'rules', 0]);
+    expect(pathForApiField(site, 'managed_rules.paranoia_level')).toEqual(['managed_rules', 'paranoia_level']);
+    expect(pathForApiField(site, 'managed_rules.nope')).toEqual(['managed_rules']);
+    expect(pathForApiField(site, 'labels.aegis.dev/name')).toEqual(['labels', 'aegis.dev/name']);
+    const webhook = deriveAllKindSchemas().find((k) => k.kind === 'Webhook')!;
+    expect(pathForApiField(webhook, 'events[0]')).toEqual(['events']); // a set element has no index
+  });
+});
+
+describe('aegis_shield_site: path_case and managed_rules', () => {
+  it('creates with managed_rules given: nested defaults planned, null sub-attributes neither sent nor invented; read and import agree', async () => {
+    const r = resource('aegis_shield_site');
+    const managed_rules = managedConfig({ paranoia_level: n(2), exclusions: [exclusion({ rules: ['sqli.tautology'], url_pattern: '/cms/*' })] });
+    const { planned, state } = await create(r, { domain: domain(), origin_url: 'https://origin.example.com', mode: 'block', path_case: 'sensitive', managed_rules });
+    expect(planned.managed_rules).toEqual({ enabled: true, paranoia_level: n(2), exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*', parameter: null }] });
+    expect(state).toMatchObject({ path_case: 'sensitive', managed_rules: planned.managed_rules });
+    const live = (await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body;
+    expect(live.managed_rules).toEqual({ enabled: true, paranoia_level: 2, exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*' }] });
+    expect(await r.importState(String(state.id))).toEqual({ state, diagnostics: [] });
+    // The same config again: nothing to do.
+    const config = configOf(r, { ...writable(state, r), managed_rules });
+    expect(r.plan({ prior: state, proposed: config, config }).planned).toEqual(state);
+  });
+
+  it('creates with managed_rules left out: unknown until the API answers with its default, then kept as the API has it', async () => {
+    const r = resource('aegis_shield_site');
+    const { planned, state } = await create(r, { domain: domain(), origin_url: 'https://origin.example.com', mode: 'log' });
+    expect(planned).toMatchObject({ managed_rules: UNKNOWN, path_case: 'insensitive' });
+    expect(state.managed_rules).toEqual({ enabled: true, paranoia_level: n(1), exclusions: [] });
+    const omitted = configOf(r, { ...writable(state, r), managed_rules: null });
+    expect(r.plan({ prior: state, proposed: omitted, config: omitted }).planned).toEqual(state);
+
+    // Changed elsewhere: read reports it, and a config without managed_rules leaves it be.
+    await t.call('PATCH', `/api/v1/shield/sites/${String(state.id)}`, { body: { managed_rules: { paranoia_level: 4, exclusions: [{ rules: ['protocol'] }] } } });
+    const read = (await r.read(state)).state!;
+    expect(read.managed_rules).toEqual({ enabled: true, paranoia_level: n(4), exclusions: [{ rules: ['protocol'], url_pattern: null, parameter: null }] });
+    const kept = r.plan({ prior: read, proposed: omitted, config: omitted });
+    expect(kept.planned).toEqual(read);
+    // Another field changes: managed_rules is kept from prior and not sent.
+    const moded = await update(r, read, { ...writable(read, r), managed_rules: null, mode: 'block' });
+    expect(moded.plan.planned?.managed_rules).toEqual(read.managed_rules);
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body).toMatchObject({ mode: 'block', managed_rules: { paranoia_level: 4 } });
+  });
+
+  it('updates managed_rules in place (paranoia level, exclusions) and plans unknown on replacement when left out', async () => {
+    const r = resource('aegis_shield_site');
+    const state = await newSite();
+    const next = managedConfig({ paranoia_level: n(3), exclusions: [exclusion({ rules: ['xss', 'sqli.union_select'], parameter: 'comment' }), exclusion({ rules: ['traversal'], url_pattern: '/files/*' })] });
+    const { plan, state: updated } = await update(r, state, { ...writable(state, r), managed_rules: next, path_case: 'sensitive' });
+    expect(plan.requiresReplace).toEqual([]);
+    expect(plan.planned).toMatchObject({ updated_at: UNKNOWN, path_case: 'sensitive', managed_rules: { enabled: true, paranoia_level: n(3) } });
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body.managed_rules).toEqual({
+      enabled: true,
+      paranoia_level: 3,
+      exclusions: [
+        { rules: ['xss', 'sqli.union_select'], parameter: 'comment' },
+        { rules: ['traversal'], url_pattern: '/files/*' },
+      ],
+    });
+    // Dropping an exclusion and turning the rules off.
+    const fewer = await update(r, updated, { ...writable(updated, r), managed_rules: managedConfig({ enabled: false, paranoia_level: n(3), exclusions: [exclusion({ rules: ['traversal'], url_pattern: '/files/*' })] }) });
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body.managed_rules).toEqual({ enabled: false, paranoia_level: 3, exclusions: [{ rules: ['traversal'], url_pattern: '/files/*' }] });
+    // The same number spelled otherwise is no change: prior's spelling is kept.
+    const respelled = configOf(r, { ...writable(fewer.state, r), managed_rules: managedConfig({ enabled: false, paranoia_level: new TfNumber('3.0'), exclusions: [exclusion({ rules: ['traversal'], url_pattern: '/files/*' })] }) });
+    expect(r.plan({ prior: fewer.state, proposed: respelled, config: respelled }).planned).toEqual(fewer.state);
+
+    const moved = configOf(r, { ...writable(fewer.state, r), domain: domain(), managed_rules: null });
+    const replace = r.plan({ prior: fewer.state, proposed: moved, config: moved });
+    expect(replace.requiresReplace).toEqual([['domain']]);
+    expect(replace.planned?.managed_rules).toBe(UNKNOWN); // the new site gets the API's default, not the old value
+    expectPlanValid(r, fewer.state, moved, replace.planned!);
+    const movedWith = configOf(r, { ...writable(fewer.state, r), domain: domain() });
+    expect(r.plan({ prior: fewer.state, proposed: movedWith, config: movedWith }).planned?.managed_rules).toEqual(fewer.state.managed_rules);
+  });
+
+  it('plans unknown config values inside managed_rules as unknown, and a prior without managed_rules (old state) as unknown', () => {
+    const r = resource('aegis_shield_site');
+    const config = configOf(r, { domain: 'x.example.com', origin_url: 'https://o.example.com', mode: 'log', managed_rules: managedConfig({ paranoia_level: UNKNOWN }) });
+    expect(r.validate(config)).toEqual([]);
+    const planned = r.plan({ prior: null, proposed: config, config }).planned!;
+    expect(planned.managed_rules).toEqual({ enabled: true, paranoia_level: UNKNOWN, exclusions: [] });
+    expectPlanValid(r, null, config, planned);
+    const prior = { ...configOf(r, { domain: 'x.example.com', origin_url: 'https://o.example.com', mode: 'log', path_case: 'insensitive', labels: {} }), id: 'site_x', created_at: 'a', updated_at: 'a' };
+    const omitted = configOf(r, { domain: 'x.example.com', origin_url: 'https://o.example.com', mode: 'log' });
+    expect(r.plan({ prior, proposed: omitted, config: omitted }).planned).toMatchObject({ managed_rules: UNKNOWN, updated_at: 'a' });
+  });
+
+  it('validates managed_rules offline with diagnostics aimed inside the nested attribute; the API agrees', async () => {
+    const r = resource('aegis_shield_site');
+    const base = { domain: 'shop.example.com', origin_url: 'https://o.example.com', mode: 'block' };
+    const valid = r.validate(configOf(r, { ...base, managed_rules: managedConfig({ exclusions: [exclusion({ rules: ['sqli'] })] }) }));
+    expect(valid).toEqual([]);
+    const unknownRule = r.validate(configOf(r, { ...base, managed_rules: managedConfig({ exclusions: [exclusion({ rules: ['sqli', 'sqli.nope'] })] }) }));
+    expect(unknownRule).toEqual([expect.objectContaining({ attribute: ['managed_rules', 'exclusions', 0, 'rules', 1], detail: expect.stringContaining('"sqli.nope" is not a managed rule') })]);
+    const badPattern = r.validate(configOf(r, { ...base, managed_rules: managedConfig({ exclusions: [exclusion({ rules: ['xss'], url_pattern: 'no-slash' })] }) }));
+    expect(badPattern).toEqual([expect.objectContaining({ attribute: ['managed_rules', 'exclusions', 0, 'url_pattern'] })]);
+    const level = r.validate(configOf(r, { ...base, managed_rules: managedConfig({ paranoia_level: n(9) }) }));
+    expect(level).toEqual([expect.objectContaining({ attribute: ['managed_rules', 'paranoia_level'] })]);
+    expect(r.validate(configOf(r, { ...base, path_case: 'upper' }))).toEqual([expect.objectContaining({ attribute: ['path_case'] })]);
+
+    // Past validation (as with a value unknown at validate time), the API's 422 is aimed the same way.
+    const config = configOf(r, { ...base, domain: domain(), managed_rules: managedConfig({ exclusions: [exclusion({ rules: ['sqli.nope'] })] }) });
+    const planned = r.plan({ prior: null, proposed: config, config }).planned;
+    const applied = await r.apply({ prior: null, planned, config });
+    expect(applied.state).toBeNull();
+    expect(applied.diagnostics).toEqual([expect.objectContaining({ severity: 'error', attribute: ['managed_rules', 'exclusions', 0, 'rules', 0] })]);
   });
 });
 

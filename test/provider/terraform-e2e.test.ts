@@ -1,6 +1,7 @@
 // The Aegis provider driven by the real terraform binary against a running server:
 // examples/terraform applied through the API, then drift, in-place updates, replacements,
-// import, a config error and destroy — as a Terraform user sees them.
+// import, a config error and destroy — as a Terraform user sees them. The shop site carries
+// `path_case` and `managed_rules` (a nested attribute with a nested list of exclusions).
 import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +65,9 @@ describe('terraform with the Aegis provider', () => {
     expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/ip-access`)).body.data).toHaveLength(2);
     expect((await t.call('GET', `/api/v1/shield/sites/${siteId}/schema`)).body.operations).toHaveLength(2);
     expect((await t.call('GET', '/api/v1/webhooks')).body.data).toHaveLength(1);
+    // Nested defaults filled in (enabled), null sub-attributes (parameter) never sent.
+    expect(sites[0]).toMatchObject({ path_case: 'insensitive', managed_rules: { enabled: true, paranoia_level: 2, exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*' }] } });
+    expect(sites[0].managed_rules.exclusions[0]).not.toHaveProperty('parameter');
   });
 
   it("changing a site's mode updates in place; changing an immutable field replaces", async () => {
@@ -102,6 +106,119 @@ describe('terraform with the Aegis provider', () => {
     expect(plan.status, plan.stdout).toBe(0);
   }, 120_000);
 
+  it('managed_rules changes in place: paranoia level and exclusions, nested nulls left out', async () => {
+    edit(
+      `    paranoia_level = 2
+    exclusions = [
+      { rules = ["sqli.tautology"], url_pattern = "/cms/*" },
+    ]`,
+      `    paranoia_level = 3
+    exclusions = [
+      { rules = ["sqli.tautology", "sqli.union_select"], url_pattern = "/cms/*" },
+      { rules = ["xss"], parameter = "comment" },
+    ]`,
+    );
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout).toMatch(/aegis_shield_site\.shop will be updated in-place/);
+    expect(plan.stdout).toMatch(/paranoia_level = 2 -> 3/);
+    expect(plan.stdout).toMatch(/Plan: 0 to add, 1 to change, 0 to destroy/);
+    const apply = await terraform('apply', '-auto-approve');
+    expect(apply.status, apply.stdout + apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/Resources: 0 added, 1 changed, 0 destroyed/);
+    const site = (await t.call('GET', '/api/v1/shield/sites?domain=shop.example.com')).body.data[0];
+    expect(site.managed_rules).toEqual({
+      enabled: true,
+      paranoia_level: 3,
+      exclusions: [
+        { rules: ['sqli.tautology', 'sqli.union_select'], url_pattern: '/cms/*' },
+        { rules: ['xss'], parameter: 'comment' },
+      ],
+    });
+    const again = await terraform('plan', '-detailed-exitcode');
+    expect(again.status, again.stdout).toBe(0);
+
+    // Turning them off and on again: `enabled` written, then left out (back to its default).
+    edit('    paranoia_level = 3\n', '    enabled        = false\n    paranoia_level = 3\n');
+    expect((await terraform('apply', '-auto-approve')).status).toBe(0);
+    expect((await t.call('GET', `/api/v1/shield/sites/${site.id}`)).body.managed_rules.enabled).toBe(false);
+    edit('    enabled        = false\n', '');
+    const back = await terraform('apply', '-auto-approve');
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(back.stdout).toMatch(/Resources: 0 added, 1 changed, 0 destroyed/);
+    expect((await t.call('GET', `/api/v1/shield/sites/${site.id}`)).body.managed_rules.enabled).toBe(true);
+    expect((await terraform('plan', '-detailed-exitcode')).status).toBe(0);
+  }, 180_000);
+
+  it('drift in path_case and managed_rules made through the API is detected and undone', async () => {
+    const site = (await t.call('GET', '/api/v1/shield/sites?domain=shop.example.com')).body.data[0];
+    const patched = await t.call('PATCH', `/api/v1/shield/sites/${site.id}`, { body: { path_case: 'sensitive', managed_rules: { paranoia_level: 1, exclusions: [] } } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout).toMatch(/path_case\s+= "sensitive" -> "insensitive"/);
+    expect(plan.stdout).toMatch(/paranoia_level = 1 -> 3/);
+    expect(plan.stdout).toMatch(/Plan: 0 to add, 1 to change, 0 to destroy/);
+    expect((await terraform('apply', '-auto-approve')).status).toBe(0);
+    expect((await t.call('GET', `/api/v1/shield/sites/${site.id}`)).body).toMatchObject({ path_case: 'insensitive', managed_rules: { paranoia_level: 3, exclusions: [{ url_pattern: '/cms/*' }, { parameter: 'comment' }] } });
+    expect((await terraform('plan', '-detailed-exitcode')).status).toBe(0);
+  }, 120_000);
+
+  it('a site without managed_rules in HCL gets the API default, plans clean, and keeps changes made elsewhere', async () => {
+    writeFileSync(
+      join(work(), 'plain.tf'),
+      `resource "aegis_shield_site" "plain" {\n  domain     = "plain.example.com"\n  origin_url = "https://origin.plain.example.com"\n  mode       = "log"\n}\n`,
+    );
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout).toMatch(/managed_rules = \(known after apply\)/);
+    expect(plan.stdout).toMatch(/path_case\s+= "insensitive"/);
+    const apply = await terraform('apply', '-auto-approve');
+    expect(apply.status, apply.stdout + apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/Resources: 1 added, 0 changed, 0 destroyed/);
+    const site = (await t.call('GET', '/api/v1/shield/sites?domain=plain.example.com')).body.data[0];
+    expect(site).toMatchObject({ path_case: 'insensitive', managed_rules: { enabled: true, paranoia_level: 1, exclusions: [] } });
+    const state = await terraform('state', 'show', 'aegis_shield_site.plain');
+    expect(state.stdout).toMatch(/paranoia_level = 1/);
+    expect((await terraform('plan', '-detailed-exitcode')).status).toBe(0);
+
+    // Left out of config: a change made through the API is not undone (and shown as no change).
+    expect((await t.call('PATCH', `/api/v1/shield/sites/${site.id}`, { body: { managed_rules: { paranoia_level: 4 } } })).status).toBe(200);
+    const kept = await terraform('plan', '-detailed-exitcode');
+    expect(kept.status, kept.stdout).toBe(0);
+    // …while other fields of the same site still converge, without touching managed_rules.
+    writeFileSync(join(work(), 'plain.tf'), readFileSync(join(work(), 'plain.tf'), 'utf8').replace('"log"', '"block"'));
+    const update = await terraform('apply', '-auto-approve');
+    expect(update.status, update.stdout + update.stderr).toBe(0);
+    expect((await t.call('GET', `/api/v1/shield/sites/${site.id}`)).body).toMatchObject({ mode: 'block', managed_rules: { paranoia_level: 4 } });
+    expect((await terraform('plan', '-detailed-exitcode')).status).toBe(0);
+  }, 180_000);
+
+  it('import of a site with path_case and managed_rules, followed by plan, shows no changes', async () => {
+    const created = await t.call('POST', '/api/v1/shield/sites', {
+      body: { domain: 'legacy.example.com', origin_url: 'https://origin.legacy.example.com', mode: 'block', path_case: 'sensitive', managed_rules: { paranoia_level: 2, exclusions: [{ rules: ['traversal'], url_pattern: '/files/*', parameter: 'path' }] } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    writeFileSync(
+      join(work(), 'legacy.tf'),
+      `resource "aegis_shield_site" "legacy" {
+  domain     = "legacy.example.com"
+  origin_url = "https://origin.legacy.example.com"
+  mode       = "block"
+  path_case  = "sensitive"
+  managed_rules = {
+    paranoia_level = 2
+    exclusions     = [{ rules = ["traversal"], url_pattern = "/files/*", parameter = "path" }]
+  }
+}
+`,
+    );
+    const imported = await terraform('import', 'aegis_shield_site.legacy', created.body.id);
+    expect(imported.status, imported.stderr + imported.stdout).toBe(0);
+    const plan = await terraform('plan', '-detailed-exitcode');
+    expect(plan.status, plan.stdout + plan.stderr).toBe(0);
+  }, 120_000);
+
   it('a config error fails plan with a diagnostic on the attribute, and nothing is written', async () => {
     const before = (await t.call('GET', '/api/v1/audit-log?limit=200')).body.data.length;
     writeFileSync(
@@ -112,6 +229,16 @@ describe('terraform with the Aegis provider', () => {
     expect(plan.status).toBe(1);
     expect(plan.stderr).toMatch(/match_regex/);
     expect(plan.stderr).toMatch(/RE2/);
+    rmSync(join(work(), 'bad.tf'));
+    // An exclusion naming no managed rule is caught offline too, aimed inside the nested attribute.
+    writeFileSync(
+      join(work(), 'bad.tf'),
+      `resource "aegis_shield_site" "bad" {\n  domain        = "bad.example.com"\n  origin_url    = "https://origin.bad.example.com"\n  mode          = "block"\n  managed_rules = { exclusions = [{ rules = ["sqli.nope"] }] }\n}\n`,
+    );
+    const nested = await terraform('plan');
+    expect(nested.status).toBe(1);
+    expect(nested.stderr).toMatch(/"sqli\.nope" is not a managed rule id or category/);
+    expect(nested.stderr).toMatch(/managed_rules/);
     rmSync(join(work(), 'bad.tf'));
     expect((await t.call('GET', '/api/v1/audit-log?limit=200')).body.data.length).toBe(before);
   }, 120_000);

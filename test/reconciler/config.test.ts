@@ -49,9 +49,11 @@ describe('loading the valid example repository', () => {
       domain: 'shop.example.com',
       origin_url: 'https://origin.shop.example.com',
       mode: 'block',
+      path_case: 'insensitive',
       labels: { team: 'payments' },
     });
-    expect(find(objects, 'ShieldSite', 'blog').spec).toEqual({ domain: 'blog.example.com', origin_url: 'http://10.0.0.5:8080', mode: 'challenge', labels: {} });
+    // managed_rules has no default of its own: left out, it stays out (the live value is left alone).
+    expect(find(objects, 'ShieldSite', 'blog').spec).toEqual({ domain: 'blog.example.com', origin_url: 'http://10.0.0.5:8080', mode: 'challenge', path_case: 'insensitive', labels: {} });
     expect(find(objects, 'VirtualPatch', 'search-sqli', 'shop').spec).toEqual({
       url_pattern: '/search',
       method: 'GET',

@@ -45,6 +45,13 @@ describe('aegis plan / apply', () => {
     const sites = await t.call('GET', '/api/v1/shield/sites');
     expect(sites.body.data.map((s: { domain: string }) => s.domain).sort()).toEqual(['api.example.com', 'shop.example.com']);
     expect(sites.body.data[0].labels['aegis.dev/source']).toBe(SOURCE);
+    const byDomain = Object.fromEntries(sites.body.data.map((s: { domain: string }) => [s.domain, s]));
+    // Given in config (nested defaults filled in, unset sub-fields absent) or left to the API's default.
+    expect(byDomain['shop.example.com']).toMatchObject({
+      path_case: 'insensitive',
+      managed_rules: { enabled: true, paranoia_level: 2, exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*' }, { rules: ['xss'], parameter: 'comment_html' }] },
+    });
+    expect(byDomain['api.example.com'].managed_rules).toEqual({ enabled: true, paranoia_level: 1, exclusions: [] });
 
     const again = await plan();
     expect(again.code, again.stdout).toBe(0);
@@ -91,6 +98,9 @@ describe('aegis plan / apply', () => {
     try {
       const dumped = await runAegis(['dump', '--out', out], env);
       expect(dumped.code, dumped.stderr).toBe(0);
+      const shop = readFileSync(join(out, 'shop.yaml'), 'utf8');
+      expect(shop).toContain('path_case: insensitive');
+      expect(shop).toMatch(/managed_rules:\n {4}enabled: true\n {4}paranoia_level: 2\n {4}exclusions:\n {6}- rules:\n {10}- sqli\.tautology\n {8}url_pattern: \/cms\/\*\n/);
       const roundTrip = await runAegis(['plan', out, '--source', SOURCE], env);
       // Objects made by hand are unowned: the dump names them, and plan reports them as collisions
       // unless adopted; everything this source owns must come back unchanged.

@@ -15,6 +15,156 @@ export interface DataAegisShieldSiteConfig extends cdktf.TerraformMetaArguments 
   */
   readonly domain: string;
 }
+export interface DataAegisShieldSiteManagedRulesExclusions {
+}
+
+export function dataAegisShieldSiteManagedRulesExclusionsToTerraform(struct?: DataAegisShieldSiteManagedRulesExclusions): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteManagedRulesExclusionsToHclTerraform(struct?: DataAegisShieldSiteManagedRulesExclusions): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteManagedRulesExclusionsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataAegisShieldSiteManagedRulesExclusions | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteManagedRulesExclusions | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // parameter - computed: true, optional: false, required: false
+  public get parameter() {
+    return this.getStringAttribute('parameter');
+  }
+
+  // rules - computed: true, optional: false, required: false
+  public get rules() {
+    return this.getListAttribute('rules');
+  }
+
+  // url_pattern - computed: true, optional: false, required: false
+  public get urlPattern() {
+    return this.getStringAttribute('url_pattern');
+  }
+}
+
+export class DataAegisShieldSiteManagedRulesExclusionsList extends cdktf.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataAegisShieldSiteManagedRulesExclusionsOutputReference {
+    return new DataAegisShieldSiteManagedRulesExclusionsOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+export interface DataAegisShieldSiteManagedRules {
+}
+
+export function dataAegisShieldSiteManagedRulesToTerraform(struct?: DataAegisShieldSiteManagedRules): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteManagedRulesToHclTerraform(struct?: DataAegisShieldSiteManagedRules): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteManagedRulesOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteManagedRules | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteManagedRules | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // enabled - computed: true, optional: false, required: false
+  public get enabled() {
+    return this.getBooleanAttribute('enabled');
+  }
+
+  // exclusions - computed: true, optional: false, required: false
+  private _exclusions = new DataAegisShieldSiteManagedRulesExclusionsList(this, "exclusions", false);
+  public get exclusions() {
+    return this._exclusions;
+  }
+
+  // paranoia_level - computed: true, optional: false, required: false
+  public get paranoiaLevel() {
+    return this.getNumberAttribute('paranoia_level');
+  }
+}
 
 /**
 * Represents a {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/data-sources/shield_site aegis_shield_site}
@@ -101,6 +251,12 @@ export class DataAegisShieldSite extends cdktf.TerraformDataSource {
     return this._labels;
   }
 
+  // managed_rules - computed: true, optional: false, required: false
+  private _managedRules = new DataAegisShieldSiteManagedRulesOutputReference(this, "managed_rules");
+  public get managedRules() {
+    return this._managedRules;
+  }
+
   // mode - computed: true, optional: false, required: false
   public get mode() {
     return this.getStringAttribute('mode');
@@ -109,6 +265,11 @@ export class DataAegisShieldSite extends cdktf.TerraformDataSource {
   // origin_url - computed: true, optional: false, required: false
   public get originUrl() {
     return this.getStringAttribute('origin_url');
+  }
+
+  // path_case - computed: true, optional: false, required: false
+  public get pathCase() {
+    return this.getStringAttribute('path_case');
   }
 
   // updated_at - computed: true, optional: false, required: false

@@ -9,6 +9,156 @@ import * as cdktf from 'cdktf';
 
 export interface DataAegisShieldSitesConfig extends cdktf.TerraformMetaArguments {
 }
+export interface DataAegisShieldSitesSitesManagedRulesExclusions {
+}
+
+export function dataAegisShieldSitesSitesManagedRulesExclusionsToTerraform(struct?: DataAegisShieldSitesSitesManagedRulesExclusions): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesManagedRulesExclusionsToHclTerraform(struct?: DataAegisShieldSitesSitesManagedRulesExclusions): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesManagedRulesExclusionsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesManagedRulesExclusions | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesManagedRulesExclusions | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // parameter - computed: true, optional: false, required: false
+  public get parameter() {
+    return this.getStringAttribute('parameter');
+  }
+
+  // rules - computed: true, optional: false, required: false
+  public get rules() {
+    return this.getListAttribute('rules');
+  }
+
+  // url_pattern - computed: true, optional: false, required: false
+  public get urlPattern() {
+    return this.getStringAttribute('url_pattern');
+  }
+}
+
+export class DataAegisShieldSitesSitesManagedRulesExclusionsList extends cdktf.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataAegisShieldSitesSitesManagedRulesExclusionsOutputReference {
+    return new DataAegisShieldSitesSitesManagedRulesExclusionsOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+export interface DataAegisShieldSitesSitesManagedRules {
+}
+
+export function dataAegisShieldSitesSitesManagedRulesToTerraform(struct?: DataAegisShieldSitesSitesManagedRules): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesManagedRulesToHclTerraform(struct?: DataAegisShieldSitesSitesManagedRules): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesManagedRulesOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesManagedRules | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesManagedRules | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // enabled - computed: true, optional: false, required: false
+  public get enabled() {
+    return this.getBooleanAttribute('enabled');
+  }
+
+  // exclusions - computed: true, optional: false, required: false
+  private _exclusions = new DataAegisShieldSitesSitesManagedRulesExclusionsList(this, "exclusions", false);
+  public get exclusions() {
+    return this._exclusions;
+  }
+
+  // paranoia_level - computed: true, optional: false, required: false
+  public get paranoiaLevel() {
+    return this.getNumberAttribute('paranoia_level');
+  }
+}
 export interface DataAegisShieldSitesSites {
 }
 
@@ -81,6 +231,12 @@ export class DataAegisShieldSitesSitesOutputReference extends cdktf.ComplexObjec
     return this._labels;
   }
 
+  // managed_rules - computed: true, optional: false, required: false
+  private _managedRules = new DataAegisShieldSitesSitesManagedRulesOutputReference(this, "managed_rules");
+  public get managedRules() {
+    return this._managedRules;
+  }
+
   // mode - computed: true, optional: false, required: false
   public get mode() {
     return this.getStringAttribute('mode');
@@ -89,6 +245,11 @@ export class DataAegisShieldSitesSitesOutputReference extends cdktf.ComplexObjec
   // origin_url - computed: true, optional: false, required: false
   public get originUrl() {
     return this.getStringAttribute('origin_url');
+  }
+
+  // path_case - computed: true, optional: false, required: false
+  public get pathCase() {
+    return this.getStringAttribute('path_case');
   }
 
   // updated_at - computed: true, optional: false, required: false

@@ -39,7 +39,7 @@ export interface RateLimitRuleConfig extends cdktf.TerraformMetaArguments {
   */
   readonly labels?: { [key: string]: string };
   /**
-  * HTTP method to match; `ANY` matches every method.
+  * HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/rate_limit_rule#method RateLimitRule#method}
   */
@@ -51,7 +51,7 @@ export interface RateLimitRuleConfig extends cdktf.TerraformMetaArguments {
   */
   readonly siteId: string;
   /**
-  * URL path to match, starting with `/`. `*` matches any run of characters (`/api/* /orders`); without `*` the path must match exactly.
+  * URL path to match, starting with `/`. `*` matches any run of characters (`/api/* /orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/rate_limit_rule#url_pattern RateLimitRule#url_pattern}
    *

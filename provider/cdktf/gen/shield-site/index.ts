@@ -21,17 +21,380 @@ export interface ShieldSiteConfig extends cdktf.TerraformMetaArguments {
   */
   readonly labels?: { [key: string]: string };
   /**
+  * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#managed_rules ShieldSite#managed_rules}
+  */
+  readonly managedRules?: ShieldSiteManagedRules;
+  /**
   * `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#mode ShieldSite#mode}
   */
   readonly mode: string;
   /**
-  * Where Shield forwards allowed traffic: an `http://` or `https://` URL.
+  * Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#origin_url ShieldSite#origin_url}
   */
   readonly originUrl: string;
+  /**
+  * How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#path_case ShieldSite#path_case}
+  */
+  readonly pathCase?: string;
+}
+export interface ShieldSiteManagedRulesExclusions {
+  /**
+  * Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#parameter ShieldSite#parameter}
+  */
+  readonly parameter?: string;
+  /**
+  * Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#rules ShieldSite#rules}
+  */
+  readonly rules: string[];
+  /**
+  * Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#url_pattern ShieldSite#url_pattern}
+  */
+  readonly urlPattern?: string;
+}
+
+export function shieldSiteManagedRulesExclusionsToTerraform(struct?: ShieldSiteManagedRulesExclusions | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    parameter: cdktf.stringToTerraform(struct!.parameter),
+    rules: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.rules),
+    url_pattern: cdktf.stringToTerraform(struct!.urlPattern),
+  }
+}
+
+
+export function shieldSiteManagedRulesExclusionsToHclTerraform(struct?: ShieldSiteManagedRulesExclusions | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    parameter: {
+      value: cdktf.stringToHclTerraform(struct!.parameter),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+    rules: {
+      value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(struct!.rules),
+      isBlock: false,
+      type: "list",
+      storageClassType: "stringList",
+    },
+    url_pattern: {
+      value: cdktf.stringToHclTerraform(struct!.urlPattern),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class ShieldSiteManagedRulesExclusionsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): ShieldSiteManagedRulesExclusions | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._parameter !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.parameter = this._parameter;
+    }
+    if (this._rules !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.rules = this._rules;
+    }
+    if (this._urlPattern !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.urlPattern = this._urlPattern;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteManagedRulesExclusions | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._parameter = undefined;
+      this._rules = undefined;
+      this._urlPattern = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._parameter = value.parameter;
+      this._rules = value.rules;
+      this._urlPattern = value.urlPattern;
+    }
+  }
+
+  // parameter - computed: true, optional: true, required: false
+  private _parameter?: string; 
+  public get parameter() {
+    return this.getStringAttribute('parameter');
+  }
+  public set parameter(value: string) {
+    this._parameter = value;
+  }
+  public resetParameter() {
+    this._parameter = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get parameterInput() {
+    return this._parameter;
+  }
+
+  // rules - computed: true, optional: false, required: true
+  private _rules?: string[]; 
+  public get rules() {
+    return this.getListAttribute('rules');
+  }
+  public set rules(value: string[]) {
+    this._rules = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get rulesInput() {
+    return this._rules;
+  }
+
+  // url_pattern - computed: true, optional: true, required: false
+  private _urlPattern?: string; 
+  public get urlPattern() {
+    return this.getStringAttribute('url_pattern');
+  }
+  public set urlPattern(value: string) {
+    this._urlPattern = value;
+  }
+  public resetUrlPattern() {
+    this._urlPattern = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get urlPatternInput() {
+    return this._urlPattern;
+  }
+}
+
+export class ShieldSiteManagedRulesExclusionsList extends cdktf.ComplexList {
+  public internalValue? : ShieldSiteManagedRulesExclusions[] | cdktf.IResolvable
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): ShieldSiteManagedRulesExclusionsOutputReference {
+    return new ShieldSiteManagedRulesExclusionsOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+export interface ShieldSiteManagedRules {
+  /**
+  * Whether managed rules inspect this site’s requests.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#enabled ShieldSite#enabled}
+  */
+  readonly enabled?: boolean | cdktf.IResolvable;
+  /**
+  * Rules switched off for some paths or parameters.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#exclusions ShieldSite#exclusions}
+  */
+  readonly exclusions?: ShieldSiteManagedRulesExclusions[] | cdktf.IResolvable;
+  /**
+  * How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#paranoia_level ShieldSite#paranoia_level}
+  */
+  readonly paranoiaLevel?: number;
+}
+
+export function shieldSiteManagedRulesToTerraform(struct?: ShieldSiteManagedRules | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    enabled: cdktf.booleanToTerraform(struct!.enabled),
+    exclusions: cdktf.listMapper(shieldSiteManagedRulesExclusionsToTerraform, false)(struct!.exclusions),
+    paranoia_level: cdktf.numberToTerraform(struct!.paranoiaLevel),
+  }
+}
+
+
+export function shieldSiteManagedRulesToHclTerraform(struct?: ShieldSiteManagedRules | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    enabled: {
+      value: cdktf.booleanToHclTerraform(struct!.enabled),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "boolean",
+    },
+    exclusions: {
+      value: cdktf.listMapperHcl(shieldSiteManagedRulesExclusionsToHclTerraform, false)(struct!.exclusions),
+      isBlock: true,
+      type: "list",
+      storageClassType: "ShieldSiteManagedRulesExclusionsList",
+    },
+    paranoia_level: {
+      value: cdktf.numberToHclTerraform(struct!.paranoiaLevel),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "number",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class ShieldSiteManagedRulesOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteManagedRules | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._enabled !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.enabled = this._enabled;
+    }
+    if (this._exclusions?.internalValue !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.exclusions = this._exclusions?.internalValue;
+    }
+    if (this._paranoiaLevel !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.paranoiaLevel = this._paranoiaLevel;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteManagedRules | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._enabled = undefined;
+      this._exclusions.internalValue = undefined;
+      this._paranoiaLevel = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._enabled = value.enabled;
+      this._exclusions.internalValue = value.exclusions;
+      this._paranoiaLevel = value.paranoiaLevel;
+    }
+  }
+
+  // enabled - computed: true, optional: true, required: false
+  private _enabled?: boolean | cdktf.IResolvable; 
+  public get enabled() {
+    return this.getBooleanAttribute('enabled');
+  }
+  public set enabled(value: boolean | cdktf.IResolvable) {
+    this._enabled = value;
+  }
+  public resetEnabled() {
+    this._enabled = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get enabledInput() {
+    return this._enabled;
+  }
+
+  // exclusions - computed: true, optional: true, required: false
+  private _exclusions = new ShieldSiteManagedRulesExclusionsList(this, "exclusions", false);
+  public get exclusions() {
+    return this._exclusions;
+  }
+  public putExclusions(value: ShieldSiteManagedRulesExclusions[] | cdktf.IResolvable) {
+    this._exclusions.internalValue = value;
+  }
+  public resetExclusions() {
+    this._exclusions.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get exclusionsInput() {
+    return this._exclusions.internalValue;
+  }
+
+  // paranoia_level - computed: true, optional: true, required: false
+  private _paranoiaLevel?: number; 
+  public get paranoiaLevel() {
+    return this.getNumberAttribute('paranoia_level');
+  }
+  public set paranoiaLevel(value: number) {
+    this._paranoiaLevel = value;
+  }
+  public resetParanoiaLevel() {
+    this._paranoiaLevel = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get paranoiaLevelInput() {
+    return this._paranoiaLevel;
+  }
 }
 
 /**
@@ -85,8 +448,10 @@ export class ShieldSite extends cdktf.TerraformResource {
     });
     this._domain = config.domain;
     this._labels = config.labels;
+    this._managedRules.internalValue = config.managedRules;
     this._mode = config.mode;
     this._originUrl = config.originUrl;
+    this._pathCase = config.pathCase;
   }
 
   // ==========
@@ -132,6 +497,22 @@ export class ShieldSite extends cdktf.TerraformResource {
     return this._labels;
   }
 
+  // managed_rules - computed: true, optional: true, required: false
+  private _managedRules = new ShieldSiteManagedRulesOutputReference(this, "managed_rules");
+  public get managedRules() {
+    return this._managedRules;
+  }
+  public putManagedRules(value: ShieldSiteManagedRules) {
+    this._managedRules.internalValue = value;
+  }
+  public resetManagedRules() {
+    this._managedRules.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get managedRulesInput() {
+    return this._managedRules.internalValue;
+  }
+
   // mode - computed: false, optional: false, required: true
   private _mode?: string; 
   public get mode() {
@@ -158,6 +539,22 @@ export class ShieldSite extends cdktf.TerraformResource {
     return this._originUrl;
   }
 
+  // path_case - computed: true, optional: true, required: false
+  private _pathCase?: string; 
+  public get pathCase() {
+    return this.getStringAttribute('path_case');
+  }
+  public set pathCase(value: string) {
+    this._pathCase = value;
+  }
+  public resetPathCase() {
+    this._pathCase = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get pathCaseInput() {
+    return this._pathCase;
+  }
+
   // updated_at - computed: true, optional: false, required: false
   public get updatedAt() {
     return this.getStringAttribute('updated_at');
@@ -171,8 +568,10 @@ export class ShieldSite extends cdktf.TerraformResource {
     return {
       domain: cdktf.stringToTerraform(this._domain),
       labels: cdktf.hashMapper(cdktf.stringToTerraform)(this._labels),
+      managed_rules: shieldSiteManagedRulesToTerraform(this._managedRules.internalValue),
       mode: cdktf.stringToTerraform(this._mode),
       origin_url: cdktf.stringToTerraform(this._originUrl),
+      path_case: cdktf.stringToTerraform(this._pathCase),
     };
   }
 
@@ -190,6 +589,12 @@ export class ShieldSite extends cdktf.TerraformResource {
         type: "map",
         storageClassType: "stringMap",
       },
+      managed_rules: {
+        value: shieldSiteManagedRulesToHclTerraform(this._managedRules.internalValue),
+        isBlock: true,
+        type: "struct",
+        storageClassType: "ShieldSiteManagedRules",
+      },
       mode: {
         value: cdktf.stringToHclTerraform(this._mode),
         isBlock: false,
@@ -198,6 +603,12 @@ export class ShieldSite extends cdktf.TerraformResource {
       },
       origin_url: {
         value: cdktf.stringToHclTerraform(this._originUrl),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      path_case: {
+        value: cdktf.stringToHclTerraform(this._pathCase),
         isBlock: false,
         type: "simple",
         storageClassType: "string",

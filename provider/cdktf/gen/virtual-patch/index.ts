@@ -27,7 +27,7 @@ export interface VirtualPatchConfig extends cdktf.TerraformMetaArguments {
   */
   readonly labels?: { [key: string]: string };
   /**
-  * Name of the request parameter inspected: a query parameter, form field or top-level JSON body field.
+  * Name of the request parameter inspected, compared without case: a query parameter, form or multipart field, or JSON body key at any depth (with the values below it); `q` also covers `q[]`, `q[0]` and `q[key]`, and a dotted name (`user.email`, `items.0.id`) names a path. Every value of a repeated parameter is tested.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/virtual_patch#match_param VirtualPatch#match_param}
   */
@@ -39,7 +39,7 @@ export interface VirtualPatchConfig extends cdktf.TerraformMetaArguments {
   */
   readonly matchRegex: string;
   /**
-  * HTTP method to match; `ANY` matches every method.
+  * HTTP method to match; `ANY` matches every method, and `GET` also matches `HEAD`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/virtual_patch#method VirtualPatch#method}
   */
@@ -51,7 +51,7 @@ export interface VirtualPatchConfig extends cdktf.TerraformMetaArguments {
   */
   readonly siteId: string;
   /**
-  * URL path to match, starting with `/`. `*` matches any run of characters (`/api/* /orders`); without `*` the path must match exactly.
+  * URL path to match, starting with `/`. `*` matches any run of characters (`/api/* /orders`); without `*` the path must match exactly. Request paths are compared decoded and normalised (dot segments, `//`, `;` parameters) and, unless the site says `path_case: sensitive`, without case.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/virtual_patch#url_pattern VirtualPatch#url_pattern}
    *
