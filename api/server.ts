@@ -16,7 +16,7 @@ import type { RunningGateway } from './gateway/gateway.ts';
 import { launchGateway } from './gateway/launch.ts';
 import { startJobs } from './jobs/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from './scans/index.ts';
-import { ConfigRepoPoller, configRepoJobHandlers } from './config-repos/index.ts';
+import { ConfigRepoPoller, configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -31,7 +31,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
+/** What the starting process plugs in from outside the API. */
+export interface ServerServices {
+  /**
+   * Reconciles a config repository's checkout (the reconciler's syncConfigDirectory). Without it
+   * this server runs no config-repo syncs; a worker given one does.
+   */
+  configSync?: ConfigSync;
+}
+
+export async function startServer(config: ServerConfig, services: ServerServices = {}): Promise<RunningServer> {
   // Before the database opens: a malformed AEGIS_SECRET_KEY stops start-up with nothing to undo.
   const serverKey = await loadServerKey(config.dataDir, config.secretKey);
   const secretBox = createSecretBox(serverKey);
@@ -76,7 +85,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       databaseUrl: config.databaseUrl,
       handlers: {
         ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, events: events.internal }),
-        ...configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url }),
+        ...(services.configSync ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url, configSync: services.configSync }) : {}),
       },
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { generateKey } from '../api/auth/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
+import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 import { createAegisClient } from '../reconciler/client/client.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { reconcile } from '../reconciler/sync/reconcile.ts';
@@ -53,7 +54,7 @@ const server = await startServer({
   rateLimitPerMinute: 1e9,
   allowLocalSources: true,
   shieldEnabled: false,
-});
+}, { configSync: syncConfigDirectory });
 const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
   const res = await fetch(server.url + path, {
     method,

@@ -3,13 +3,13 @@
 // a no-change `terraform plan -refresh=true` (one ReadResource per object, in provider processes
 // Terraform starts), a no-change `aegis plan` over an identical set of objects, their ratio, and
 // the provider's start-up time (exec to handshake line, average of 5 after a warm-up that builds
-// the bundle).
+// the bundle). Both plans are the median of BENCH_PLAN_RUNS (3) runs; `aegis` runs from dist/.
 //
 // Fairness: each tool gets its own organisation holding exactly its 1 000 objects (Terraform's in
 // `default`, the reconciler's in `bench-reconciler`, same domains and rules), so each plan reads
 // its own objects and nothing else; both are timed as the commands a user runs (child processes,
 // including their start-up), and the reconciler's in-process plan is shown as well.
-//   npm run bench:terraform        BENCH_SITES=10 BENCH_RULES=99 BENCH_DATABASE=postgres|embedded BENCH_TF_PARALLELISM=16
+//   npm run bench:terraform        BENCH_SITES=10 BENCH_RULES=99 BENCH_DATABASE=postgres|embedded BENCH_TF_PARALLELISM=16 BENCH_PLAN_RUNS=3
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,7 @@ import { applyPlan } from '../reconciler/apply/apply.ts';
 import { createAegisClient } from '../reconciler/client/client.ts';
 import { preparePlan } from '../reconciler/cli/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
+import { buildDist, staleInput } from '../bin/build.mjs';
 import { createScratchDatabase } from './support/scratch-database.ts';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10);
@@ -33,6 +34,8 @@ const RULES = Number(process.env.BENCH_RULES ?? 99);
 const PARALLELISM = Number(process.env.BENCH_TF_PARALLELISM ?? 16);
 const wantPostgres = (process.env.BENCH_DATABASE ?? 'postgres') === 'postgres';
 const OBJECTS = SITES * (RULES + 1);
+/** Plans are timed this many times each (median): one run of either swings by a quarter on a busy machine. */
+const PLAN_RUNS = Number(process.env.BENCH_PLAN_RUNS ?? 3);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 interface Run {
@@ -55,6 +58,13 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 function must(step: string, result: Run, status = 0): Run {
   if (result.status !== status) throw new Error(`${step}: exit ${result.status} (expected ${status})\n${result.stderr}\n${result.stdout.slice(-4000)}`);
   return result;
+}
+
+/** The run of median duration among `count` runs of `once`. */
+async function medianRun(count: number, once: () => Promise<Run>): Promise<Run> {
+  const runs: Run[] = [];
+  for (let i = 0; i < count; i++) runs.push(await once());
+  return runs.sort((a, b) => a.seconds - b.seconds)[count >> 1]!;
 }
 
 /** Exec of the launcher until its handshake line on stdout, in seconds. */
@@ -102,6 +112,8 @@ async function writeRepo(dir: string): Promise<void> {
 
 const s = (seconds: number) => `${seconds.toFixed(2)} s`;
 
+// `aegis plan` is timed as users run it: from the build, made fresh first.
+if (staleInput() !== undefined) await buildDist({ quiet: true });
 const scratch = wantPostgres ? await createScratchDatabase() : undefined;
 if (wantPostgres && !scratch) console.log('no PostgreSQL server reachable; running on the embedded database');
 const tmp = await mkdtemp(join(tmpdir(), 'aegis-bench-terraform-'));
@@ -134,8 +146,8 @@ try {
   const apply = must('terraform apply', await run('terraform', ['apply', '-auto-approve', '-no-color', '-input=false', `-parallelism=${PARALLELISM}`], work, env));
   if (!new RegExp(`Resources: ${OBJECTS} added`).test(apply.stdout)) throw new Error(`terraform apply: ${apply.stdout.slice(-2000)}`);
   console.log(`terraform apply (${OBJECTS} creates)       ${s(apply.seconds)}  (-parallelism=${PARALLELISM})`);
-  const tfPlan = must('terraform plan', await run('terraform', ['plan', '-refresh=true', '-detailed-exitcode', '-no-color', '-input=false', `-parallelism=${PARALLELISM}`], work, env));
-  console.log(`terraform plan -refresh=true           ${s(tfPlan.seconds)}  no changes (exit 0), ${OBJECTS} ReadResource calls, -parallelism=${PARALLELISM}`);
+  const tfPlan = await medianRun(PLAN_RUNS, async () => must('terraform plan', await run('terraform', ['plan', '-refresh=true', '-detailed-exitcode', '-no-color', '-input=false', `-parallelism=${PARALLELISM}`], work, env)));
+  console.log(`terraform plan -refresh=true           ${s(tfPlan.seconds)}  no changes (exit 0), ${OBJECTS} ReadResource calls, -parallelism=${PARALLELISM}; median of ${PLAN_RUNS}`);
 
   // The reconciler, in its own organisation with the same objects.
   const db = server.database.db;
@@ -158,8 +170,8 @@ try {
   const inProcess = (performance.now() - started) / 1000;
   if ('configErrors' in second || second.plan.changes.length > 0) throw new Error('aegis plan: expected no changes');
   const cliEnv = { ...process.env, AEGIS_API_URL: server.url, AEGIS_API_KEY: reconcilerKey };
-  const aegisPlan = must('aegis plan', await run(process.execPath, [join(ROOT, 'bin/aegis.mjs'), 'plan', repo, '--source', 'bench'], ROOT, cliEnv));
-  console.log(`aegis plan                             ${s(aegisPlan.seconds)}  no changes (exit 0); in process ${s(inProcess)}, ${client.stats.reads} reads`);
+  const aegisPlan = await medianRun(PLAN_RUNS, async () => must('aegis plan', await run(process.execPath, [join(ROOT, 'bin/aegis.mjs'), 'plan', repo, '--source', 'bench'], ROOT, cliEnv)));
+  console.log(`aegis plan                             ${s(aegisPlan.seconds)}  no changes (exit 0); in process ${s(inProcess)}, ${client.stats.reads} reads; median of ${PLAN_RUNS}, ${staleInput() === undefined ? 'from the build (dist/)' : 'FROM THE SOURCES: dist/ is stale'}`);
 
   console.log(`ratio terraform plan / aegis plan      ${(tfPlan.seconds / aegisPlan.seconds).toFixed(1)}×  (commands; ${(tfPlan.seconds / inProcess).toFixed(1)}× against the in-process plan)`);
   must('terraform destroy', await run('terraform', ['destroy', '-auto-approve', '-no-color', '-input=false', `-parallelism=${PARALLELISM}`], work, env));

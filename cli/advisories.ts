@@ -7,12 +7,7 @@ import { loadOsvDirectory, loadOsvZip } from '../api/scanners/sca/advisory-sourc
 
 const BATCH = Math.min(500, MAX_ADVISORIES_PER_REQUEST);
 
-export async function advisoriesCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const [sub, path] = args;
-  if (sub !== 'import' || !path) {
-    process.stderr.write('usage: aegis advisories import DIR|ZIP   (AEGIS_API_URL, AEGIS_API_KEY with scope admin)\n');
-    return 2;
-  }
+export async function advisoriesImportCommand(path: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const baseUrl = env.AEGIS_API_URL;
   const apiKey = env.AEGIS_API_KEY;
   if (!baseUrl || !apiKey) throw new Error('set AEGIS_API_URL (e.g. http://localhost:3000) and AEGIS_API_KEY');

@@ -1,6 +1,5 @@
 // `aegis keys create`: a key straight into the database, for when no key exists to call the API
 // with (the embedded database is one process: stop the server first).
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../api/config.ts';
 import { openDatabase } from '../api/db/database.ts';
 import { migrateToLatest } from '../api/db/migrate.ts';
@@ -11,16 +10,14 @@ import { recordAudit } from '../api/audit/audit-log.ts';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
-export async function keysCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== 'create') {
-    process.stderr.write('usage: aegis keys create --org SLUG --scopes a,b [--name N] [--data-dir DIR]\n');
-    return 1;
-  }
-  const { values } = parseArgs({
-    args: rest,
-    options: { org: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, 'data-dir': { type: 'string' } },
-  });
+export interface KeysCreateOptions {
+  org?: string | undefined;
+  scopes?: string | undefined;
+  name?: string | undefined;
+  dataDir?: string | undefined;
+}
+
+export async function keysCreateCommand(values: KeysCreateOptions): Promise<number> {
   if (!values.org || !SLUG.test(values.org)) throw new Error('--org SLUG is required (lowercase letters, digits, dashes)');
   const scopes = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -28,7 +25,7 @@ export async function keysCommand(args: string[]): Promise<number> {
     throw new Error(`--scopes takes a comma-separated list of ${SCOPES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
   }
   const name = values.name ?? 'created with aegis keys create';
-  const config = loadConfig({ dataDir: values['data-dir'] });
+  const config = loadConfig({ dataDir: values.dataDir });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateToLatest(database.db);

@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
+// `aegis migrate`: applies the database migrations (also applied at every start).
 import { loadConfig } from '../api/config.ts';
 import { openDatabase } from '../api/db/database.ts';
 import { migrateToLatest } from '../api/db/migrate.ts';
 
-export async function migrateCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' } } });
-  const config = loadConfig({ dataDir: values['data-dir'] });
+export async function migrateCommand(options: { dataDir?: string | undefined }): Promise<number> {
+  const config = loadConfig({ dataDir: options.dataDir });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const applied = await migrateToLatest(database.db);

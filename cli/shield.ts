@@ -1,21 +1,18 @@
 // `aegis shield`: the Shield gateway alone, for deployments that run several gateway nodes beside
 // the API. It shares the API's PostgreSQL server (and Redis, for one rate-limit budget across
 // nodes); the embedded database belongs to the one `aegis serve` process, which runs a gateway itself.
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../api/config.ts';
 import { startStandaloneGateway } from '../api/gateway/standalone.ts';
 
-export async function shieldCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      'shield-port': { type: 'string' },
-      'data-dir': { type: 'string' },
-      host: { type: 'string' },
-      'asn-db': { type: 'string' },
-    },
-  });
-  const config = loadConfig({ shieldPort: values['shield-port'], dataDir: values['data-dir'], host: values.host, asnDb: values['asn-db'] });
+export interface ShieldOptions {
+  shieldPort?: string | undefined;
+  dataDir?: string | undefined;
+  host?: string | undefined;
+  asnDb?: string | undefined;
+}
+
+export async function shieldCommand(values: ShieldOptions): Promise<number> {
+  const config = loadConfig({ shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb });
   if (!config.databaseUrl) {
     process.stderr.write('aegis shield: set DATABASE_URL to the API\'s PostgreSQL server. On the embedded database, `aegis serve` runs the gateway itself.\n');
     return 2;

@@ -1,7 +1,6 @@
 // `aegis worker`: runs jobs (and the scheduler) beside an API on the same PostgreSQL server. Start
 // as many as the work needs; they share the queue. The embedded database belongs to the one
 // `aegis serve` process, which runs a worker itself.
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
 import { createSecretBox, loadServerKey } from '../api/crypto/secret-box.ts';
@@ -11,24 +10,24 @@ import { loadJobsConfig } from '../api/jobs/config.ts';
 import { startJobs } from '../api/jobs/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from '../api/scans/index.ts';
 import { ConfigRepoPoller, configRepoJobHandlers } from '../api/config-repos/index.ts';
+import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 
-export async function workerCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      concurrency: { type: 'string' },
-      kinds: { type: 'string' },
-      'no-scheduler': { type: 'boolean' },
-      'data-dir': { type: 'string' },
-    },
-  });
-  const config = loadConfig({ dataDir: values['data-dir'] });
+/** `aegis worker`'s flags as cli/program.ts parses them (`scheduler` is false with --no-scheduler). */
+export interface WorkerOptions {
+  concurrency?: string | undefined;
+  kinds?: string | undefined;
+  scheduler?: boolean | undefined;
+  dataDir?: string | undefined;
+}
+
+export async function workerCommand(values: WorkerOptions): Promise<number> {
+  const config = loadConfig({ dataDir: values.dataDir });
   if (!config.databaseUrl) {
     process.stderr.write("aegis worker: set DATABASE_URL to the API's PostgreSQL server. On the embedded database, `aegis serve` runs the worker itself.\n");
     return 2;
   }
   const jobsConfig = loadJobsConfig(process.env, { concurrency: values.concurrency, kinds: values.kinds });
-  if (values['no-scheduler']) jobsConfig.scheduler = false;
+  if (values.scheduler === false) jobsConfig.scheduler = false;
   const log = pino({ level: config.logLevel, name: 'worker' });
   // The API's key: clone URLs with credentials are sealed with it (set AEGIS_SECRET_KEY on every host).
   const secretBox = createSecretBox(await loadServerKey(config.dataDir, config.secretKey));
@@ -46,7 +45,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       role: 'worker',
       handlers: {
         ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
-        ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl }) : {}),
+        ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl, configSync: syncConfigDirectory }) : {}),
       },
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });

@@ -1,11 +1,10 @@
 // The reconciler's vocabulary, shared by its parts: what config files ask for (desired objects),
 // where each came from, and the problems found in them.
 import type { KindMeta } from '../schemas/index.ts';
+import type { Kind } from './kinds/index.ts';
 
-export type Kind = 'ShieldSite' | 'VirtualPatch' | 'IpAccessRule' | 'RateLimitRule' | 'ShieldSchema' | 'ScanSchedule' | 'Webhook';
-
-/** Kinds that live under a Shield site (their config names the site with `spec.site`). */
-export const SITE_KINDS: readonly Kind[] = ['VirtualPatch', 'IpAccessRule', 'RateLimitRule', 'ShieldSchema'];
+// Both come from the kind registry (reconciler/kinds), the one list of managed kinds.
+export { SITE_KINDS, type Kind } from './kinds/index.ts';
 
 export interface SourceLocation {
   /** Path relative to the config directory (or the input file), with forward slashes. */

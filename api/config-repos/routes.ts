@@ -38,12 +38,17 @@ function checkBranch(branch: string): void {
   if (problem) throw invalidField('branch', problem);
 }
 
-/** Relative, inside the repository: no absolute path, no `.` or `..` segment. */
-function checkPath(path: string): string {
-  const trimmed = path.replace(/\/+$/, '');
-  if (path.startsWith('/')) throw invalidField('path', 'must be relative to the repository root');
-  if (trimmed.split('/').some((s) => s === '.' || s === '..' || (s === '' && trimmed !== ''))) throw invalidField('path', "must not contain empty, '.' or '..' segments");
-  return trimmed;
+/**
+ * Relative to the repository root and inside it, as Argo CD users write it: `.` and `./` mean the
+ * root, `./sub/` means `sub`, empty and `.` segments fall away. Stored canonical (`''` for the root)
+ * so that the default source and change detection see one spelling. Only `..` segments and absolute
+ * paths are refused.
+ */
+function canonicalRepoPath(path: string): string {
+  if (path.startsWith('/')) throw invalidField('path', 'must be relative to the repository root, e.g. "." or "config/prod"');
+  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) throw invalidField('path', "must stay inside the repository: '..' segments are not allowed");
+  return segments.join('/');
 }
 
 /** The audit trail never names credentials: the stored URL has none. */
@@ -99,7 +104,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       const source = checkSource(body.url, allowLocalSources);
       const branch = body.branch ?? 'main';
       checkBranch(branch);
-      const path = checkPath(body.path ?? '');
+      const path = canonicalRepoPath(body.path ?? '');
       const ownership = body.source ?? defaultSource(source, path);
       const created = await db.transaction().execute(async (trx) => {
         const clash = await trx
@@ -153,7 +158,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       const { url, webhook_secret: webhookSecret, ...settings } = request.body;
       const source = url !== undefined ? checkSource(url, allowLocalSources) : undefined;
       if (settings.branch !== undefined) checkBranch(settings.branch);
-      const path = settings.path !== undefined ? checkPath(settings.path) : undefined;
+      const path = settings.path !== undefined ? canonicalRepoPath(settings.path) : undefined;
       const row = await db.transaction().execute(async (trx) => {
         if (settings.name !== undefined) {
           const clash = await trx.selectFrom('config_repos').select('id').where('org_id', '=', orgId).where('name', '=', settings.name).where('id', '!=', request.params.id).executeTakeFirst();

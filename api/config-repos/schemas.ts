@@ -27,7 +27,7 @@ const settings = {
     type: 'string',
     maxLength: 512,
     pattern: '^[A-Za-z0-9._/@+-]*$',
-    description: 'The config directory inside the repository (default: its root).',
+    description: 'The config directory inside the repository (default: its root). Written as Argo CD users write it: `.` and `./` are the root, `./prod/` is `prod` (returned without the dots); `..` segments and absolute paths are refused.',
   },
   auto_sync: { type: 'boolean', description: 'Apply what pushes and polls find (default true); false: they only plan and report out_of_sync, and a manual sync applies.' },
   prune: { type: 'boolean', description: 'Delete objects this repository made that its config no longer has (default true).' },

@@ -1,6 +1,7 @@
 // The `config-repo-sync` job: fetch the branch, then reconcile the config directory against the
-// API exactly as `aegis apply` would (reconciler/sync/reconcile.ts) — through the REST API with the
-// repository's own key, so every write is authorised, validated and audited like any client's.
+// API exactly as `aegis apply` would — through the port in config-sync.ts, which the reconciler
+// implements over the REST API with the repository's own key, so every write is authorised,
+// validated and audited like any client's.
 //
 // One sync of a repository runs at a time: the job takes the repository's sync lock (its own id in
 // sync_job_id; free once the holder has ended) and, finding it taken, fails the attempt so the
@@ -20,9 +21,7 @@ import { cloneRepository } from '../git/clone.ts';
 import { parseGitSource, redactText } from '../git/url.ts';
 import { withWorkspace } from '../git/workspace.ts';
 import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
-import { createAegisClient } from '../../reconciler/client/client.ts';
-import { restResources } from '../../reconciler/live/rest-resources.ts';
-import { reconcile, type PlanSummary, type ReconcileOutcome } from '../../reconciler/sync/reconcile.ts';
+import type { ConfigSync, ConfigSyncOutcome, ConfigSyncSummary } from './config-sync.ts';
 import type { FailureStage, RepoStatus, SyncResult, SyncTrigger } from './schemas.ts';
 import { cloneUrlOf, nextPollAt, openSyncKey, type SyncJobPayload } from './store.ts';
 
@@ -32,6 +31,8 @@ export interface SyncJobOptions {
   allowLocalSources: boolean;
   /** The API the sync talks to (the server's own URL; `aegis worker` takes AEGIS_API_URL). */
   apiUrl: string;
+  /** Reconciles a checked-out directory (the reconciler's, wired in by the process). */
+  configSync: ConfigSync;
   cloneTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
 }
@@ -43,7 +44,7 @@ interface Outcome {
   commit: string | null;
   result: SyncResult;
   failureStage: FailureStage | null;
-  summary: PlanSummary | null;
+  summary: ConfigSyncSummary | null;
   changes: string[];
   errors: string[];
   warnings: string[];
@@ -72,7 +73,7 @@ function credentialedUrl(repo: ConfigRepoRow, box: SecretBox, env: NodeJS.Proces
 
 const cap = (lines: string[]) => (lines.length > MAX_LINES ? [...lines.slice(0, MAX_LINES - 1), `… and ${lines.length - MAX_LINES + 1} more`] : lines);
 
-function fromReconcile(trigger: SyncTrigger, commit: string, outcome: ReconcileOutcome, repoId: string): Outcome {
+function fromReconcile(trigger: SyncTrigger, commit: string, outcome: ConfigSyncOutcome, repoId: string): Outcome {
   const base = { trigger, commit, summary: outcome.summary, changes: cap(outcome.changes), warnings: cap(outcome.warnings) };
   switch (outcome.result) {
     case 'invalid':
@@ -160,9 +161,10 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
       const configDir = join(checkout, repo.path);
       const isDir = await stat(configDir).then((s) => s.isDirectory(), () => false);
       if (!isDir) throw new SyncFailure('validate', `the path "${repo.path}" is not a directory at commit ${commit}`);
-      const client = createAegisClient({ baseUrl: options.apiUrl, apiKey: openSyncKey(options.secretBox, repo), userAgent: 'aegis-config-sync/1' });
-      const outcome = await reconcile({
-        api: restResources(client),
+      const outcome = await options.configSync({
+        apiUrl: options.apiUrl,
+        apiKey: openSyncKey(options.secretBox, repo),
+        userAgent: 'aegis-config-sync/1',
         path: configDir,
         source: repo.source,
         prune: repo.prune,

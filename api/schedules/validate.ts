@@ -1,8 +1,14 @@
 // The checks on a scan schedule that JSON Schema cannot express, and the next-run computation.
 // Pure functions: each check returns the problem (or null) so a route can report every failing
 // field at once, the way schema failures are reported.
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
 import type { SCAN_TYPES } from '../../schemas/index.ts';
+
+// cron-parser brings luxon (~25 ms to load): loaded on first use, so commands that meet no
+// schedule (`aegis validate` of a config without one) do not pay for it.
+const require = createRequire(import.meta.url);
+let parser: typeof import('cron-parser').CronExpressionParser | undefined;
+const cronParser = () => (parser ??= (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser);
 
 export type ScanType = (typeof SCAN_TYPES)[number];
 
@@ -37,7 +43,7 @@ export function cronIssue(cron: string): string | null {
   if (HASH_TOKEN.test(cron)) return 'must not use H (random values); pick explicit values';
   try {
     // next() as well as parse(): an expression can parse yet never fire.
-    CronExpressionParser.parse(cron, { tz: 'UTC' }).next();
+    cronParser().parse(cron, { tz: 'UTC' }).next();
     return null;
   } catch (err) {
     return `is not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`;
@@ -79,7 +85,7 @@ export interface ScheduleTiming {
 
 /** The first time `cron`, read in `timezone`, fires strictly after `after`. Inputs must have passed the checks. */
 export function nextRunAt({ cron, timezone }: ScheduleTiming, after: Date = new Date()): Date {
-  return CronExpressionParser.parse(cron, { tz: timezone, currentDate: after }).next().toDate();
+  return cronParser().parse(cron, { tz: timezone, currentDate: after }).next().toDate();
 }
 
 export interface ScheduleFields extends ScheduleTiming {

@@ -8,6 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AttributeSchema, BlockSchema, TfType } from '../framework.ts';
+import { entryForTerraformType } from '../../reconciler/kinds/index.ts';
 import { aegisProvider } from '../main.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,17 +16,11 @@ export const DOCS_DIR = join(ROOT, 'docs/provider');
 export const EXAMPLE_FILE = join(ROOT, 'examples/terraform/main.tf');
 const PREFIX = 'aegis_';
 
-/** Registry sub-categories (the navigation groups), by resource or data source type. */
-const SUBCATEGORIES: Record<string, string> = {
-  aegis_shield_site: 'Shield',
-  aegis_shield_sites: 'Shield',
-  aegis_virtual_patch: 'Shield rules',
-  aegis_ip_access_rule: 'Shield rules',
-  aegis_rate_limit_rule: 'Shield rules',
-  aegis_shield_schema: 'Shield',
-  aegis_scan_schedule: 'Scanning',
-  aegis_webhook: 'Notifications',
-};
+/** Registry sub-categories (the navigation groups) of data sources not named like a resource. */
+const DATA_SOURCE_SUBCATEGORIES: Record<string, string> = { aegis_shield_sites: 'Shield' };
+
+/** A resource's group comes from its kind's registry entry; a data source named like a resource shares it. */
+const subcategoryOf = (typeName: string): string => entryForTerraformType(typeName)?.provider.subcategory ?? DATA_SOURCE_SUBCATEGORIES[typeName] ?? '';
 
 /** One top-level block of an HCL file: `resource "aegis_x" "name" { … }`. */
 export interface HclBlock {
@@ -149,9 +144,9 @@ function examples(blocks: HclBlock[], keyword: string, typeName: string): string
   return ['## Example Usage', '', '```terraform', found.map((b) => b.text).join('\n\n'), '```', ''].join('\n');
 }
 
-/** The import id: the schema is one per site, site-level rules are addressed through their site. */
+/** The import id: a singleton (the schema) is one per site, site-level rules are addressed through their site. */
 export function importIdFormat(typeName: string, block: BlockSchema): string {
-  if (typeName === 'aegis_shield_schema') return 'SITE_ID';
+  if (entryForTerraformType(typeName)?.singleton) return 'SITE_ID';
   return block.attributes.some((a) => a.name === 'site_id' && a.required) ? 'SITE_ID/RULE_ID' : 'ID';
 }
 
@@ -190,7 +185,7 @@ export function renderProviderDocs(exampleHcl: string = readFileSync(EXAMPLE_FIL
     pages.set(
       `resources/${typeName.slice(PREFIX.length)}.md`,
       [
-        frontMatter(`${typeName} Resource - terraform-provider-aegis`, SUBCATEGORIES[typeName] ?? '', schema.description),
+        frontMatter(`${typeName} Resource - terraform-provider-aegis`, subcategoryOf(typeName), schema.description),
         `# ${typeName} (Resource)`,
         '',
         schema.description,
@@ -214,7 +209,7 @@ export function renderProviderDocs(exampleHcl: string = readFileSync(EXAMPLE_FIL
     pages.set(
       `data-sources/${typeName.slice(PREFIX.length)}.md`,
       [
-        frontMatter(`${typeName} Data Source - terraform-provider-aegis`, SUBCATEGORIES[typeName] ?? '', schema.description),
+        frontMatter(`${typeName} Data Source - terraform-provider-aegis`, subcategoryOf(typeName), schema.description),
         `# ${typeName} (Data Source)`,
         '',
         schema.description,

@@ -56,7 +56,7 @@ export function shieldSitesDataSource(site: KindSchema, connect: Connect): DataS
     async read(): Promise<StateResponse> {
       try {
         const { api } = connect();
-        const sites = await api.listTop('ShieldSite');
+        const sites = await api.list('ShieldSite');
         return { state: { sites: sites.map((fields) => siteObject(site, fields)) }, diagnostics: [] };
       } catch (err) {
         return { state: null, diagnostics: errorDiagnostics('aegis_shield_sites: read failed', err) };

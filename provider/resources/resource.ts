@@ -1,5 +1,6 @@
 // One generic ResourceDefinition per managed kind, driven by the derived schema (schema.ts) and
-// KindMeta; the little that differs per kind is in KIND_ADAPTERS below.
+// KindMeta; the little that differs per kind is in its kind registry entry (reconciler/kinds:
+// `provider` traits, `singleton`).
 //
 // Terraform's rules this code keeps (see the plugin-protocol notes):
 // - plan: every planned value is the config value, the prior value, or (computed attributes only)
@@ -9,7 +10,7 @@
 //   create and replacement: the API chooses it);
 // - apply: the result is wholly known and every value known at plan time comes back unchanged;
 // - read: null state means the object is gone.
-import type { Kind } from '../../reconciler/model.ts';
+import { kindEntry } from '../../reconciler/kinds/index.ts';
 import type { Fields } from '../../reconciler/live/resources.ts';
 import { UNKNOWN, type AttributePath, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework.ts';
 import { errorDiagnostics, isNotFound, type Connect, type Connection } from './context.ts';
@@ -19,29 +20,8 @@ import { pathForApiField, validateConfig } from './validate.ts';
 import { apiJson, attr, canonicalJson, containsUnknown, fromJson, parseJsonObject, sameValue, withNestedDefaults } from './values.ts';
 import type { Json } from './values.ts';
 
-interface KindAdapter {
-  /**
-   * Computed attributes that change only when one of these spec fields changes (kept from prior
-   * otherwise). Computed attributes not listed here and not in STABLE become unknown whenever
-   * anything changes (`updated_at`).
-   */
-  dependsOn?: Record<string, readonly string[]>;
-  /** Write answers that do not carry the whole object (the schema's PUT/PATCH pair): read it back. */
-  readBackAfterWrite?: boolean;
-}
-
 /** Computed attributes no in-place update changes. */
 const STABLE = new Set(['id', 'created_at', 'secret', 'secret_last4', 'source_finding_id']);
-
-const KIND_ADAPTERS: Record<Kind, KindAdapter> = {
-  ShieldSite: {},
-  VirtualPatch: { dependsOn: { expires_at: ['expires_in_days'], status: ['expires_in_days'] } },
-  IpAccessRule: { dependsOn: { status: ['expires_at'] } },
-  RateLimitRule: {},
-  ShieldSchema: { dependsOn: { hash: ['document'], openapi_version: ['document'], operations: ['document'] }, readBackAfterWrite: true },
-  ScanSchedule: { dependsOn: { next_run_at: ['cron', 'timezone', 'enabled'] } },
-  Webhook: {},
-};
 
 interface Ids {
   id: string;
@@ -51,8 +31,11 @@ interface Ids {
 const stringOrUndefined = (value: TfValue): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 export function createKindResource(kind: KindSchema, connect: Connect): ResourceDefinition {
-  const adapter = KIND_ADAPTERS[kind.kind];
-  const isSiteKind = kind.meta.parent === 'ShieldSite';
+  const entry = kindEntry(kind.kind);
+  const traits = entry.provider;
+  const isSiteKind = entry.parent !== null;
+  // A singleton (a site's schema) has no id of its own: its id is its site's.
+  const { singleton } = entry;
   const label = kind.meta.terraformType;
   const toPath = (field: string): AttributePath | undefined => pathForApiField(kind, field);
 
@@ -99,7 +82,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
 
   function idsOf(state: TfObject): Ids | undefined {
     const siteId = stringOrUndefined(attr(state, 'site_id'));
-    const id = kind.kind === 'ShieldSchema' ? siteId : stringOrUndefined(attr(state, 'id'));
+    const id = singleton ? siteId : stringOrUndefined(attr(state, 'id'));
     if (!id || (isSiteKind && !siteId)) return undefined;
     return { id, siteId };
   }
@@ -125,7 +108,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
   }
 
   async function readBack(connection: Connection, fields: Fields, ids: Ids): Promise<Fields> {
-    if (!adapter.readBackAfterWrite) return fields;
+    if (!traits.readBackAfterWrite) return fields;
     return (await getObject(connection, kind.kind, ids.id, ids.siteId)) ?? fields;
   }
 
@@ -173,7 +156,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
           planned[name] = UNKNOWN;
           continue;
         }
-        const dependsOn = adapter.dependsOn?.[mapping.field];
+        const dependsOn = traits.dependsOn?.[mapping.field];
         const affected = dependsOn ? dependsOn.some((field) => changed.has(field)) : changed.size > 0 && !STABLE.has(mapping.field);
         planned[name] = affected ? UNKNOWN : attr(prior, name);
       }
@@ -208,7 +191,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
               body[mapping.field] = bodyValue(mapping, value);
             }
             const created = await api.create(kind.kind, body, siteId);
-            const id = kind.kind === 'ShieldSchema' ? siteId : stringOrUndefined(fromJson(created.id, 'string'));
+            const id = singleton ? siteId : stringOrUndefined(fromJson(created.id, 'string'));
             const fields = id ? await readBack(connection, created, { id, siteId }) : created;
             return { state: toState(fields, siteId, planned, null), diagnostics: [] };
           }
@@ -255,7 +238,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
     importState(importId): Promise<StateResponse> {
       const ids = parseImportId(importId);
       if (!ids) {
-        const form = kind.kind === 'ShieldSchema' ? 'SITE_ID' : isSiteKind ? 'SITE_ID/RULE_ID' : 'ID';
+        const form = singleton ? 'SITE_ID' : isSiteKind ? 'SITE_ID/RULE_ID' : 'ID';
         return Promise.resolve({ state: null, diagnostics: [{ severity: 'error', summary: `${label}: invalid import id`, detail: `Expected ${form}, got ${JSON.stringify(importId)}.` }] });
       }
       return withConnection(
@@ -272,7 +255,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
   function parseImportId(importId: string): Ids | undefined {
     const parts = importId.split('/');
     if (parts.some((p) => p.trim() === '')) return undefined;
-    if (kind.kind === 'ShieldSchema') return parts.length === 1 && parts[0] ? { id: parts[0], siteId: parts[0] } : undefined;
+    if (singleton) return parts.length === 1 && parts[0] ? { id: parts[0], siteId: parts[0] } : undefined;
     if (isSiteKind) return parts.length === 2 && parts[0] && parts[1] ? { id: parts[1], siteId: parts[0] } : undefined;
     return parts.length === 1 && parts[0] ? { id: parts[0], siteId: undefined } : undefined;
   }

@@ -29,8 +29,8 @@
 //   Site-level kinds get a required `site_id` instead of the computed one (it names the parent;
 //   changing it replaces the object).
 import { nestedAttributeType, type AttributeSchema, type BlockSchema, type NestingMode, type TfType } from '../framework.ts';
-import { KINDS, type KindDefinition, type KindMeta } from '../../schemas/index.ts';
-import type { Kind } from '../../reconciler/model.ts';
+import type { KindDefinition, KindMeta } from '../../schemas/index.ts';
+import { isKind, KIND_REGISTRY, type Kind } from '../../reconciler/kinds/index.ts';
 
 /** A JSON Schema node, as far as the mapping reads it. */
 export interface JsonSchemaNode {
@@ -205,6 +205,8 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
   const mutable = new Set(meta.mutable);
   const sensitive = new Set(meta.sensitive);
   const where = meta.terraformType;
+  const kind = meta.kind;
+  if (!isKind(kind)) throw new SchemaDerivationError(`${where}: ${kind} is not in the kind registry (reconciler/kinds)`);
   const attributes: AttributeMapping[] = [];
 
   if (meta.parent === 'ShieldSite') {
@@ -257,7 +259,7 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
   };
   checkNames(attributes.map((a) => a.schema), where);
   return {
-    kind: meta.kind as Kind,
+    kind,
     meta,
     definition,
     block: { description: spec.description, attributes: attributes.map((a) => a.schema) },
@@ -265,7 +267,7 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
   };
 }
 
-/** Every managed kind's Terraform schema, in KINDS order. */
+/** Every managed kind's Terraform schema, in registry order. */
 export function deriveAllKindSchemas(): KindSchema[] {
-  return KINDS.map(deriveKindSchema);
+  return KIND_REGISTRY.map((entry) => deriveKindSchema(entry.definition));
 }

@@ -1,12 +1,10 @@
 // ValidateResourceConfig: the kind's Spec JSON Schema (compiled like the API's body validator, so
 // a config Terraform accepts is one the API accepts) over the values known at validate time, plus
-// the offline checks the API runs beyond the schema (RE2 patterns, IP rule values).
+// the offline checks the API runs beyond the schema (RE2 patterns, IP rule values), which each kind's
+// registry entry holds.
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { compileStrict } from '../../api/http/validation.ts';
-import { compileUserRegex } from '../../api/shield/regex.ts';
-import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
-import { unknownRuleRefs } from '../../api/gateway/rules/managed/catalogue.ts';
-import { IP_RULE_TYPES } from '../../schemas/index.ts';
+import { kindEntry } from '../../reconciler/kinds/index.ts';
 import type { AttributePath, Diagnostic, TfObject, TfType } from '../framework.ts';
 import type { KindSchema } from './schema.ts';
 import { apiJson, containsUnknown, parseJsonObject, type Json } from './values.ts';
@@ -160,35 +158,8 @@ export function validateConfig(kind: KindSchema, config: TfObject): Diagnostic[]
   return diagnostics;
 }
 
-/** What the API checks beyond the JSON Schema that needs no server. */
+/** What the API checks beyond the JSON Schema that needs no server (the kind registry's offlineChecks), aimed at the attribute. */
 function offlineChecks(kind: KindSchema, known: Record<string, Json>): Diagnostic[] {
-  switch (kind.kind) {
-    case 'VirtualPatch': {
-      const pattern = known.match_regex;
-      if (typeof pattern !== 'string') return [];
-      const check = compileUserRegex(pattern);
-      return check.ok ? [] : [error(['match_regex'], 'Invalid match_regex', `match_regex ${check.reason}`)];
-    }
-    case 'IpAccessRule': {
-      const { type, value } = known;
-      if (typeof value !== 'string' || !(IP_RULE_TYPES as readonly unknown[]).includes(type)) return [];
-      const check = checkRuleValue(type as IpRuleType, value);
-      return check.ok ? [] : [error(['value'], 'Invalid value', `value ${JSON.stringify(value)} ${check.reason}`)];
-    }
-    case 'ShieldSite': {
-      // The API refuses exclusions naming no managed rule (a typo would exclude nothing).
-      const exclusions = (known.managed_rules as { exclusions?: unknown } | undefined)?.exclusions;
-      if (!Array.isArray(exclusions)) return [];
-      return exclusions.flatMap((exclusion: unknown, i) => {
-        const rules = (exclusion as { rules?: unknown } | null)?.rules;
-        if (!Array.isArray(rules)) return [];
-        const refs = rules.filter((r): r is string => typeof r === 'string');
-        return unknownRuleRefs(refs).map((ref) =>
-          error(['managed_rules', 'exclusions', i, 'rules', rules.indexOf(ref)], 'Invalid managed_rules', `${JSON.stringify(ref)} is not a managed rule id or category (GET /api/v1/shield/managed-rules)`),
-        );
-      });
-    }
-    default:
-      return [];
-  }
+  const checks = kindEntry(kind.kind).offlineChecks?.(known) ?? [];
+  return checks.map(({ path, message }) => error([...path], `Invalid ${String(path[0])}`, message));
 }

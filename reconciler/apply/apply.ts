@@ -1,10 +1,9 @@
-// Executes a plan: sites first, then what hangs off them, then schedules and webhooks, then
-// deletions in reverse (rules before their sites). Replacements create the new object before the
+// Executes a plan in the kind registry's dependency order (sites, then what hangs off them, then
+// schedules and webhooks), then deletions in reverse order (rules before their sites). Replacements create the new object before the
 // old one is deleted, so protection never lapses in between. On the first failure nothing new is
 // started; the result says exactly what was applied, what failed and what was not attempted, and
 // re-running converges (creates carry ownership labels, so a second plan finds what was made).
-import type { Kind } from '../model.ts';
-import { SITE_KINDS } from '../model.ts';
+import { isParentKind, kindEntry } from '../kinds/index.ts';
 import type { Fields, ResourceApi } from '../live/resources.ts';
 import type { Plan, PlannedChange } from '../plan/plan.ts';
 
@@ -29,11 +28,12 @@ export interface ApplyOptions {
   onStep?: (outcome: StepOutcome, error?: string) => void;
 }
 
-/** The fields an update sends: those that differ (a schema's hash stands for its document). */
+/** The fields an update sends: those that differ (a digest, such as a schema's hash, stands for its field). */
 function changedFields(change: PlannedChange): Fields {
+  const digest = kindEntry(change.kind).digest;
   const fields: Fields = {};
   for (const d of change.diff) {
-    const name = d.field === 'hash' ? 'document' : d.field;
+    const name = digest && d.field === digest.as ? digest.field : d.field;
     fields[name] = change.fields?.[name];
   }
   return fields;
@@ -43,35 +43,39 @@ export async function applyPlan(plan: Plan, api: ResourceApi, options: ApplyOpti
   const concurrency = options.concurrency ?? 8;
   const newSiteIds = new Map<string, string>();
   const siteOf = (change: PlannedChange): string | undefined => (change.siteName !== undefined ? (newSiteIds.get(change.siteName) ?? change.siteId) : undefined);
-  const phaseOf = (kind: Kind) => (kind === 'ShieldSite' ? 0 : SITE_KINDS.includes(kind) ? 1 : 2);
-
-  const writes: Step[][] = [[], [], []];
-  const deletes: Step[][] = [[], [], []]; // site kinds, top kinds, sites
+  // One phase per dependency order: writes ascending, deletions descending.
+  const writes = new Map<number, Step[]>();
+  const deletes = new Map<number, Step[]>();
+  const bucket = (phases: Map<number, Step[]>, change: PlannedChange): Step[] => {
+    const order = kindEntry(change.kind).order;
+    if (!phases.has(order)) phases.set(order, []);
+    return phases.get(order)!;
+  };
   for (const change of plan.changes) {
     if (change.action === 'create' || change.action === 'replace') {
-      writes[phaseOf(change.kind)]!.push({
+      bucket(writes, change).push({
         change,
         step: 'create',
         run: async () => {
           const created = await api.create(change.kind, change.fields ?? {}, siteOf(change));
           const id = String(created.id ?? siteOf(change));
-          if (change.kind === 'ShieldSite' && change.siteName === undefined) newSiteIds.set(change.name, id);
+          if (isParentKind(change.kind)) newSiteIds.set(change.name, id);
           return id;
         },
       });
     }
     if (change.action === 'update') {
-      writes[phaseOf(change.kind)]!.push({ change, step: 'update', id: change.id, run: async () => String((await api.update(change.kind, change.id!, changedFields(change), change.siteId)).id ?? change.id) });
+      bucket(writes, change).push({ change, step: 'update', id: change.id, run: async () => String((await api.update(change.kind, change.id!, changedFields(change), change.siteId)).id ?? change.id) });
     }
     if ((change.action === 'delete' || change.action === 'replace') && change.id && !change.withSite) {
-      const bucket = change.kind === 'ShieldSite' ? 2 : SITE_KINDS.includes(change.kind) ? 0 : 1;
-      deletes[bucket]!.push({ change, step: 'delete', id: change.id, run: async () => (await api.remove(change.kind, change.id!, change.siteId), change.id) });
+      bucket(deletes, change).push({ change, step: 'delete', id: change.id, run: async () => (await api.remove(change.kind, change.id!, change.siteId), change.id) });
     }
   }
 
   const result: ApplyResult = { applied: [], failed: [], notAttempted: [] };
   const outcome = ({ change, step, id }: Step): StepOutcome => ({ change, step, ...(id ? { id } : {}) });
-  for (const phase of [...writes, ...deletes]) {
+  const ordered = (phases: Map<number, Step[]>, direction: 1 | -1) => [...phases.entries()].sort(([a], [b]) => direction * (a - b)).map(([, steps]) => steps);
+  for (const phase of [...ordered(writes, 1), ...ordered(deletes, -1)]) {
     if (result.failed.length > 0) {
       result.notAttempted.push(...phase.map(outcome));
       continue;

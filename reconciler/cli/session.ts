@@ -13,11 +13,11 @@ export interface Connection {
   api: ResourceApi;
 }
 
-export function connect(env: NodeJS.ProcessEnv = process.env): Connection {
+export function connect(env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Connection {
   const baseUrl = env.AEGIS_API_URL;
   const apiKey = env.AEGIS_API_KEY;
   if (!baseUrl || !apiKey) throw new Error('set AEGIS_API_URL (e.g. http://localhost:3000) and AEGIS_API_KEY');
-  return { api: restResources(createAegisClient({ baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1' })) };
+  return { api: restResources(createAegisClient({ baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1', ...(signal ? { signal } : {}) })) };
 }
 
 export interface PlanSession {
@@ -35,12 +35,17 @@ export interface PlanInputs {
   denyWeakening: boolean;
 }
 
-/** Null with the problems when the config itself is invalid: then nothing is read or written. */
+/** The problems instead of a plan when the config itself is invalid: then nothing is written. */
 export async function preparePlan(api: ResourceApi, inputs: PlanInputs): Promise<PlanSession | { configErrors: string[]; warnings: string[] }> {
+  // Live state is read while the config is loaded and checked: the server answers on its own time
+  // while this process parses YAML (a third of a cold `aegis plan`). Invalid config still changes
+  // nothing; the read is then dropped.
+  const liveRead = readLiveState(api);
+  liveRead.catch(() => undefined);
   const report = await validateSource(inputs.path);
   const lint = report.warnings.map(formatProblem);
   if (report.errors.length > 0) return { configErrors: report.errors.map(formatProblem), warnings: lint };
-  const live = await readLiveState(api);
+  const live = await liveRead;
   const plan = computePlan(report.objects, live, { source: inputs.source, adopt: inputs.adopt, prune: inputs.prune });
   const weakening = weakeningWarnings(plan);
   const errors = [

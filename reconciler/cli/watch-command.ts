@@ -1,15 +1,11 @@
 // `aegis watch DIR`: keeps the platform matching a config directory until stopped. Prints a line
-// per event (`--json`: one JSON object per line), with indented detail lines in text mode.
-import { parseArgs } from 'node:util';
+// per event (`--json`: one JSON object per line), with indented detail lines in text mode. Its
+// flags and help are declared in cli/program.ts.
 import { describeEvent, type WatchEvent } from '../sync/watch-events.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, watchConfig } from '../sync/watch.ts';
-import { thresholdsFrom } from './commands.ts';
+import { thresholdsFrom, type ThresholdOptions } from './commands.ts';
 import { connect } from './session.ts';
-import { resolveSource } from './source.ts';
-
-export const WATCH_USAGE =
-  'usage: aegis watch DIR [--self-heal] [--drift-interval SECONDS] [--debounce MS] [--source ID] [--adopt] [--no-prune]\n' +
-  '                       [--deny-weakening] [--max-changes N] [--max-change-percent P] [--json]\n';
+import { configDirOf, resolveSource } from './source.ts';
 
 /** A non-negative number of seconds as milliseconds (0: off); `fallback` when not given. */
 export function secondsFlag(flag: string, value: string | undefined, fallbackMs: number): number {
@@ -34,43 +30,39 @@ export const untilSignal = (): Promise<void> =>
     process.once('SIGTERM', () => resolve());
   });
 
-export async function watchCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      'self-heal': { type: 'boolean', default: false },
-      'drift-interval': { type: 'string' },
-      debounce: { type: 'string' },
-      source: { type: 'string' },
-      adopt: { type: 'boolean', default: false },
-      'no-prune': { type: 'boolean', default: false },
-      'deny-weakening': { type: 'boolean', default: false },
-      'max-changes': { type: 'string' },
-      'max-change-percent': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-    allowPositionals: true,
-  });
-  const path = positionals[0];
-  if (!path || positionals.length > 1) {
-    process.stderr.write(WATCH_USAGE);
-    return 1;
+export interface WatchOptions extends ThresholdOptions {
+  selfHeal?: boolean | undefined;
+  driftInterval?: string | undefined;
+  debounce?: string | undefined;
+  source?: string | undefined;
+  adopt?: boolean | undefined;
+  /** false with --no-prune. */
+  prune?: boolean | undefined;
+  denyWeakening?: boolean | undefined;
+  json?: boolean | undefined;
+}
+
+export async function watchCommand(path: string, options: WatchOptions): Promise<number> {
+  const debounceMs = options.debounce === undefined ? undefined : Number(options.debounce);
+  if (debounceMs !== undefined && (options.debounce?.trim() === '' || !Number.isInteger(debounceMs) || debounceMs < 0)) {
+    throw new Error(`--debounce must be a whole number of milliseconds, got "${options.debounce}"`);
   }
-  const debounceMs = values.debounce === undefined ? undefined : Number(values.debounce);
-  if (debounceMs !== undefined && (!Number.isInteger(debounceMs) || debounceMs < 0)) throw new Error(`--debounce must be a whole number of milliseconds, got "${values.debounce}"`);
+  const driftIntervalMs = secondsFlag('drift-interval', options.driftInterval, DEFAULT_DRIFT_INTERVAL_MS);
+  const thresholds = thresholdsFrom(options);
   const { api } = connect();
+  const json = options.json === true;
   const watcher = await watchConfig({
     api,
     path,
-    source: await resolveSource(values.source, path),
-    prune: !values['no-prune'],
-    adopt: values.adopt,
-    denyWeakening: values['deny-weakening'],
-    thresholds: thresholdsFrom(values),
-    selfHeal: values['self-heal'],
-    driftIntervalMs: secondsFlag('drift-interval', values['drift-interval'], DEFAULT_DRIFT_INTERVAL_MS),
+    source: await resolveSource(options.source, await configDirOf(path)),
+    prune: options.prune !== false,
+    adopt: options.adopt === true,
+    denyWeakening: options.denyWeakening === true,
+    thresholds,
+    selfHeal: options.selfHeal === true,
+    driftIntervalMs,
     ...(debounceMs !== undefined ? { debounceMs } : {}),
-    onEvent: (event) => printEvent(event, values.json),
+    onEvent: (event) => printEvent(event, json),
   });
   await untilSignal();
   await watcher.close();

@@ -14204,7 +14204,7 @@ export interface paths {
                         url: string;
                         /** @description The branch followed (default `main`). */
                         branch?: string;
-                        /** @description The config directory inside the repository (default: its root). */
+                        /** @description The config directory inside the repository (default: its root). Written as Argo CD users write it: `.` and `./` are the root, `./prod/` is `prod` (returned without the dots); `..` segments and absolute paths are refused. */
                         path?: string;
                         /** @description Apply what pushes and polls find (default true); false: they only plan and report out_of_sync, and a manual sync applies. */
                         auto_sync?: boolean;
@@ -14821,7 +14821,7 @@ export interface paths {
                         url?: string;
                         /** @description The branch followed (default `main`). */
                         branch?: string;
-                        /** @description The config directory inside the repository (default: its root). */
+                        /** @description The config directory inside the repository (default: its root). Written as Argo CD users write it: `.` and `./` are the root, `./prod/` is `prod` (returned without the dots); `..` segments and absolute paths are refused. */
                         path?: string;
                         /** @description Apply what pushes and polls find (default true); false: they only plan and report out_of_sync, and a manual sync applies. */
                         auto_sync?: boolean;

@@ -31,6 +31,8 @@ export interface AegisClientOptions {
   /** Longest single wait in ms (default 60 000, one rate-limit window); a longer Retry-After is not waited for. */
   maxRetryDelayMs?: number;
   userAgent?: string;
+  /** Cancels every request of this client, in flight or waiting to retry (a command that stops early). */
+  signal?: AbortSignal;
 }
 
 type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
@@ -115,6 +117,7 @@ export function createAegisClient(options: AegisClientOptions): AegisClient {
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     userAgent: options.userAgent ?? 'aegis-client/0.1',
     stats,
+    ...(options.signal ? { signal: options.signal } : {}),
   };
   const raw = createClient<paths>({ baseUrl: options.baseUrl, fetch: (request) => send(transport, request) });
 

@@ -34,6 +34,8 @@ export interface TransportOptions {
   maxRetryDelayMs: number;
   userAgent: string;
   stats: ClientStats;
+  /** The client's own cancellation, on top of each request's. */
+  signal?: AbortSignal;
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -92,7 +94,7 @@ export async function send(options: TransportOptions, original: Request, onAttem
   const idempotencyKey = headers.get('idempotency-key');
   // Read once, resent on each attempt: a Request body is a stream and can be consumed only once.
   const body = original.body === null ? undefined : await original.arrayBuffer();
-  const { signal } = original;
+  const signal = options.signal ? AbortSignal.any([original.signal, options.signal]) : original.signal;
 
   for (let attempt = 0; ; attempt++) {
     const { stats } = options;

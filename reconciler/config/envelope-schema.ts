@@ -5,9 +5,9 @@
 // One schema covers every kind: `allOf` holds one `if kind == K then spec: <K's config spec>` per
 // kind, which editors (yaml-language-server) understand and which gives ajv one error per real
 // mistake (the loader drops the `if` bookkeeping errors).
-import { KINDS, type KindDefinition } from '../../schemas/index.ts';
+import type { KindDefinition } from '../../schemas/index.ts';
+import { ALL_KINDS, childrenOf, isParentKind, kindEntry, type Entry, type ListNesting } from '../kinds/index.ts';
 import type { Kind } from '../model.ts';
-import { SITE_KINDS } from '../model.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -24,88 +24,79 @@ export const nameSchema = {
 
 const siteReferenceSchema = { ...nameSchema, description: '`metadata.name` of the ShieldSite the object belongs to.' } as const;
 
-const documentFileSchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 1024,
-  description: 'Path of a file holding the OpenAPI document, relative to this YAML file; it must stay inside the config directory.',
-} as const;
+/**
+ * The ShieldSite field holding a nested ShieldSchema, from the registry; the loader (load.ts) looks
+ * for `document_file` there as well as at the top of a spec.
+ */
+export const NESTED_SCHEMA_FIELD: string = (() => {
+  const nested = kindEntry('ShieldSchema').config.nested;
+  if (!nested) throw new Error('the ShieldSchema registry entry has no nesting');
+  return nested.field;
+})();
 
-/** Nested rule lists of a ShieldSite, and the kind each item expands to. */
-export const NESTED_RULES = [
-  { field: 'virtual_patches', kind: 'VirtualPatch', nameRequired: true },
-  { field: 'ip_access', kind: 'IpAccessRule', nameRequired: false },
-  { field: 'rate_limits', kind: 'RateLimitRule', nameRequired: true },
-] as const satisfies readonly { field: string; kind: Kind; nameRequired: boolean }[];
-
-/** The ShieldSite field holding a nested ShieldSchema. */
-export const NESTED_SCHEMA_FIELD = 'schema';
-
-export const ALL_KINDS: readonly Kind[] = KINDS.map((k) => k.meta.kind as Kind);
+export { ALL_KINDS };
 
 export function kindDefinition(kind: Kind): KindDefinition {
-  const found = KINDS.find((k) => k.meta.kind === kind);
-  if (!found) throw new Error(`no schema for kind ${kind}`);
-  return found;
+  return kindEntry(kind).definition;
 }
 
-export const isSiteKind = (kind: Kind): boolean => SITE_KINDS.includes(kind);
+export const isSiteKind = (kind: Kind): boolean => kindEntry(kind).parent !== null;
 
 /** A closed object schema; `$id`, title and description of the kind are left behind so that a kind can appear more than once. */
 function closedObject(properties: Record<string, unknown>, required: readonly string[], description: string, extra: JsonSchema = {}): JsonSchema {
   return { type: 'object', description, additionalProperties: false, required: [...required], properties, ...extra };
 }
 
-/** Exactly one of `document` and `document_file`; the loader turns this `oneOf` into one readable message. */
-const documentChoice = { oneOf: [{ required: ['document'] }, { required: ['document_file'] }] } as const;
-
-/** ShieldSchema fields in config: the API's, except that the document may come from a file. */
-function schemaFields(): { properties: Record<string, unknown>; required: string[] } {
-  const spec = kindDefinition('ShieldSchema').spec;
+/**
+ * A kind's fields in config: the API's, except that a file may stand for a field (`document_file`
+ * for `document`: exactly one of the two, a `oneOf` the loader turns into one readable message)
+ * and a name field may be left out (a schedule's `name` defaults to `metadata.name`).
+ */
+function configFields(entry: Entry): { properties: Record<string, unknown>; required: string[]; extra: JsonSchema } {
+  const { spec } = entry.definition;
+  const { fileField, nameField } = entry.config;
+  const omitted = [fileField?.field, nameField];
+  const fileProperty = fileField ? { [fileField.fileField]: { type: 'string', minLength: 1, maxLength: 1024, description: fileField.description } } : {};
   return {
-    properties: { ...spec.properties, document_file: documentFileSchema },
-    // `document` is required by the API; here the choice with document_file takes its place.
-    required: spec.required.filter((field) => field !== 'document'),
+    properties: { ...spec.properties, ...fileProperty },
+    required: spec.required.filter((field) => !omitted.includes(field)),
+    extra: fileField ? { oneOf: [{ required: [fileField.field] }, { required: [fileField.fileField] }] } : {},
   };
 }
 
-/** ScanSchedule `name` (the API's display name) defaults to `metadata.name` in config. */
-function withoutRequired(required: readonly string[], field: string): string[] {
-  return required.filter((f) => f !== field);
-}
-
 /** An item of a ShieldSite's nested rule list: the kind's spec plus its `name`. */
-function nestedItemSchema(kind: Kind, nameRequired: boolean): JsonSchema {
+function nestedItemSchema(kind: Kind, nesting: ListNesting): JsonSchema {
   const spec = kindDefinition(kind).spec;
+  const { defaultName } = nesting;
   return closedObject(
     { name: { ...nameSchema, description: `Identity of the ${kind} within its site.` }, ...spec.properties },
-    nameRequired ? ['name', ...spec.required] : spec.required,
-    `A ${kind} of this site.${nameRequired ? '' : ' `name` defaults to `<type>-<value>`.'}`,
+    defaultName ? spec.required : ['name', ...spec.required],
+    `A ${kind} of this site.${defaultName ? ` \`name\` defaults to ${defaultName.description}.` : ''}`,
   );
 }
 
-function shieldSiteConfigSpec(): JsonSchema {
-  const spec = kindDefinition('ShieldSite').spec;
+/** A site's config spec: its own fields plus the kinds config nests in it (the registry's `config.nested`). */
+function parentConfigSpec(entry: Entry): JsonSchema {
+  const spec = entry.definition.spec;
   const nested: Record<string, unknown> = {};
-  for (const { field, kind, nameRequired } of NESTED_RULES) {
-    nested[field] = { type: 'array', items: nestedItemSchema(kind, nameRequired), description: `${kind} rules of this site.` };
+  for (const child of childrenOf(entry.kind)) {
+    const nesting = child.config.nested;
+    if (nesting?.form === 'list') nested[nesting.field] = { type: 'array', items: nestedItemSchema(child.kind, nesting), description: `${child.kind} rules of this site.` };
+    if (nesting?.form === 'single') {
+      const fields = configFields(child);
+      nested[nesting.field] = closedObject(fields.properties, fields.required, nesting.description, fields.extra);
+    }
   }
-  const schema = schemaFields();
-  nested[NESTED_SCHEMA_FIELD] = closedObject(schema.properties, schema.required, 'The OpenAPI schema enforced on this site.', documentChoice);
   return closedObject({ ...spec.properties, ...nested }, spec.required, spec.description);
 }
 
 /** The `spec` of a config document of the given kind. */
 export function configSpecSchema(kind: Kind): JsonSchema {
-  if (kind === 'ShieldSite') return shieldSiteConfigSpec();
-  const spec = kindDefinition(kind).spec;
-  const site = isSiteKind(kind) ? { site: siteReferenceSchema } : {};
-  if (kind === 'ShieldSchema') {
-    const schema = schemaFields();
-    return closedObject({ ...site, ...schema.properties }, ['site', ...schema.required], spec.description, documentChoice);
-  }
-  const required = kind === 'ScanSchedule' ? withoutRequired(spec.required, 'name') : spec.required;
-  return closedObject({ ...site, ...spec.properties }, isSiteKind(kind) ? ['site', ...required] : required, spec.description);
+  const entry = kindEntry(kind);
+  if (isParentKind(kind)) return parentConfigSpec(entry);
+  const fields = configFields(entry);
+  if (entry.parent === null) return closedObject(fields.properties, fields.required, entry.definition.spec.description, fields.extra);
+  return closedObject({ site: siteReferenceSchema, ...fields.properties }, ['site', ...fields.required], entry.definition.spec.description, fields.extra);
 }
 
 /** The whole config document: `{ apiVersion, kind, metadata: { name }, spec }`. */

@@ -5,6 +5,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 import type { ConfigProblem, Kind, LoadResult } from '../model.ts';
+import { PROJECT_FILE } from '../project/project-file.ts';
 import { documentFileTarget } from './document-file.ts';
 import { ALL_KINDS, NESTED_SCHEMA_FIELD } from './envelope-schema.ts';
 import { expandDocument, type ConfigDocument } from './expand.ts';
@@ -129,6 +130,8 @@ async function configFiles(dir: string): Promise<string[]> {
       const path = join(current, entry.name);
       // Symbolic links are not followed: a link could loop or lead outside the repository.
       if (entry.isDirectory()) await walk(path);
+      // The project file at the root holds settings of the directory (reconciler/project), not objects.
+      else if (current === dir && entry.name === PROJECT_FILE) continue;
       else if (entry.isFile() && CONFIG_EXTENSION.test(entry.name)) found.push(path);
     }
   };

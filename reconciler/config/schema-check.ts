@@ -1,13 +1,10 @@
 // Runs the JSON Schemas over parsed config and turns ajv's errors into issues a person can act on:
 // one issue per mistake, each with the path of the offending value and where in the source to
 // point (the key for an unknown field, the enclosing mapping for a missing one, the value otherwise).
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import formats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { Kind } from '../model.ts';
 import { apiSpecSchema, configDocumentSchema, terraformAttributesSchema, type JsonSchema } from './envelope-schema.ts';
-
-// ajv-formats is CommonJS with a default export; under NodeNext the callable is `.default`.
-const addFormats = formats.default;
+import { validatorFor, type Flavour } from './validators.ts';
 
 export type PathSegment = string | number;
 
@@ -21,26 +18,14 @@ export interface SchemaIssue {
   message: string;
 }
 
-function makeAjv(useDefaults: boolean): Ajv2020 {
-  // strictRequired is off because `oneOf: [{required: [document]}, …]` names properties declared
-  // beside it, not inside the branch; the rest of strict mode stays on to catch schema mistakes.
-  // verbose: the `oneOf` error needs its schema to say which fields are meant.
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, strictRequired: false, useDefaults });
-  addFormats(ajv);
-  return ajv;
-}
-
-const checking = makeAjv(false);
-const defaulting = makeAjv(true);
-
-const documentValidator = checking.compile(configDocumentSchema);
+let documentValidator: ValidateFunction | undefined;
 const terraformValidators = new Map<Kind, ValidateFunction>();
 const specDefaulters = new Map<Kind, ValidateFunction>();
 
-function cached(cache: Map<Kind, ValidateFunction>, kind: Kind, ajv: Ajv2020, schema: () => JsonSchema): ValidateFunction {
+function cached(cache: Map<Kind, ValidateFunction>, kind: Kind, flavour: Flavour, schema: () => JsonSchema): ValidateFunction {
   let validate = cache.get(kind);
   if (!validate) {
-    validate = ajv.compile(schema());
+    validate = validatorFor(flavour, schema());
     cache.set(kind, validate);
   }
   return validate;
@@ -145,12 +130,13 @@ function issuesOf(validate: ValidateFunction, value: unknown, base: readonly Pat
 
 /** Problems with one config document (`{ apiVersion, kind, metadata, spec }`). Does not change it. */
 export function checkConfigDocument(value: unknown): SchemaIssue[] {
+  documentValidator ??= validatorFor('checking', configDocumentSchema);
   return issuesOf(documentValidator, value, []);
 }
 
 /** Problems with the attributes of a Terraform resource; paths start at `base`. */
 export function checkTerraformAttributes(kind: Kind, attributes: unknown, base: readonly PathSegment[]): SchemaIssue[] {
-  return issuesOf(cached(terraformValidators, kind, checking, () => terraformAttributesSchema(kind)), attributes, base);
+  return issuesOf(cached(terraformValidators, kind, 'checking', () => terraformAttributesSchema(kind)), attributes, base);
 }
 
 /**
@@ -158,5 +144,5 @@ export function checkTerraformAttributes(kind: Kind, attributes: unknown, base: 
  * does not fit the API's own schema. Run on the flattened spec, so the config and the API agree.
  */
 export function applySpecDefaults(kind: Kind, spec: Record<string, unknown>, base: readonly PathSegment[] = []): SchemaIssue[] {
-  return issuesOf(cached(specDefaulters, kind, defaulting, () => apiSpecSchema(kind)), spec, base);
+  return issuesOf(cached(specDefaulters, kind, 'defaulting', () => apiSpecSchema(kind)), spec, base);
 }

@@ -38,6 +38,27 @@ const processOutput: CommandOutput = { out: (t) => process.stdout.write(t), err:
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+export interface ValidateOptions {
+  /** false with --no-lint: skip the security lint (warnings). */
+  lint?: boolean | undefined;
+}
+
+/** `aegis validate PATH` with the options the command line parsed (cli/program.ts). */
+export async function runValidate(path: string, options: ValidateOptions = {}, output: CommandOutput = processOutput): Promise<number> {
+  const report = await validateSource(path, { lint: options.lint !== false });
+  const all = sortProblems([...report.errors, ...report.warnings]);
+  // One stream, so errors and warnings stay in file order when piped.
+  for (const problem of all) output.out(`${formatProblem(problem)}\n`);
+  const summary = `${plural(report.objects.length, 'object')}, ${plural(report.errors.length, 'error')}, ${plural(report.warnings.length, 'warning')}\n`;
+  output.out(summary);
+  return report.errors.length > 0 ? 1 : 0;
+}
+
+/**
+ * In-process form taking raw arguments (`[PATH, --no-lint]`), for callers without the command line;
+ * a usage mistake prints VALIDATE_USAGE and returns 2. `aegis validate` itself parses with
+ * commander (cli/program.ts) and calls runValidate.
+ */
 export async function validateCommand(args: string[], output: CommandOutput = processOutput): Promise<number> {
   const paths = args.filter((a) => !a.startsWith('-'));
   const unknown = args.filter((a) => a.startsWith('-') && a !== '--no-lint');
@@ -45,11 +66,5 @@ export async function validateCommand(args: string[], output: CommandOutput = pr
     output.err(VALIDATE_USAGE);
     return 2;
   }
-  const report = await validateSource(paths[0] ?? '', { lint: !args.includes('--no-lint') });
-  const all = sortProblems([...report.errors, ...report.warnings]);
-  // One stream, so errors and warnings stay in file order when piped.
-  for (const problem of all) output.out(`${formatProblem(problem)}\n`);
-  const summary = `${plural(report.objects.length, 'object')}, ${plural(report.errors.length, 'error')}, ${plural(report.warnings.length, 'warning')}\n`;
-  output.out(summary);
-  return report.errors.length > 0 ? 1 : 0;
+  return runValidate(paths[0] ?? '', { lint: !args.includes('--no-lint') }, output);
 }

@@ -1,22 +1,32 @@
-// Writes live state as config files in the canonical layout: one file per site with its rules
-// nested, plus scan-schedules.yaml and webhooks.yaml. Names come from the ownership labels where
-// present, so `dump` then `plan` with the same source shows no changes.
+// Writes live state as config files in the canonical layout, which each kind's registry entry
+// describes (KindEntry.dump): a file per site with its rules nested (or beside it when config
+// cannot nest them), plus one file per top-level kind (scan-schedules.yaml, webhooks.yaml). Names
+// come from the ownership labels where present, so `dump` then `plan` with the same source shows
+// no changes.
+//
+// Without a source, everything is written (adopting a live account). With one, only that source's
+// objects, and an aegis.yaml naming the source so that a plan of the directory needs no flag.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { KINDS } from '../../schemas/index.ts';
-import type { Kind } from '../model.ts';
+import { TOP_LEVEL, childrenOf, type Entry } from '../kinds/index.ts';
 import type { LiveObject, LiveState } from '../live/model.ts';
-import { NAME_LABEL, SOURCE_LABEL } from '../plan/ownership.ts';
+import { NAME_LABEL, SOURCE_LABEL, normaliseSource } from '../plan/ownership.ts';
+import { PROJECT_FILE, writeProjectFile } from '../project/project-file.ts';
 
-const SPEC_FIELDS = new Map(KINDS.map((k) => [k.meta.kind as Kind, Object.keys(k.spec.properties)]));
+export { slug } from '../kinds/names.ts';
+
 const API_VERSION = 'aegis/v1';
 
-/** A label-safe name: lowercase letters, digits, `.`, `_`, `-`. */
-export function slug(text: string): string {
-  const cleaned = text.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
-  return (cleaned || 'object').slice(0, 63).replace(/[^a-z0-9]+$/, '');
+interface ConfigDocument {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec: Record<string, unknown>;
 }
+
+const document = (kind: string, name: string, spec: Record<string, unknown>): ConfigDocument => ({ apiVersion: API_VERSION, kind, metadata: { name }, spec });
+const yamlOf = (documents: readonly ConfigDocument[]) => documents.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
 
 function nameOf(object: LiveObject, fallback: string): string {
   const label = object.labels[NAME_LABEL];
@@ -25,11 +35,17 @@ function nameOf(object: LiveObject, fallback: string): string {
   return slash >= 0 ? label.slice(slash + 1) : label;
 }
 
-/** The config spec of a live object: its writable fields, without ownership labels or nulls. */
-function specOf(object: LiveObject): Record<string, unknown> {
+/** `<prefix>-<last 8 characters of the id>`, for an object without a name label. */
+const generatedName = (object: LiveObject, prefix: string) => `${prefix}-${object.id.slice(-8)}`;
+
+/**
+ * The config spec of a live object: its writable fields, without ownership labels or nulls. A
+ * field config can give as a file (a schema's document) is left to the caller.
+ */
+function specOf(entry: Entry, object: LiveObject): Record<string, unknown> {
   const spec: Record<string, unknown> = {};
-  for (const field of SPEC_FIELDS.get(object.kind) ?? []) {
-    if (field === 'labels' || field === 'document') continue;
+  for (const field of Object.keys(entry.definition.spec.properties)) {
+    if (field === 'labels' || field === entry.config.fileField?.field) continue;
     const value = object.fields[field];
     if (value !== null && value !== undefined) spec[field] = value;
   }
@@ -38,54 +54,86 @@ function specOf(object: LiveObject): Record<string, unknown> {
   return spec;
 }
 
-export interface DumpResult {
-  files: string[];
+export interface DumpOptions {
+  /** Only the objects this source owns (its ownership labels), and an aegis.yaml naming it. Unset or empty: everything. */
+  source?: string | undefined;
 }
 
-export async function dumpConfig(live: LiveState, outDir: string): Promise<DumpResult> {
+export interface DumpResult {
+  /** Files written, relative to the output directory. */
+  files: string[];
+  /** Objects left out, and why: an owned rule on a site the source does not own cannot be written as config. */
+  warnings: string[];
+}
+
+export async function dumpConfig(live: LiveState, outDir: string, options: DumpOptions = {}): Promise<DumpResult> {
+  // Normalised as plans normalise it, so that `--source https://host/repo.git` finds `host/repo`. Empty means unset.
+  const source = options.source ? normaliseSource(options.source) : undefined;
+  const owned = (o: LiveObject) => source === undefined || (o.labels[SOURCE_LABEL] === source && Boolean(o.labels[NAME_LABEL]));
+  const objects = live.objects.filter(owned);
+  const warnings: string[] = [];
+  if (source !== undefined) {
+    const ownedTop = new Set(objects.filter((o) => o.siteId === undefined).map((o) => o.id));
+    for (const orphan of objects.filter((o) => o.siteId !== undefined && !ownedTop.has(o.siteId))) {
+      warnings.push(
+        `skipped ${orphan.kind} ${orphan.labels[NAME_LABEL]} (${orphan.id}): it is labelled for source "${source}" but its site ${orphan.siteId} is not, ` +
+          'and config can only hold rules of its own sites (plans of this source leave it alone)',
+      );
+    }
+  }
+
   await mkdir(outDir, { recursive: true });
   const files: string[] = [];
   const write = async (file: string, text: string) => {
     await writeFile(join(outDir, file), text);
     files.push(file);
   };
-  const byKind = (kind: Kind) => live.objects.filter((o) => o.kind === kind);
-  const usedSiteNames = new Set<string>();
+  const usedNames = new Set<string>();
 
-  for (const site of byKind('ShieldSite')) {
-    let name = nameOf(site, slug(String(site.fields.domain)));
-    while (usedSiteNames.has(name)) name = `${name}-${site.id.slice(-4)}`;
-    usedSiteNames.add(name);
-    const rules = (kind: Kind, prefix: string) =>
-      live.objects.filter((o) => o.kind === kind && o.siteId === site.id).map((o) => ({ name: nameOf(o, `${prefix}-${o.id.slice(-8)}`), ...specOf(o) }));
-    const spec: Record<string, unknown> = specOf(site);
-    const patches = rules('VirtualPatch', 'patch');
-    const ipAccess = rules('IpAccessRule', 'ip');
-    const limits = rules('RateLimitRule', 'limit');
-    if (patches.length > 0) spec.virtual_patches = patches;
-    if (ipAccess.length > 0) spec.ip_access = ipAccess;
-    if (limits.length > 0) spec.rate_limits = limits;
-    const schema = live.objects.find((o) => o.kind === 'ShieldSchema' && o.siteId === site.id);
-    const documents = [{ apiVersion: API_VERSION, kind: 'ShieldSite', metadata: { name }, spec }];
-    if (schema) {
-      const documentFile = `${name}.openapi.yaml`;
-      await write(documentFile, String(schema.fields.document ?? ''));
-      // Nested, a schema is named after its site; one named otherwise keeps its own document.
-      const schemaName = nameOf(schema, name);
-      if (schemaName === name) spec.schema = { document_file: documentFile, ...specOf(schema) };
-      else documents.push({ apiVersion: API_VERSION, kind: 'ShieldSchema', metadata: { name: schemaName }, spec: { site: name, document_file: documentFile, ...specOf(schema) } });
+  for (const entry of TOP_LEVEL) {
+    const layout = entry.dump;
+    const ofKind = objects.filter((o) => o.kind === entry.kind);
+    if (layout.placement === 'shared-file') {
+      if (ofKind.length === 0) continue;
+      await write(layout.file, yamlOf(ofKind.map((o) => document(entry.kind, nameOf(o, generatedName(o, layout.namePrefix)), specOf(entry, o)))));
+      continue;
     }
-    await write(`${name}.yaml`, documents.map((d) => stringify(d, { lineWidth: 0 })).join('---\n'));
+    if (layout.placement !== 'own-file') throw new Error(`${entry.kind}: a top-level kind cannot be dumped with a parent`);
+    for (const parent of ofKind) {
+      let name = nameOf(parent, layout.fallbackName(parent.fields));
+      while (usedNames.has(name)) name = `${name}-${parent.id.slice(-4)}`;
+      usedNames.add(name);
+      const spec = specOf(entry, parent);
+      const documents = [document(entry.kind, name, spec)];
+      for (const child of childrenOf(entry.kind)) {
+        const childLayout = child.dump;
+        if (childLayout.placement !== 'with-parent') throw new Error(`${child.kind}: a site-level kind is dumped with its site`);
+        const nesting = child.config.nested;
+        const items: Record<string, unknown>[] = [];
+        for (const object of objects.filter((o) => o.kind === child.kind && o.siteId === parent.id)) {
+          // A singleton is named after its parent, as config nests it.
+          const childName = nameOf(object, child.singleton ? name : generatedName(object, childLayout.namePrefix));
+          let childSpec = specOf(child, object);
+          const fileField = child.config.fileField;
+          if (fileField && childLayout.sideFileSuffix !== undefined) {
+            const sideFile = `${child.singleton ? name : `${name}.${childName}`}${childLayout.sideFileSuffix}`;
+            await write(sideFile, String(object.fields[fileField.field] ?? ''));
+            childSpec = { [fileField.fileField]: sideFile, ...childSpec };
+          }
+          if (nesting?.form === 'list') items.push({ name: childName, ...childSpec });
+          // Nested, a singleton is named after its site; one named otherwise keeps its own document.
+          else if (nesting?.form === 'single' && childName === name) spec[nesting.field] = childSpec;
+          else documents.push(document(child.kind, childName, { site: name, ...childSpec }));
+        }
+        if (nesting?.form === 'list' && items.length > 0) spec[nesting.field] = items;
+      }
+      await write(`${name}.yaml`, yamlOf(documents));
+    }
   }
 
-  for (const [kind, file, prefix] of [
-    ['ScanSchedule', 'scan-schedules.yaml', 'schedule'],
-    ['Webhook', 'webhooks.yaml', 'webhook'],
-  ] as const) {
-    const objects = byKind(kind);
-    if (objects.length === 0) continue;
-    const docs = objects.map((o) => stringify({ apiVersion: API_VERSION, kind, metadata: { name: nameOf(o, `${prefix}-${o.id.slice(-8)}`) }, spec: specOf(o) }, { lineWidth: 0 }));
-    await write(file, docs.join('---\n'));
+  if (source !== undefined) {
+    await writeProjectFile(outDir, { source });
+    files.push(PROJECT_FILE);
   }
-  return { files };
+  return { files, warnings };
 }

@@ -1,5 +1,7 @@
-// Reads the live state through the list endpoints. A collection that fails to read is recorded as
+// Reads the live state through the list endpoints: the top-level kinds, then each site's kinds
+// per site (the registry says which is which). A collection that fails to read is recorded as
 // incomplete rather than aborting: the plan then deletes nothing from it and the command fails.
+import { KIND_REGISTRY, TOP_LEVEL, type Entry } from '../kinds/index.ts';
 import type { LiveObject, LiveState } from './model.ts';
 import type { Fields, ResourceApi } from './resources.ts';
 
@@ -11,40 +13,37 @@ export async function readLiveState(api: ResourceApi, { concurrency = 8 } = {}):
   const incomplete: LiveState['incomplete'] = [];
   const before = api.requestCount().reads;
 
-  const top = async (kind: 'ShieldSite' | 'ScanSchedule' | 'Webhook') => {
+  const top = async ({ kind }: Entry): Promise<LiveObject[]> => {
     try {
-      return (await api.listTop(kind)).map((fields): LiveObject => ({ kind, id: String(fields.id), fields, labels: labelsOf(fields) }));
+      return (await api.list(kind)).map((fields): LiveObject => ({ kind, id: String(fields.id), fields, labels: labelsOf(fields) }));
     } catch (err) {
       incomplete.push({ collection: kind, error: message(err) });
       return [];
     }
   };
-  const [sites, schedules, webhooks] = await Promise.all([top('ShieldSite'), top('ScanSchedule'), top('Webhook')]);
-  objects.push(...sites, ...schedules, ...webhooks);
+  for (const listed of await Promise.all(TOP_LEVEL.map(top))) objects.push(...listed);
+
+  const children = KIND_REGISTRY.filter((entry) => entry.parent !== null);
   // Without a complete list of sites, rules of an unlisted site could look deleted: fail closed on all.
-  if (incomplete.some((i) => i.collection === 'ShieldSite')) {
-    for (const kind of ['VirtualPatch', 'IpAccessRule', 'RateLimitRule', 'ShieldSchema']) incomplete.push({ collection: kind, error: 'sites could not be listed' });
+  for (const child of children) {
+    if (incomplete.some((i) => i.collection === child.parent)) incomplete.push({ collection: child.kind, error: 'sites could not be listed' });
   }
 
   const tasks: (() => Promise<void>)[] = [];
-  for (const site of sites) {
-    for (const kind of ['VirtualPatch', 'IpAccessRule', 'RateLimitRule'] as const) {
+  for (const parent of objects.filter((o) => children.some((c) => c.parent === o.kind))) {
+    for (const child of children.filter((c) => c.parent === parent.kind)) {
       tasks.push(async () => {
         try {
-          for (const fields of await api.listSiteRules(kind, site.id)) objects.push({ kind, id: String(fields.id), siteId: site.id, fields, labels: labelsOf(fields) });
+          for (const fields of await api.list(child.kind, parent.id)) {
+            // A singleton has no id of its own: it is its parent's.
+            const id = child.singleton ? parent.id : String(fields.id);
+            objects.push({ kind: child.kind, id, siteId: parent.id, fields, labels: labelsOf(fields) });
+          }
         } catch (err) {
-          incomplete.push({ collection: `${kind}@${site.id}`, error: message(err) });
+          incomplete.push({ collection: `${child.kind}@${parent.id}`, error: message(err) });
         }
       });
     }
-    tasks.push(async () => {
-      try {
-        const schema = await api.getSchema(site.id);
-        if (schema) objects.push({ kind: 'ShieldSchema', id: site.id, siteId: site.id, fields: schema, labels: labelsOf(schema) });
-      } catch (err) {
-        incomplete.push({ collection: `ShieldSchema@${site.id}`, error: message(err) });
-      }
-    });
   }
   let next = 0;
   await Promise.all(

@@ -1,15 +1,15 @@
 // How the reconciler recognises its own objects: two labels it writes on everything it creates.
 // `aegis.dev/source` names the config source (a repository); `aegis.dev/name` the object's identity
 // in that source. Objects without them are someone else's and are never deleted.
+import { kindEntry } from '../kinds/index.ts';
 import type { DesiredObject, Kind } from '../model.ts';
-import { SITE_KINDS } from '../model.ts';
 
 export const SOURCE_LABEL = 'aegis.dev/source';
 export const NAME_LABEL = 'aegis.dev/name';
 
 /** The identity label value: the name, prefixed by the site's name for site kinds. */
 export function identityName(object: Pick<DesiredObject, 'kind' | 'name' | 'site'>): string {
-  return SITE_KINDS.includes(object.kind) ? `${object.site}/${object.name}` : object.name;
+  return kindEntry(object.kind).parent !== null ? `${object.site}/${object.name}` : object.name;
 }
 
 export const identityKey = (kind: Kind, name: string) => `${kind}|${name}`;

@@ -1,9 +1,10 @@
 // Plan: what must change for the live state to match the config. Objects are matched through the
 // ownership labels; unowned objects are never touched unless adopted; deletions come only from
-// collections read completely.
+// collections read completely, and never take a rule off a site this source does not own. What
+// differs per kind (order, identity, descriptions) comes from the kind registry.
 import { createHash } from 'node:crypto';
+import { isParentKind, kindEntry } from '../kinds/index.ts';
 import type { DesiredObject, Kind, SourceLocation } from '../model.ts';
-import { SITE_KINDS } from '../model.ts';
 import type { LiveObject, LiveState } from '../live/model.ts';
 import { canonicalJson, compareFields, desiredFields, needsReplacement, type FieldDiff } from './compare.ts';
 import { naturalKey } from './natural-identity.ts';
@@ -60,39 +61,24 @@ export interface PlanOptions {
   prune?: boolean;
 }
 
-function describe(object: LiveObject): string {
-  const f = object.fields;
-  switch (object.kind) {
-    case 'ShieldSite':
-      return String(f.domain);
-    case 'IpAccessRule':
-      return `${String(f.type)} ${String(f.value)} (${String(f.action)})`;
-    case 'VirtualPatch':
-      return `${String(f.method)} ${String(f.url_pattern)} ${String(f.match_param)}`;
-    case 'RateLimitRule':
-      return `${String(f.method)} ${String(f.url_pattern)} by ${String(f.identity)}`;
-    case 'ShieldSchema':
-      return `schema of site ${object.id}`;
-    case 'ScanSchedule':
-      return String(f.name);
-    case 'Webhook':
-      return String(f.url);
-  }
-}
+const describe = (object: LiveObject): string => kindEntry(object.kind).describe(object);
+const isSiteLevel = (kind: Kind): boolean => kindEntry(kind).parent !== null;
 
 export function computePlan(desired: readonly DesiredObject[], live: LiveState, options: PlanOptions): Plan {
   const { source, adopt = false, prune = true } = options;
   const owned = new Map<string, LiveObject>();
   const foreign = new Map<string, LiveObject>();
-  const liveById = new Map<string, LiveObject>();
+  /** Live sites (parents) by id. */
+  const parentsById = new Map<string, LiveObject>();
+  const ownedBySource = (object: LiveObject) => object.labels[SOURCE_LABEL] === source && Boolean(object.labels[NAME_LABEL]);
   for (const object of live.objects) {
-    if (object.kind === 'ShieldSite') liveById.set(object.id, object);
+    if (isParentKind(object.kind)) parentsById.set(object.id, object);
     const owner = object.labels[SOURCE_LABEL];
     const name = object.labels[NAME_LABEL];
     if (owner === source && name) owned.set(identityKey(object.kind, name), object);
   }
   for (const object of live.objects) {
-    if (object.labels[SOURCE_LABEL] === source && object.labels[NAME_LABEL]) continue;
+    if (ownedBySource(object)) continue;
     foreign.set(naturalKey(object.kind, object.fields, object.siteId), object);
   }
 
@@ -103,7 +89,8 @@ export function computePlan(desired: readonly DesiredObject[], live: LiveState, 
   /** Config site name → its live id once matched, or undefined when it is created or replaced. */
   const siteIds = new Map<string, string | undefined>();
 
-  const order = (o: DesiredObject) => (o.kind === 'ShieldSite' ? 0 : SITE_KINDS.includes(o.kind) ? 1 : 2);
+  // Dependency order (the registry's): a new site is known by the time its rules are planned.
+  const order = (o: DesiredObject) => kindEntry(o.kind).order;
   for (const object of [...desired].sort((a, b) => order(a) - order(b))) {
     const name = identityName(object);
     const labels = desiredLabels(source, object);
@@ -119,10 +106,10 @@ export function computePlan(desired: readonly DesiredObject[], live: LiveState, 
     };
     let match = owned.get(identityKey(object.kind, name));
     // A rule whose site is new or replaced goes to the new site; the old one leaves with its site.
-    if (match && SITE_KINDS.includes(object.kind) && match.siteId !== siteId) match = undefined;
+    if (match && isSiteLevel(object.kind) && match.siteId !== siteId) match = undefined;
     let adopted = false;
     if (!match) {
-      const collision = SITE_KINDS.includes(object.kind) && !siteId ? undefined : foreign.get(naturalKey(object.kind, object.spec, siteId));
+      const collision = isSiteLevel(object.kind) && !siteId ? undefined : foreign.get(naturalKey(object.kind, object.spec, siteId));
       if (collision) {
         const owner = collision.labels[SOURCE_LABEL];
         if (owner) {
@@ -139,27 +126,27 @@ export function computePlan(desired: readonly DesiredObject[], live: LiveState, 
     }
     if (!match) {
       changes.push({ ...base, action: 'create', diff: [] });
-      if (object.kind === 'ShieldSite') siteIds.set(object.name, undefined);
+      if (isParentKind(object.kind)) siteIds.set(object.name, undefined);
       continue;
     }
     matched.add(match);
     const diff = compareFields(object.kind, fields, match);
     if (diff.length === 0) {
       unchanged++;
-      if (object.kind === 'ShieldSite') siteIds.set(object.name, match.id);
+      if (isParentKind(object.kind)) siteIds.set(object.name, match.id);
       continue;
     }
     if (needsReplacement(object.kind, diff)) {
       changes.push({ ...base, action: 'replace', id: match.id, diff, ...(adopted ? { adopted } : {}) });
-      if (object.kind === 'ShieldSite') siteIds.set(object.name, undefined);
+      if (isParentKind(object.kind)) siteIds.set(object.name, undefined);
     } else {
       changes.push({ ...base, action: 'update', id: match.id, diff, ...(adopted ? { adopted } : {}) });
-      if (object.kind === 'ShieldSite') siteIds.set(object.name, match.id);
+      if (isParentKind(object.kind)) siteIds.set(object.name, match.id);
     }
   }
 
   // Sites leaving (deleted or replaced) take their rules with them.
-  const leavingSites = new Set(changes.filter((c) => c.kind === 'ShieldSite' && c.action === 'replace' && c.id).map((c) => c.id!));
+  const leavingSites = new Set(changes.filter((c) => isParentKind(c.kind) && c.action === 'replace' && c.id).map((c) => c.id!));
   const incomplete = new Set(live.incomplete.map((i) => i.collection));
   const readComplete = (object: LiveObject) => !incomplete.has(object.kind) && !(object.siteId && incomplete.has(`${object.kind}@${object.siteId}`));
   const unmanaged: Plan['unmanaged'] = [];
@@ -171,8 +158,16 @@ export function computePlan(desired: readonly DesiredObject[], live: LiveState, 
       unmanaged.push({ kind: object.kind, id: object.id, description: describe(object) });
       continue;
     }
+    // Labelled for this source but on a site it does not own (the site was relabelled or adopted
+    // elsewhere): config can only name rules of its own sites, so it cannot keep this one, and
+    // deleting it would weaken a site another source manages. Reported, left alone.
+    const parent = object.siteId !== undefined ? parentsById.get(object.siteId) : undefined;
+    if (parent && !ownedBySource(parent)) {
+      unmanaged.push({ kind: object.kind, id: object.id, description: `${describe(object)} (labelled for this source, on a site it does not own)` });
+      continue;
+    }
     if (!prune || !readComplete(object)) continue;
-    if (object.kind === 'ShieldSite') leavingSites.add(object.id);
+    if (isParentKind(object.kind)) leavingSites.add(object.id);
     deletions.push({ action: 'delete', kind: object.kind, name, id: object.id, ...(object.siteId ? { siteId: object.siteId } : {}), diff: [] });
   }
   for (const deletion of deletions) if (deletion.siteId && leavingSites.has(deletion.siteId)) deletion.withSite = true;

@@ -15,7 +15,7 @@ import { DEFAULT_THRESHOLDS, thresholdViolation, weakeningWarnings, type Thresho
  * - `unchanged`: live state already matched.
  * - `planned`: changes found and left alone (applying was not allowed: plan-only, drift without self-heal).
  * - `refused`: changes found, held back by a threshold or a weakening rule until forced.
- * - `invalid`: the config has errors; nothing was read or changed.
+ * - `invalid`: the config has errors; nothing was changed.
  * - `failed`: the plan could not be made safely (conflicts, unreadable collections) or a step failed.
  */
 export type ReconcileResult = 'applied' | 'unchanged' | 'planned' | 'refused' | 'invalid' | 'failed';

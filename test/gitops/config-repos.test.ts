@@ -4,7 +4,7 @@
 // API: the sync records, the repository's status and the Shield objects themselves.
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtemp, rm, writeFile, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -329,6 +329,8 @@ describe('config repositories', () => {
 
     const bad = async (body: Record<string, unknown>) => t.call('POST', '/api/v1/config-repos', { body: { name: 'bad', url: `file://${bare}`, ...body } });
     expect((await bad({ path: '../etc' })).status).toBe(422);
+    expect((await bad({ path: 'config/../../etc' })).status).toBe(422);
+    expect((await bad({ path: '/etc' })).status).toBe(422);
     expect((await bad({ branch: '--upload-pack=x' })).status).toBe(422);
     expect((await bad({ url: 'ext::sh -c touch% /tmp/pwned' })).status).toBe(422);
     const duplicate = await bad({ name: 'shop-config' });
@@ -349,6 +351,55 @@ describe('config repositories', () => {
       await strict.close();
     }
   });
+
+  it('a path written as Argo CD users write it (".", "./sub/") names the root or the folder, and syncs', async () => {
+    // A second repository: branch `flat` holds a site file at its root, `main` one under sub/.
+    const other = join(root, 'dot.git');
+    const otherWork = join(root, 'dot-work');
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', other]);
+    execFileSync('git', ['clone', '-q', other, otherWork], { stdio: 'pipe' });
+    await mkdir(join(otherWork, 'sub'));
+    await writeFile(join(otherWork, 'sub', 'site.yaml'), site.replace('name: shop', 'name: sub').replace('shop.gitops.test', 'sub.gitops.test'));
+    git(otherWork, 'add', '-A');
+    git(otherWork, 'commit', '-q', '-m', 'a site under sub/');
+    git(otherWork, 'push', '-q', 'origin', 'main');
+    git(otherWork, 'checkout', '-q', '--orphan', 'flat');
+    git(otherWork, 'rm', '-rqf', '.');
+    await writeFile(join(otherWork, 'site.yaml'), site.replace('name: shop', 'name: dot').replace('shop.gitops.test', 'dot.gitops.test'));
+    git(otherWork, 'add', '-A');
+    git(otherWork, 'commit', '-q', '-m', 'a site at the root');
+    git(otherWork, 'push', '-q', 'origin', 'flat');
+
+    const register = async (name: string, branch: string, path: string) => {
+      const created = await t.call<Repo & { path: string; source: string }>('POST', '/api/v1/config-repos', { body: { name, url: `file://${other}`, branch, path, poll_interval_seconds: 3600 } });
+      expect(created.status, created.text).toBe(201);
+      await eventually(async () => (await t.call<Repo>('GET', `/api/v1/config-repos/${created.body.id}`)).body.status === 'synced', 15_000);
+      return created.body;
+    };
+    const dot = await register('dot-root', 'flat', '.');
+    expect(dot.path).toBe('');
+    const sub = await register('dot-sub', 'main', './sub/');
+    expect(sub.path).toBe('sub');
+    expect(sub.source).toMatch(/\/sub$/);
+    const domains = ((await t.call('GET', '/api/v1/shield/sites')).body.data as { domain: string }[]).map((s) => s.domain);
+    expect(domains).toEqual(expect.arrayContaining(['dot.gitops.test', 'sub.gitops.test']));
+    const patched = await t.call<{ path: string }>('PATCH', `/api/v1/config-repos/${sub.id}`, { body: { path: 'sub/.' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.path).toBe('sub');
+
+    // A path that is a symbolic link out of the checkout is not followed (clones check links out as files).
+    git(otherWork, 'checkout', '-q', '--orphan', 'escape');
+    git(otherWork, 'rm', '-rqf', '.');
+    await symlink(tmpdir(), join(otherWork, 'cfg'));
+    git(otherWork, 'add', '-A');
+    git(otherWork, 'commit', '-q', '-m', 'a link out');
+    git(otherWork, 'push', '-q', 'origin', 'escape');
+    const escape = await t.call<Repo>('POST', '/api/v1/config-repos', { body: { name: 'dot-escape', url: `file://${other}`, branch: 'escape', path: 'cfg', poll_interval_seconds: 3600 } });
+    expect(escape.status, escape.text).toBe(201);
+    let status!: Repo;
+    await eventually(async () => (status = (await t.call<Repo>('GET', `/api/v1/config-repos/${escape.body.id}`)).body).status === 'error', 15_000);
+    expect(status.status_message).toMatch(/the path "cfg" is not a directory/);
+  }, 60_000);
 
   it('deleting a repository revokes its key and leaves its objects', async () => {
     const keyId = (await t.call('GET', `/api/v1/config-repos/${repo.id}`)).body.api_key_id as string;

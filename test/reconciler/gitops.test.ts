@@ -1,8 +1,9 @@
 // The reconciler end to end: the `aegis` command against a running server.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { runAegis } from '../support/cli.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -98,6 +99,8 @@ describe('aegis plan / apply', () => {
     try {
       const dumped = await runAegis(['dump', '--out', out], env);
       expect(dumped.code, dumped.stderr).toBe(0);
+      // Everything, for adopting a live account: no source, so no project file naming one.
+      expect(existsSync(join(out, 'aegis.yaml'))).toBe(false);
       const shop = readFileSync(join(out, 'shop.yaml'), 'utf8');
       expect(shop).toContain('path_case: insensitive');
       expect(shop).toMatch(/managed_rules:\n {4}enabled: true\n {4}paranoia_level: 2\n {4}exclusions:\n {6}- rules:\n {10}- sqli\.tautology\n {8}url_pattern: \/cms\/\*\n/);
@@ -111,5 +114,142 @@ describe('aegis plan / apply', () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
+  });
+});
+
+describe('aegis dump --source', () => {
+  // Two more sources beside SOURCE (whose objects the tests above left live) and objects made by
+  // hand, one of them a rule labelled for ALPHA on BETA's site: config of ALPHA cannot hold it.
+  const ALPHA = 'github.com/acme/alpha-shield';
+  const BETA = 'github.com/acme/beta-shield';
+  const dirs: string[] = [];
+  let orphanId: string;
+  const tempDir = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    dirs.push(dir);
+    return dir;
+  };
+  const applied = async (dir: string, source: string) => {
+    const result = await runAegis(['apply', dir, '--source', source, '--yes'], env);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  };
+
+  beforeAll(async () => {
+    const alpha = tempDir('aegis-alpha-');
+    cpSync('examples/gitops/openapi/api.yaml', join(alpha, 'alpha-openapi.yaml'));
+    writeFileSync(
+      join(alpha, 'alpha.yaml'),
+      [
+        'apiVersion: aegis/v1',
+        'kind: ShieldSite',
+        'metadata: { name: alpha }',
+        'spec:',
+        '  domain: alpha.example.com',
+        '  origin_url: https://origin.alpha.example.com',
+        '  mode: block',
+        '  labels: { team: alpha }',
+        '  virtual_patches:',
+        "    - { name: search-sqli, url_pattern: /search, method: GET, match_param: q, match_regex: '(?i)union\\s+select', action: block }",
+        '  ip_access:',
+        '    - { type: cidr, value: 198.51.100.0/24, action: deny }',
+        '  schema: { document_file: alpha-openapi.yaml, strictness: strict }',
+        '---',
+        'apiVersion: aegis/v1',
+        'kind: Webhook',
+        'metadata: { name: alpha-alerts }',
+        'spec: { url: "https://hooks.example.com/alpha", events: [finding.created] }',
+        '',
+      ].join('\n'),
+    );
+    await applied(alpha, ALPHA);
+
+    const beta = tempDir('aegis-beta-');
+    mkdirSync(join(beta, 'sites'));
+    writeFileSync(
+      join(beta, 'sites/beta.yaml'),
+      [
+        'apiVersion: aegis/v1',
+        'kind: ShieldSite',
+        'metadata: { name: beta }',
+        'spec:',
+        '  domain: beta.example.com',
+        '  origin_url: https://origin.beta.example.com',
+        '  mode: block',
+        '  rate_limits:',
+        '    - { name: login, identity: ip, url_pattern: /login, method: POST, budget: 5, window_seconds: 60, action: block }',
+        '---',
+        'apiVersion: aegis/v1',
+        'kind: ScanSchedule',
+        'metadata: { name: beta-nightly }',
+        'spec: { scan_type: dast, target: "https://beta.example.com", cron: "0 4 * * *" }',
+        '',
+      ].join('\n'),
+    );
+    await applied(beta, BETA);
+
+    const betaSite = (await t.call('GET', '/api/v1/shield/sites?domain=beta.example.com')).body.data[0];
+    const orphan = await t.call('POST', `/api/v1/shield/sites/${betaSite.id}/virtual-patches`, {
+      body: { url_pattern: '/admin/*', method: 'ANY', match_param: 'cmd', match_regex: ';\\s*rm', action: 'block', labels: { 'aegis.dev/source': ALPHA, 'aegis.dev/name': 'beta/orphan' } },
+    });
+    expect(orphan.status, orphan.text).toBe(201);
+    orphanId = orphan.body.id;
+
+    const manual = await t.call('POST', '/api/v1/shield/sites', { body: { domain: 'manual.example.com', origin_url: 'https://origin.manual.example.com', mode: 'log' } });
+    expect(manual.status, manual.text).toBe(201);
+    const manualRule = await t.call('POST', `/api/v1/shield/sites/${manual.body.id}/ip-access`, { body: { type: 'ip', value: '192.0.2.9', action: 'deny' } });
+    expect(manualRule.status, manualRule.text).toBe(201);
+  });
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("writes only that source's objects and an aegis.yaml naming it, and warns about a rule it cannot express", async () => {
+    const out = tempDir('aegis-dump-alpha-');
+    const dumped = await runAegis(['dump', '--source', ALPHA, '--out', out], env);
+    expect(dumped.code, dumped.stderr).toBe(0);
+    expect(dumped.stderr).toContain(`VirtualPatch beta/orphan (${orphanId})`);
+    expect(dumped.stderr.trim().split('\n')).toHaveLength(1);
+
+    expect(readdirSync(out).sort()).toEqual(['aegis.yaml', 'alpha.openapi.yaml', 'alpha.yaml', 'webhooks.yaml']);
+    expect(parse(readFileSync(join(out, 'aegis.yaml'), 'utf8'))).toEqual({ source: ALPHA });
+    const site = parse(readFileSync(join(out, 'alpha.yaml'), 'utf8'));
+    expect(site).toMatchObject({ kind: 'ShieldSite', metadata: { name: 'alpha' }, spec: { domain: 'alpha.example.com', labels: { team: 'alpha' } } });
+    expect(site.spec.virtual_patches.map((p: { name: string }) => p.name)).toEqual(['search-sqli']);
+    expect(site.spec.ip_access.map((r: { name: string }) => r.name)).toEqual(['cidr-198.51.100.0-24']);
+    expect(site.spec.schema).toEqual({ document_file: 'alpha.openapi.yaml', strictness: 'strict' });
+    expect(readFileSync(join(out, 'alpha.openapi.yaml'), 'utf8')).toBe(readFileSync('examples/gitops/openapi/api.yaml', 'utf8'));
+    const webhooks = readFileSync(join(out, 'webhooks.yaml'), 'utf8');
+    expect(webhooks).toContain('name: alpha-alerts');
+    const everything = readdirSync(out).map((file) => readFileSync(join(out, file), 'utf8')).join('\n');
+    for (const foreign of ['beta', 'manual.example.com', 'shop.example.com', '192.0.2.9', 'aegis.dev/']) expect(everything).not.toContain(foreign);
+
+    // A plan of the dump, with no --source (and AEGIS_SOURCE empty): aegis.yaml names the source.
+    const plain = await runAegis(['plan', out], env);
+    expect(plain.code, plain.stdout + plain.stderr).toBe(0);
+    expect(plain.stdout).toContain('No changes');
+    const json = await runAegis(['plan', out, '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const plan = JSON.parse(json.stdout) as { source: string; changes: unknown[]; conflicts: unknown[]; summary: { unchanged: number }; unmanaged: { id: string; description: string }[] };
+    expect(plan.source).toBe(ALPHA);
+    expect(plan.changes).toEqual([]);
+    expect(plan.conflicts).toEqual([]);
+    // The site, its patch, IP rule and schema, and the webhook.
+    expect(plan.summary.unchanged).toBe(5);
+    // The orphan is left alone (it is on a site another source manages), and said so.
+    expect(plan.unmanaged.find((u) => u.id === orphanId)?.description).toContain('on a site it does not own');
+    expect((await t.call('GET', `/api/v1/shield/sites/${(await t.call('GET', '/api/v1/shield/sites?domain=beta.example.com')).body.data[0].id}/virtual-patches/${orphanId}`)).status).toBe(200);
+  });
+
+  it('of another source leaves the first one out, and the orphan with it', async () => {
+    const out = tempDir('aegis-dump-beta-');
+    const dumped = await runAegis(['dump', '--source', BETA, '--out', out], env);
+    expect(dumped.code, dumped.stderr).toBe(0);
+    expect(dumped.stderr).toBe('');
+    expect(readdirSync(out).sort()).toEqual(['aegis.yaml', 'beta.yaml', 'scan-schedules.yaml']);
+    const site = parse(readFileSync(join(out, 'beta.yaml'), 'utf8'));
+    expect(site.spec.rate_limits.map((r: { name: string }) => r.name)).toEqual(['login']);
+    expect(site.spec.virtual_patches).toBeUndefined();
+    const plan = await runAegis(['plan', out], env);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import { loadConfig, type ServerConfig } from '../../api/config.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
+import { syncConfigDirectory } from '../../reconciler/sync/config-repo-sync.ts';
 import { generateKey } from '../../api/auth/key-material.ts';
 import { cloneDatabase, type TestDatabase } from './database-template.ts';
 
@@ -72,7 +73,8 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}, dat
     shieldPort: 0,
     ...overrides,
   };
-  const server = await startServer(config);
+  // Wired as `aegis serve` wires it: config-repo syncs run the reconciler.
+  const server = await startServer(config, { configSync: syncConfigDirectory });
   return {
     url: server.url,
     adminKey: config.bootstrapApiKey ?? adminKey,

@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { validate, type ValidationResult } from '@readme/openapi-parser';
+import type { ValidationResult } from '@readme/openapi-parser';
 import { parseDocument as parseYamlDocument } from 'yaml';
 
 export type DocumentFormat = 'yaml' | 'json';
@@ -237,6 +237,9 @@ async function specificationProblems(document: JsonObject): Promise<string[]> {
     // No resolver may run: external references were refused above, and this makes sure that
     // nothing in a document can ever be read from disk or fetched. (The cast: the parameter type
     // claims a valid document, and proving that is what validate() is for.)
+    // Loaded on first use (with its own ajv): the reconciler's config checks import this module for
+    // openApiVersionOf and should not pay ~40 ms for a validator only schema documents need.
+    const { validate } = await import('@readme/openapi-parser');
     result = await validate(subject as unknown as Parameters<typeof validate>[0], { resolve: { external: false, file: false } });
   } catch (error) {
     return [`the document could not be validated: ${errorMessage(error)}`];
