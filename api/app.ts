@@ -9,6 +9,7 @@ import type { Authenticator } from './auth/authenticator.ts';
 import authPlugin from './auth/plugin.ts';
 import errorHandler from './http/error-handler.ts';
 import idempotency from './http/idempotency.ts';
+import inputGuard, { clientErrorHandler, frameworkErrors } from './http/input-guard.ts';
 import openApi from './http/openapi.ts';
 import rateLimit from './http/rate-limit.ts';
 import { requestIdFor } from './http/request-id.ts';
@@ -25,6 +26,7 @@ import { scheduleRoutes } from './schedules/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { ShieldEvents } from './gateway/events/index.ts';
+import { observeHttp, type Observability } from './metrics/index.ts';
 import { ipAccessRoutes } from './shield/ip-access/routes.ts';
 import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
 import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
@@ -58,10 +60,12 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
+  /** Request metrics and traces (api/metrics); none when absent. */
+  observability?: Observability | undefined;
   config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers'>;
 }
 
-export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, config }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -73,6 +77,9 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Errors before a route runs (undecodable path, over-long id, malformed HTTP) in the envelope too.
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(createValidatorCompiler());
   // JSON is the default body type; routes that take another (CSV, YAML) register it themselves.
@@ -80,8 +87,10 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  observeHttp(app, observability);
 
   await app.register(errorHandler);
+  await app.register(inputGuard);
   await app.register(authPlugin, { authenticator });
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, redis });
   await app.register(idempotency, { db, secretBox });

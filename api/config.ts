@@ -61,6 +61,12 @@ export interface ServerConfig {
   shieldDnsServers: string[];
   /** Default poll interval of config repositories, seconds (AEGIS_CONFIG_REPO_POLL_SECONDS, 180). */
   configRepoPollSeconds: number;
+  /** Port of the Prometheus endpoint GET /metrics (AEGIS_METRICS_PORT; unset: no metrics served, 0: any free port). */
+  metricsPort: number | undefined;
+  /** Address the metrics port binds (AEGIS_METRICS_HOST, default 127.0.0.1: not reachable from other hosts). */
+  metricsHost: string;
+  /** Bearer token scrapes must send (AEGIS_METRICS_TOKEN; unset: none, the bind address is the guard). */
+  metricsToken: string | undefined;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -126,5 +132,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     allowMetadataOrigins: bool('AEGIS_ALLOW_METADATA_ORIGINS', env.AEGIS_ALLOW_METADATA_ORIGINS, false),
     shieldDnsServers: (env.AEGIS_SHIELD_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     configRepoPollSeconds: positiveInt('AEGIS_CONFIG_REPO_POLL_SECONDS', env.AEGIS_CONFIG_REPO_POLL_SECONDS, 180),
+    metricsPort: env.AEGIS_METRICS_PORT ? positiveInt('AEGIS_METRICS_PORT', env.AEGIS_METRICS_PORT, 9464) : undefined,
+    metricsHost: env.AEGIS_METRICS_HOST || '127.0.0.1',
+    metricsToken: env.AEGIS_METRICS_TOKEN || undefined,
   };
 }

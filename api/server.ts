@@ -17,6 +17,7 @@ import { launchGateway } from './gateway/launch.ts';
 import { startJobs } from './jobs/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from './scans/index.ts';
 import { ConfigRepoPoller, configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
+import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from './metrics/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -28,6 +29,9 @@ export interface RunningServer {
   shieldEvents: ShieldEvents;
   /** The Shield gateway, when `shieldEnabled`. */
   gateway: RunningGateway | undefined;
+  /** The Prometheus endpoint, when `metricsPort` is set; and the metrics and traces of this server. */
+  metricsServer: RunningMetricsServer | undefined;
+  observability: Observability;
   close(): Promise<void>;
 }
 
@@ -47,6 +51,12 @@ export async function startServer(config: ServerConfig, services: ServerServices
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
   let shieldEvents: ShieldEvents | undefined;
+  // Metrics only when they are served; traces only when an OTLP endpoint is configured (lazy import).
+  const observability: Observability = {
+    metrics: config.metricsPort !== undefined ? createMetrics({ db: database.db, pool: database.pool }) : undefined,
+    tracing: await startTracing({ serviceName: 'aegis' }),
+  };
+  let metricsServer: RunningMetricsServer | undefined;
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
@@ -63,14 +73,18 @@ export async function startServer(config: ServerConfig, services: ServerServices
       flushMs: config.shieldFlushMs,
     });
     const events = shieldEvents;
-    const app = await buildApp({ db: database.db, authenticator, redis, secretBox, config, shieldEvents: events });
+    const app = await buildApp({ db: database.db, authenticator, redis, secretBox, config, shieldEvents: events, observability });
     const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs, config.shieldEventRetentionDays);
     await app.listen({ host: config.host, port: config.port });
     let gateway: RunningGateway | undefined;
     try {
-      if (config.shieldEnabled) gateway = await launchGateway(config, { db: database.db, log: shieldLog, recorder: events.recorder, serverKey });
+      if (config.shieldEnabled) gateway = await launchGateway(config, { db: database.db, log: shieldLog, recorder: events.recorder, serverKey, metrics: observability.metrics?.gateway });
+      if (observability.metrics && config.metricsPort !== undefined) {
+        metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics: observability.metrics, onError: (err) => app.log.error({ err }, 'metrics: scrape failed') });
+      }
     } catch (err) {
       stopHousekeeping();
+      await gateway?.close();
       await app.close();
       throw err;
     }
@@ -87,6 +101,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
         ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, events: events.internal }),
         ...(services.configSync ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url, configSync: services.configSync }) : {}),
       },
+      observe: jobObserver(observability),
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;
@@ -97,19 +112,25 @@ export async function startServer(config: ServerConfig, services: ServerServices
       bootstrap,
       shieldEvents: events,
       gateway,
+      metricsServer,
+      observability,
       async close() {
         await poller?.stop();
         await jobs.close();
         stopHousekeeping();
+        await metricsServer?.close();
         await gateway?.close();
         await events.close();
         await app.close();
         await authenticator.close();
         await database.close();
         await redis?.quit();
+        await observability.tracing?.close();
       },
     };
   } catch (err) {
+    await metricsServer?.close();
+    await observability.tracing?.close().catch(() => undefined);
     await shieldEvents?.close();
     await database.close();
     redis?.disconnect();

@@ -14,6 +14,8 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'embedded';
   /** Where the data lives, for the start-up banner (never includes a password). */
   location: string;
+  /** The connection pool's counters (PostgreSQL only), for metrics. */
+  pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
   close(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(options.databaseUrl);
     url.password = '';
-    return { db, kind: 'postgres', location: url.toString(), close: () => db.destroy() };
+    return { db, kind: 'postgres', location: url.toString(), pool, close: () => db.destroy() };
   }
   const dir = join(options.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });

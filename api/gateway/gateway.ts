@@ -12,6 +12,7 @@ import { newId } from '../ids.ts';
 import { CHALLENGE_PATH, Challenges } from './challenge/challenge.ts';
 import type { DecisionEvent } from './decision.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
+import type { GatewayMetrics } from '../metrics/metrics.ts';
 import { LazyInspectedRequest, type InspectedRequest } from './inspected-request.ts';
 import { ALLOW, decide, type Verdict } from './pipeline.ts';
 import { ClientIpResolver, type ClientAddress } from './proxy/client-ip.ts';
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   bodyLimits?: Partial<BodyLimits>;
   challengeDifficultyBits?: number;
   upstream?: UpstreamOptions;
+  /** Where decisions and upstream latency are counted (api/metrics); nothing when absent. */
+  metrics?: GatewayMetrics | undefined;
 }
 
 export interface RunningGateway {
@@ -89,6 +92,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
 
   const record = (site: CompiledSite, inspected: InspectedRequest, client: ClientAddress, verdict: Verdict, status: number, requestId: string, arrived: number) => {
+    options.metrics?.decision(site.id, verdict.action, verdict.ruleKind);
     const keep = options.recorder.keeps(verdict.action);
     if (!keep) return options.recorder.countOnly({ site_id: site.id, at: arrived, action: verdict.action, rule_kind: verdict.ruleKind });
     const origin = options.asnDb?.lookup(client.parsed) ?? null;
@@ -158,7 +162,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       challenges.sendChallenge(res, { siteId: site.id, clientIp: client.text, returnTo: url, requestId });
       return record(site, inspected, client, verdict, 403, requestId, arrived);
     }
+    const forwarding = performance.now();
     const result = await upstreams.forward(req, res, site.originUrl, { clientIp: client.text, viaTrustedProxy: client.viaTrustedProxy, proto: client.proto, requestId, body });
+    options.metrics?.upstream(site.id, result.ok ? 'ok' : result.failure, (performance.now() - forwarding) / 1000);
     if (result.ok) return record(site, inspected, client, verdict, result.status, requestId, arrived);
     const answer = result.failure === 'timeout' ? ANSWERS.gatewayTimeout : ANSWERS.badGateway;
     sendAnswer(req, res, answer, requestId);

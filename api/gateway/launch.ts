@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ServerConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
+import type { GatewayMetrics } from '../metrics/metrics.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { AsnDatabase } from './rules/asn-db.ts';
 import { originPolicy } from '../net/origin-policy.ts';
@@ -12,6 +13,7 @@ export interface LaunchDeps {
   log: Logger;
   recorder: DecisionRecorder;
   serverKey: Buffer;
+  metrics?: GatewayMetrics | undefined;
 }
 
 export async function launchGateway(config: ServerConfig, deps: LaunchDeps): Promise<RunningGateway> {

@@ -57,6 +57,16 @@ export function toEnvelope(error: FastifyError | ApiError | Error): { status: nu
       return err.statusCode === 415
         ? { status: 415, body: envelope('unsupported_media_type', `content type is not supported here`) }
         : { status: 400, body: envelope('invalid_request', err.message) };
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, body: envelope('invalid_request', 'the request path is not valid percent-encoded UTF-8') };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 414, body: envelope('uri_too_long', 'a path parameter is too long') };
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return { status: 400, body: envelope('invalid_request', err.message) };
+    // Backstop for the edge check (input-guard.ts): PostgreSQL refusing text it cannot store is bad input, not a fault.
+    case '22021': // character_not_in_repertoire (NUL)
+    case '22P05': // untranslatable_character
+      return { status: 400, body: envelope('invalid_request', 'the request contains a character that cannot be stored (NUL or an unpaired surrogate)') };
     case '23505': // unique_violation from PostgreSQL: a uniqueness rule the route did not pre-check
       return { status: 409, body: envelope('conflict', 'an object with the same identity already exists') };
   }

@@ -7,9 +7,12 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'not_acceptable'
   | 'conflict'
   | 'payload_too_large'
+  | 'uri_too_long'
+  | 'headers_too_large'
   | 'unsupported_media_type'
   | 'validation_failed'
   | 'idempotency_key_reused'
@@ -38,11 +41,14 @@ export const codeForStatus: Record<number, ErrorCode> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_failed',
   429: 'rate_limited',
+  431: 'headers_too_large',
   500: 'internal',
   503: 'unavailable',
 };

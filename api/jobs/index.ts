@@ -12,7 +12,7 @@ import { Scheduler, type ScheduleRunner } from './scheduler.ts';
 import { JobNotifications } from './signals.ts';
 import { registerTestJobKinds } from './test-kinds.ts';
 import type { JobHandlers, JobLogger } from './types.ts';
-import { Worker } from './worker.ts';
+import { Worker, type WorkerOptions } from './worker.ts';
 
 export { cancelJob, enqueue, enqueueMany, getJob, listDeadJobs, retryDeadJob, type CancelOutcome, type EnqueueOptions, type Enqueued } from './queue.ts';
 export { buildJobHandlers, jobHandlers, registerJobKind, registerJobKindFactory, type JobKindDeps, type JobKindFactory } from './registry.ts';
@@ -42,6 +42,8 @@ export interface StartJobsOptions {
   startScheduledScan?: ScheduleRunner | undefined;
   /** `serve` runs nothing when AEGIS_WORKER=false; `worker` (the `aegis worker` command) always runs. */
   role?: 'serve' | 'worker';
+  /** Job-run metrics and traces (api/metrics). */
+  observe?: WorkerOptions['observe'];
 }
 
 export interface RunningJobs {
@@ -66,6 +68,7 @@ export async function startJobs(options: StartJobsOptions): Promise<RunningJobs>
     concurrency: config.concurrency,
     leaseMs: config.leaseMs,
     pollMaxMs: config.pollMaxMs,
+    observe: options.observe,
   }).start();
   const scheduler = config.scheduler ? new Scheduler({ db: options.db, log: options.log, tickMs: config.schedulerTickMs, runner: options.startScheduledScan }).start() : undefined;
   return {

@@ -59,6 +59,8 @@ export interface WorkerOptions {
   reclaimEveryMs?: number | undefined;
   /** Worker id as stored in jobs.lease_owner (default host:pid:random). */
   id?: string | undefined;
+  /** Told when a job run starts; the function it returns, how the run ended (metrics and traces). */
+  observe?: ((job: { id: string; kind: string; attempts: number }) => (result: string) => void) | undefined;
 }
 
 interface Running {
@@ -81,6 +83,15 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
+/** How a run ended, coarsely, for metrics and traces (a failure may still be retried). */
+function runResult(entry: Running, outcome: Outcome): string {
+  if (entry.released || entry.abortedFor === 'shutdown') return 'released';
+  if (entry.abortedFor === 'lease-lost' || (!outcome.ok && outcome.error instanceof LeaseLostError)) return 'lease_lost';
+  if (entry.completed || outcome.ok) return 'completed';
+  if (entry.abortedFor === 'canceled') return 'canceled';
+  return 'failed';
+}
+
 function errorText(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
@@ -91,6 +102,7 @@ export class Worker {
   private readonly db: Db;
   private readonly log: JobLogger;
   private readonly handlers: JobHandlers;
+  private readonly observe: WorkerOptions['observe'];
   private readonly only: ReadonlySet<string> | undefined;
   private readonly concurrency: number;
   private readonly leaseMs: number;
@@ -120,6 +132,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.db = options.db;
     this.handlers = options.handlers ?? jobHandlers;
+    this.observe = options.observe;
     this.only = options.kinds ? new Set(options.kinds) : undefined;
     this.concurrency = Math.max(1, options.concurrency ?? 4);
     this.leaseMs = Math.max(100, options.leaseMs ?? 30_000);
@@ -340,6 +353,7 @@ export class Worker {
       },
     };
     const started = Date.now();
+    const observed = this.observe?.(job);
     log.debug('jobs: started');
     let outcome: Outcome;
     try {
@@ -353,6 +367,7 @@ export class Worker {
     } catch (err) {
       log.error({ err }, 'jobs: the outcome could not be recorded; the lease will expire and the job will run again');
     }
+    observed?.(runResult(entry, outcome));
   }
 
   private async settle(entry: Running, definition: JobKindDefinition, outcome: Outcome, log: JobLogger, durationMs: number): Promise<void> {

@@ -101,6 +101,10 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
         },
       },
       async (request, reply) => {
+        // The body schema is keyed by content type, so a request without one arrives unvalidated.
+        if (!Buffer.isBuffer(request.body) && (typeof request.body !== 'object' || request.body === null)) {
+          throw validationFailed('request body is required: a JSON object or an archive', { fields: [{ field: 'body', message: 'is required' }] });
+        }
         const scan = await start(request, scanType, request.body as Buffer | { target: string; config?: { ref?: string; history?: boolean } }, request.query as { history?: boolean });
         return reply.code(202).send(scan);
       },

@@ -1,0 +1,149 @@
+// Prometheus metrics of one server (issue 19). Each running server owns a Registry (never prom-client's
+// global one): tests start many servers in one process, and one process's series must not leak into
+// another's. The parts of the system report through small sinks (GatewayMetrics, JobObserver,
+// observeHttp) so that nothing here reaches into their internals; queue depth, scheduler lag and the
+// database pool are read when Prometheus scrapes (collect callbacks), not kept up to date.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+
+/** What the gateway reports: one call per decision, one per proxied request. */
+export interface GatewayMetrics {
+  decision(site: string, action: string, ruleKind: string | null): void;
+  /** Time from the start of forwarding to the origin's response headers (or the failure), seconds. */
+  upstream(site: string, outcome: string, seconds: number): void;
+}
+
+/** What the job worker reports: called when a job run starts; the returned function when it ends. */
+export type JobObserver = (job: { id: string; kind: string; attempts: number }) => (result: string) => void;
+
+/** pg's Pool counters (PostgreSQL only). */
+export interface PoolStats {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+}
+
+export interface MetricsOptions {
+  db: Db;
+  /** The PostgreSQL connection pool; absent on PGlite (one embedded connection, nothing to pool). */
+  pool?: PoolStats | undefined;
+}
+
+export interface ServerMetrics {
+  registry: Registry;
+  http(route: string, method: string, status: number, seconds: number): void;
+  gateway: GatewayMetrics;
+  jobs: JobObserver;
+  /** Text for GET /metrics. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const JOB_BUCKETS = [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800];
+
+export function createMetrics(options: MetricsOptions): ServerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'aegis_' });
+  const { db } = options;
+
+  const httpRequests = new Counter({ name: 'aegis_http_requests_total', help: 'API requests by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const httpDuration = new Histogram({ name: 'aegis_http_request_duration_seconds', help: 'API request latency by route pattern, method and status.', labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS, registers: [registry] });
+
+  const decisions = new Counter({ name: 'aegis_shield_decisions_total', help: 'Shield gateway decisions by site id, action and deciding rule kind ("none" for a plain allow).', labelNames: ['site', 'action', 'rule_kind'], registers: [registry] });
+  const upstream = new Histogram({ name: 'aegis_shield_upstream_duration_seconds', help: 'Time from forwarding to the origin response headers (or the failure), by site id and outcome (ok, unreachable, timeout).', labelNames: ['site', 'outcome'], buckets: LATENCY_BUCKETS, registers: [registry] });
+
+  const jobRuns = new Counter({ name: 'aegis_jobs_finished_total', help: 'Job runs by kind and result (completed, failed, canceled, released, lease_lost). Config-repo syncs are the config_repo_sync kind.', labelNames: ['kind', 'result'], registers: [registry] });
+  const jobDuration = new Histogram({ name: 'aegis_job_duration_seconds', help: 'Job run time by kind and result.', labelNames: ['kind', 'result'], buckets: JOB_BUCKETS, registers: [registry] });
+
+  // Read on scrape: one grouped query over the queued jobs (the queue's own index serves it).
+  const depth = new Gauge({ name: 'aegis_jobs_queued', help: 'Jobs waiting (queued, due or not) by kind.', labelNames: ['kind'], registers: [registry], collect: () => readQueue() });
+  const oldest = new Gauge({ name: 'aegis_jobs_oldest_queued_age_seconds', help: 'Age of the oldest due queued job by kind (since it became runnable).', labelNames: ['kind'], registers: [registry], collect: () => readQueue() });
+  const running = new Gauge({ name: 'aegis_jobs_running', help: 'Jobs running (leased) by kind.', labelNames: ['kind'], registers: [registry], collect: () => readQueue() });
+  let queueRead: Promise<void> | undefined;
+  function readQueue(): Promise<void> {
+    // The three gauges share one query per scrape.
+    queueRead ??= (async () => {
+      try {
+        const rows = await db
+          .selectFrom('jobs')
+          .select([
+            'kind',
+            sql<number>`count(*) filter (where state = 'queued')::int`.as('queued'),
+            sql<number>`count(*) filter (where state = 'running')::int`.as('running'),
+            sql<number | null>`extract(epoch from (now() - min(run_at) filter (where state = 'queued' and run_at <= now())))::float8`.as('oldest'),
+          ])
+          .where('state', 'in', ['queued', 'running'])
+          .groupBy('kind')
+          .execute();
+        depth.reset();
+        oldest.reset();
+        running.reset();
+        for (const r of rows) {
+          depth.set({ kind: r.kind }, Number(r.queued));
+          running.set({ kind: r.kind }, Number(r.running));
+          oldest.set({ kind: r.kind }, r.oldest === null ? 0 : Math.max(0, Number(r.oldest)));
+        }
+      } finally {
+        queueRead = undefined;
+      }
+    })();
+    return queueRead;
+  }
+
+  new Gauge({
+    name: 'aegis_scheduler_lag_seconds',
+    help: 'How overdue the most overdue enabled scan schedule is (0 when none is due): a scheduler that is not keeping up, or not running.',
+    registers: [registry],
+    async collect() {
+      const row = await db
+        .selectFrom('scan_schedules')
+        .select(sql<number | null>`extract(epoch from (now() - min(next_run_at)))::float8`.as('lag'))
+        .where('enabled', '=', true)
+        .where('next_run_at', '<=', sql<Date>`now()`)
+        .executeTakeFirst();
+      this.set(row?.lag ? Math.max(0, Number(row.lag)) : 0);
+    },
+  });
+
+  if (options.pool) {
+    const pool = options.pool;
+    new Gauge({ name: 'aegis_db_pool_connections', help: 'PostgreSQL pool connections by state (idle, busy, total).', labelNames: ['state'], registers: [registry], collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'busy' }, pool.totalCount - pool.idleCount);
+    } });
+    new Gauge({ name: 'aegis_db_pool_waiting', help: 'Queries waiting for a PostgreSQL pool connection.', registers: [registry], collect() {
+      this.set(pool.waitingCount);
+    } });
+  }
+  // PGlite (no DATABASE_URL): a single in-process connection; there is no pool to report.
+
+  return {
+    registry,
+    http(route, method, status, seconds) {
+      const labels = { route, method, status: String(status) };
+      httpRequests.inc(labels);
+      httpDuration.observe(labels, seconds);
+    },
+    gateway: {
+      decision(site, action, ruleKind) {
+        decisions.inc({ site, action, rule_kind: ruleKind ?? 'none' });
+      },
+      upstream(site, outcome, seconds) {
+        upstream.observe({ site, outcome }, seconds);
+      },
+    },
+    jobs(job) {
+      const started = performance.now();
+      return (result) => {
+        const labels = { kind: job.kind, result };
+        jobRuns.inc(labels);
+        jobDuration.observe(labels, (performance.now() - started) / 1000);
+      };
+    },
+    async scrape() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
