@@ -2,7 +2,7 @@
 // plan again with nothing to change. Targets: apply ≤ 30 s on PostgreSQL, plan ≤ 3 s, and a
 // no-change plan that writes nothing and whose reads grow with pages, not objects.
 //   npm run bench:reconcile        BENCH_SITES=20 BENCH_RULES=500 BENCH_DATABASE=postgres|embedded
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../api/auth/key-material.ts';
@@ -14,20 +14,11 @@ import { preparePlan } from '../reconciler/cli/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { summarise } from '../reconciler/plan/plan.ts';
 import { createScratchDatabase } from './support/scratch-database.ts';
+import { writeSiteRepo } from './support/site-repo.ts';
 
 const SITES = Number(process.env.BENCH_SITES ?? 20);
 const RULES = Number(process.env.BENCH_RULES ?? 500);
 const wantPostgres = (process.env.BENCH_DATABASE ?? 'postgres') === 'postgres';
-
-async function writeRepo(dir: string): Promise<void> {
-  for (let s = 0; s < SITES; s++) {
-    const rules = Array.from({ length: RULES }, (_, r) => `    - name: r${r}\n      type: ip\n      value: 10.${s}.${r >> 8}.${r & 255}\n      action: deny`).join('\n');
-    await writeFile(
-      join(dir, `site-${s}.yaml`),
-      `apiVersion: aegis/v1\nkind: ShieldSite\nmetadata:\n  name: site-${s}\nspec:\n  domain: site-${s}.bench.example.com\n  origin_url: http://127.0.0.1:9\n  mode: block\n  ip_access:\n${rules}\n`,
-    );
-  }
-}
 
 const scratch = wantPostgres ? await createScratchDatabase() : undefined;
 if (wantPostgres && !scratch) console.log('no PostgreSQL server reachable; running on the embedded database');
@@ -36,7 +27,7 @@ const repo = await mkdtemp(join(tmpdir(), 'aegis-bench-repo-'));
 const key = generateKey();
 const server = await startServer({ ...loadConfig({ host: '127.0.0.1', port: '0', dataDir }, {}), databaseUrl: scratch?.url, bootstrapApiKey: key, logLevel: 'silent', rateLimitPerMinute: 1e9 });
 try {
-  await writeRepo(repo);
+  await writeSiteRepo(repo, SITES, RULES);
   const client = createAegisClient({ baseUrl: server.url, apiKey: key });
   const api = restResources(client);
   const inputs = { path: repo, source: 'bench', adopt: false, prune: true, denyWeakening: false };

@@ -28,6 +28,7 @@ import { preparePlan } from '../reconciler/cli/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { buildDist, staleInput } from '../bin/build.mjs';
 import { createScratchDatabase } from './support/scratch-database.ts';
+import { writeSiteRepo } from './support/site-repo.ts';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10);
 const RULES = Number(process.env.BENCH_RULES ?? 99);
@@ -100,15 +101,6 @@ function hcl(): string {
   return parts.join('\n');
 }
 
-async function writeRepo(dir: string): Promise<void> {
-  for (let s = 0; s < SITES; s++) {
-    const rules = Array.from({ length: RULES }, (_, r) => `    - name: r${r}\n      type: ip\n      value: 10.${s}.${r >> 8}.${r & 255}\n      action: deny`).join('\n');
-    await writeFile(
-      join(dir, `site-${s}.yaml`),
-      `apiVersion: aegis/v1\nkind: ShieldSite\nmetadata:\n  name: site-${s}\nspec:\n  domain: site-${s}.bench.example.com\n  origin_url: http://127.0.0.1:9\n  mode: block\n  ip_access:\n${rules}\n`,
-    );
-  }
-}
 
 const s = (seconds: number) => `${seconds.toFixed(2)} s`;
 
@@ -153,7 +145,7 @@ try {
   const db = server.database.db;
   const orgId = await ensureOrganization(db, 'bench-reconciler');
   const reconcilerKey = (await insertKey(db, { orgId, name: 'bench-reconciler', scopes: ['admin'], createdBy: null })).value;
-  await writeRepo(repo);
+  await writeSiteRepo(repo, SITES, RULES);
   const client = createAegisClient({ baseUrl: server.url, apiKey: reconcilerKey });
   const api = restResources(client);
   const inputs = { path: repo, source: 'bench', adopt: false, prune: true, denyWeakening: false };

@@ -1,6 +1,7 @@
 // The port through which a config-repo sync job reconciles the directory it checked out. The API
 // does not know how a config directory becomes API calls — that is the reconciler's business, and
-// the reconciler talks to the API only over HTTP. The process that starts the server or worker
+// the reconciler talks to the API only over HTTP. The reconciler implements this port
+// (reconciler/sync/config-repo-sync.ts); the process that starts the server or worker
 // (cli/serve.ts, cli/worker.ts) passes the reconciler's implementation in; a process started
 // without one does not run config-repo syncs (they wait for one that does).
 

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import http from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, codeForStatus } from './errors.ts';
+import { ApiError, badRequest, codeForStatus } from './errors.ts';
 import { toEnvelope } from './error-handler.ts';
 
 const HOSTILE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -22,20 +22,34 @@ export const isHostileText = (text: string): boolean => HOSTILE.test(text);
 const fieldName = (base: string, key: string | number): string =>
   typeof key === 'number' ? `${base}[${key}]` : /^[A-Za-z_$][\w$-]*$/.test(key) ? (base ? `${base}.${key}` : key) : `${base}[${JSON.stringify(key)}]`;
 
+interface Node {
+  value: unknown;
+  key: string | number | undefined;
+  parent: Node | undefined;
+}
+
+/** The dotted name of a node, built only for the one that is refused (every request walks its body). */
+function pathOf(node: Node, root: string): string {
+  const keys: (string | number)[] = [];
+  for (let n: Node | undefined = node; n?.key !== undefined; n = n.parent) keys.unshift(n.key);
+  return keys.reduce<string>((path, key) => fieldName(path, key), root);
+}
+
 /** The first field (keys and values, any depth) holding hostile text. Iterative: bodies may nest 10 000 deep. */
 export function findHostileField(value: unknown, root: string): string | undefined {
-  const stack: [unknown, string][] = [[value, root]];
+  const stack: Node[] = [{ value, key: undefined, parent: undefined }];
   while (stack.length > 0) {
-    const [current, path] = stack.pop()!;
+    const node = stack.pop()!;
+    const current = node.value;
     if (typeof current === 'string') {
-      if (isHostileText(current)) return path || root;
+      if (isHostileText(current)) return pathOf(node, root) || root;
     } else if (Array.isArray(current)) {
-      for (let i = current.length - 1; i >= 0; i--) stack.push([current[i], fieldName(path, i)]);
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: node });
     } else if (current !== null && typeof current === 'object' && !Buffer.isBuffer(current)) {
       for (const [key, child] of Object.entries(current)) {
-        const childPath = fieldName(path, key);
-        if (isHostileText(key)) return childPath;
-        stack.push([child, childPath]);
+        const childNode = { value: child, key, parent: node };
+        if (isHostileText(key)) return pathOf(childNode, root);
+        stack.push(childNode);
       }
     }
   }
@@ -74,9 +88,8 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const code = codeForStatus[status]!;
   const message = status === 408 ? 'the request took too long to arrive' : status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP';
-  const body = JSON.stringify({ error: { code, message, details: {} } });
+  const body = JSON.stringify(toEnvelope(new ApiError(status, codeForStatus[status]!, message)).body);
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
   }

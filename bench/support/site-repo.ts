@@ -1,6 +1,6 @@
 // The config repository the reconciler benchmarks plan: SITES ShieldSites with RULES nested IP rules
-// each, so SITES × (RULES + 1) objects (10 × 99 → 1 000). bench/terraform.ts and bench/reconcile.ts
-// write the same shape.
+// each, so SITES × (RULES + 1) objects (10 × 99 → 1 000), for bench:cli, bench:terraform and
+// bench:reconcile.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
