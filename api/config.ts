@@ -67,6 +67,8 @@ export interface ServerConfig {
   metricsHost: string;
   /** Bearer token scrapes must send (AEGIS_METRICS_TOKEN; unset: none, the bind address is the guard). */
   metricsToken: string | undefined;
+  /** Gateway worker processes (`--workers`/`--shield-workers`, AEGIS_SHIELD_WORKERS); unset: the command's default (api/gateway/cluster). */
+  shieldWorkers: number | undefined;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -96,7 +98,16 @@ export interface ConfigFlags {
   shieldPort?: string | undefined;
   dataDir?: string | undefined;
   asnDb?: string | undefined;
+  shieldWorkers?: string | undefined;
 }
+
+/** A count of processes: an integer from 1 up; unset stays unset. */
+const workerCount = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new Error(`${name} must be an integer from 1 to 1024, got "${value}"`);
+  return n;
+};
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
   return {
@@ -135,5 +146,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     metricsPort: env.AEGIS_METRICS_PORT ? positiveInt('AEGIS_METRICS_PORT', env.AEGIS_METRICS_PORT, 9464) : undefined,
     metricsHost: env.AEGIS_METRICS_HOST || '127.0.0.1',
     metricsToken: env.AEGIS_METRICS_TOKEN || undefined,
+    shieldWorkers: workerCount(flags.shieldWorkers !== undefined ? '--workers' : 'AEGIS_SHIELD_WORKERS', flags.shieldWorkers ?? env.AEGIS_SHIELD_WORKERS),
   };
 }

@@ -17,8 +17,9 @@
 // the source tree, which ships with the package: each source file's `import.meta.url` is rewritten to
 // its own location (relative to dist/, so the tree can move). Threads are the exception: a thread
 // started from a .ts file would need tsx, so the thread scripts are entry points of the bundle and
-// the URLs that start them are rewritten to the bundled files (THREAD_ENTRIES; the build fails if
-// one is no longer found, rather than silently running the source in a bare thread).
+// the URLs that start them are rewritten to the bundled files (THREAD_ENTRIES, which also lists the
+// gateway's cluster worker process; the build fails if one is no longer found, rather than silently
+// running the source in a bare thread).
 //
 // dist/build-info.json stamps every input (size and mtime) for bin/aegis.mjs's staleness check.
 // The new build is written beside dist/ and renamed into place, so a running `aegis` never sees a
@@ -40,12 +41,16 @@ const BOOTSTRAP_ID = 'aegis-build:thread-bootstrap';
 const THREAD_ENTRIES = {
   'api/jobs/thread-bootstrap.mjs': 'thread-bootstrap',
   'api/scans/scan-thread.ts': 'scan-thread',
+  // The Shield gateway's cluster workers (api/gateway/cluster/primary.ts forks this file): processes,
+  // not threads, but the same problem. The bundled worker holds everything, so it needs no tsx.
+  'api/gateway/cluster/worker-bootstrap.mjs': 'shield-worker',
 };
 
 const ENTRY_POINTS = {
   aegis: join(root, 'cli/main.ts'),
   'thread-bootstrap': BOOTSTRAP_ID,
   'scan-thread': join(root, 'api/scans/scan-thread.ts'),
+  'shield-worker': join(root, 'api/gateway/cluster/worker-main.ts'),
   // Run once by the build itself: writes the config's JSON Schema validators as code (validators/).
   'precompile-validators': join(root, 'reconciler/config/precompile-validators.ts'),
 };

@@ -117,6 +117,7 @@ ${examples(
     .option('--config-dir <dir>', 'also keep the platform matching this config directory, like `aegis watch`')
     .option('--self-heal', 'with --config-dir: revert drift (changes made outside the config)')
     .option('--drift-interval <seconds>', 'with --config-dir: how often to check for drift (default 60; 0: never)')
+    .option('--shield-workers <n>', 'Shield gateway processes (env AEGIS_SHIELD_WORKERS, default 1; more than 1 needs DATABASE_URL)')
     .addHelpText(
       'after',
       examples(
@@ -135,11 +136,16 @@ ${examples(
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
     .option('--data-dir <dir>', 'data directory (env AEGIS_DATA_DIR, default ./.aegis)')
     .option('--asn-db <file>', 'ip2asn TSV for ASN and country rules (env AEGIS_ASN_DB)')
+    .option('--workers <n>', 'gateway processes sharing the port (env AEGIS_SHIELD_WORKERS, default: one per core; 1: a single process)')
     .addHelpText(
       'after',
       `
+Rate limits stay exact across workers: in Redis with REDIS_URL, else held by the primary process.
 Exit status: 2 without DATABASE_URL (on the embedded database, \`aegis serve\` runs the gateway itself).
-${examples(['a second gateway node on port 8081', 'DATABASE_URL=postgres://aegis@db/aegis REDIS_URL=redis://cache aegis shield --shield-port 8081'])}`,
+${examples(
+  ['a second gateway node on port 8081', 'DATABASE_URL=postgres://aegis@db/aegis REDIS_URL=redis://cache aegis shield --shield-port 8081'],
+  ['four gateway processes on port 8080', 'DATABASE_URL=postgres://aegis@db/aegis aegis shield --workers 4'],
+)}`,
     )
     .action(run(async (options: import('./shield.ts').ShieldOptions) => (await import('./shield.ts')).shieldCommand(options)));
 

@@ -1,4 +1,6 @@
+import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
+import { startGatewayCluster, type RunningCluster } from '../api/gateway/cluster/primary.ts';
 import { startServer } from '../api/server.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, type ConfigWatcher } from '../reconciler/sync/watch.ts';
@@ -15,6 +17,7 @@ export interface ServeOptions {
   configDir?: string | undefined;
   selfHeal?: boolean | undefined;
   driftInterval?: string | undefined;
+  shieldWorkers?: string | undefined;
 }
 
 export async function serveCommand(values: ServeOptions): Promise<number> {
@@ -25,8 +28,34 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     return 1;
   }
   const driftIntervalMs = secondsFlag('drift-interval', values.driftInterval, DEFAULT_DRIFT_INTERVAL_MS);
-  const config = loadConfig({ port: values.port, shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb });
-  const server = await startServer(config, { configSync: syncConfigDirectory });
+  const gatewayFlags = { shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb };
+  let config;
+  try {
+    config = loadConfig({ ...gatewayFlags, port: values.port, shieldWorkers: values.shieldWorkers });
+  } catch (err) {
+    // loadConfig names `aegis shield`'s flag; this command's is --shield-workers.
+    if (err instanceof Error) err.message = err.message.replace(/^--workers\b/, '--shield-workers');
+    throw err;
+  }
+  // --shield-workers N > 1: the gateway runs as a cluster of N processes beside this one (as
+  // `aegis shield --workers N` would) instead of inside it. Each worker opens the database itself,
+  // which the embedded database (one process) cannot allow.
+  const shieldWorkers = config.shieldEnabled ? (config.shieldWorkers ?? 1) : 1;
+  if (shieldWorkers > 1 && !config.databaseUrl) {
+    process.stderr.write('aegis serve: --shield-workers above 1 needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process. Use --shield-workers 1, or DATABASE_URL.\n');
+    return 2;
+  }
+  const server = await startServer(shieldWorkers > 1 ? { ...config, shieldEnabled: false } : config, { configSync: syncConfigDirectory });
+  let gatewayCluster: RunningCluster | undefined;
+  if (shieldWorkers > 1) {
+    try {
+      // After startServer, which migrated; the API process keeps AEGIS_METRICS_PORT for its own metrics.
+      gatewayCluster = await startGatewayCluster(config, { workers: shieldWorkers, flags: gatewayFlags, log: pino({ level: config.logLevel }, config.logStream), serveMetrics: false });
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+  }
   const lines = [
     `Aegis is running on the ${server.database.kind === 'embedded' ? `embedded database (${server.database.location})` : `PostgreSQL server ${server.database.location}`}`,
     `  API        ${server.url}/api/v1`,
@@ -34,6 +63,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     `  OpenAPI    ${server.url}/api/v1/openapi.json`,
   ];
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
+  if (gatewayCluster) lines.push(`  Shield     ${gatewayCluster.url} (routes by Host to each site's origin; ${shieldWorkers} worker processes)`);
   if (server.bootstrap.kind === 'key-file-written') lines.push(`  API key    created; read it from ${server.bootstrap.path} (shown nowhere else)`);
   if (server.bootstrap.kind === 'env-key-revoked') lines.push('  warning    AEGIS_BOOTSTRAP_API_KEY names a revoked key; it stays revoked');
   let watcher: ConfigWatcher | undefined;
@@ -41,6 +71,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     try {
       watcher = await watchConfigDir(server.url, config, { dir: configDir, selfHeal, driftIntervalMs });
     } catch (err) {
+      await gatewayCluster?.close();
       await server.close();
       throw err;
     }
@@ -51,6 +82,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
 
   await untilSignal();
   await watcher?.close();
+  await gatewayCluster?.close();
   await server.close();
   return 0;
 }

@@ -1,28 +1,71 @@
 // `aegis shield`: the Shield gateway alone, for deployments that run several gateway nodes beside
 // the API. It shares the API's PostgreSQL server (and Redis, for one rate-limit budget across
 // nodes); the embedded database belongs to the one `aegis serve` process, which runs a gateway itself.
-import { loadConfig } from '../api/config.ts';
+//
+// `--workers N` (default: one per core) runs N gateway processes on one port (node:cluster, see
+// api/gateway/cluster/primary.ts); `--workers 1` is a single process, as before.
+import { availableParallelism } from 'node:os';
+import pino from 'pino';
+import { loadConfig, type ConfigFlags } from '../api/config.ts';
 import { startStandaloneGateway } from '../api/gateway/standalone.ts';
+import { startMetricsServer } from '../api/metrics/index.ts';
+import { openDatabase } from '../api/db/database.ts';
+import { migrateToLatest } from '../api/db/migrate.ts';
 
 export interface ShieldOptions {
   shieldPort?: string | undefined;
   dataDir?: string | undefined;
   host?: string | undefined;
   asnDb?: string | undefined;
+  workers?: string | undefined;
 }
 
+const untilStopped = () =>
+  new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+
 export async function shieldCommand(values: ShieldOptions): Promise<number> {
-  const config = loadConfig({ shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb });
+  const flags: ConfigFlags = { shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb, shieldWorkers: values.workers };
+  const config = loadConfig(flags);
   if (!config.databaseUrl) {
     process.stderr.write('aegis shield: set DATABASE_URL to the API\'s PostgreSQL server. On the embedded database, `aegis serve` runs the gateway itself.\n');
     return 2;
   }
-  const gateway = await startStandaloneGateway(config);
-  process.stdout.write(`Aegis Shield gateway listening on ${gateway.url}\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
+  const workers = config.shieldWorkers ?? availableParallelism();
+  if (workers === 1) {
+    const gateway = await startStandaloneGateway(config, { collectMetrics: config.metricsPort !== undefined });
+    const metricsServer = gateway.metrics && config.metricsPort !== undefined ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics: gateway.metrics }) : undefined;
+    process.stdout.write(`Aegis Shield gateway listening on ${gateway.url}\n`);
+    await untilStopped();
+    await metricsServer?.close();
+    await gateway.close();
+    return 0;
+  }
+  // Migrate once here, before any worker starts: the workers then only read.
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    await migrateToLatest(database.db);
+  } finally {
+    await database.close();
+  }
+  const { startGatewayCluster } = await import('../api/gateway/cluster/primary.ts');
+  const log = pino({ level: config.logLevel }, config.logStream);
+  let started = false;
+  const cluster = await startGatewayCluster(config, {
+    workers,
+    flags,
+    log,
+    onWorkerReady: ({ slot, pid }) => {
+      if (started) process.stdout.write(`Shield worker ${slot} restarted (pid ${pid})\n`);
+    },
   });
-  await gateway.close();
+  started = true;
+  const list = cluster.workers().map((w) => `${w.slot}:${w.pid}`).join(' ');
+  process.stdout.write(`Aegis Shield gateway listening on ${cluster.url} (${workers} workers, pids ${list}; rate limits ${config.redisUrl ? 'in Redis' : 'held by this process'})\n`);
+  if (cluster.metricsServer) process.stdout.write(`  metrics ${cluster.metricsServer.url}/metrics (all workers)\n`);
+  await untilStopped();
+  await cluster.close();
   return 0;
 }

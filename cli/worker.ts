@@ -8,6 +8,7 @@ import { openDatabase } from '../api/db/database.ts';
 import { migrateToLatest } from '../api/db/migrate.ts';
 import { loadJobsConfig } from '../api/jobs/config.ts';
 import { startJobs } from '../api/jobs/index.ts';
+import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../api/metrics/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from '../api/scans/index.ts';
 import { ConfigRepoPoller, configRepoJobHandlers } from '../api/config-repos/index.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
@@ -32,6 +33,12 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
   // The API's key: clone URLs with credentials are sealed with it (set AEGIS_SECRET_KEY on every host).
   const secretBox = createSecretBox(await loadServerKey(config.dataDir, config.secretKey));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // The same observability as `aegis serve`: job runs, queue depth and age, scheduler lag, pool.
+  const observability: Observability = {
+    metrics: config.metricsPort !== undefined ? createMetrics({ db: database.db, pool: database.pool }) : undefined,
+    tracing: await startTracing({ serviceName: 'aegis-worker' }),
+  };
+  let metricsServer: RunningMetricsServer | undefined;
   try {
     await migrateToLatest(database.db);
     // The same kinds and schedule runner as `aegis serve` (api/server.ts). Config-repo syncs act
@@ -43,12 +50,16 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       databaseUrl: config.databaseUrl,
       config: jobsConfig,
       role: 'worker',
+      observe: jobObserver(observability),
       handlers: {
         ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
         ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl, configSync: syncConfigDirectory }) : {}),
       },
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });
+    if (observability.metrics && config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics: observability.metrics, onError: (err) => log.error({ err }, 'metrics: scrape failed') });
+    }
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log }).start() : undefined;
     const worker = jobs.worker!;
     const unknown = (jobsConfig.kinds ?? []).filter((k) => !worker.kinds.includes(k));
@@ -57,6 +68,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       `  kinds      ${worker.kinds.length > 0 ? worker.kinds.join(', ') : '(none)'}; ${jobsConfig.concurrency} at once`,
       `  scheduler  ${jobs.scheduler ? 'on (scan schedules, config-repo polls)' : 'off'}`,
     ];
+    if (metricsServer) lines.push(`  metrics    ${metricsServer.url}/metrics`);
     if (!apiUrl) lines.push('  note       config-repo syncs run elsewhere: set AEGIS_API_URL to run them here');
     if (unknown.length > 0) lines.push(`  warning    --kinds names kinds nothing registered: ${unknown.join(', ')}`);
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -68,6 +80,8 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
     await jobs.close();
     return 0;
   } finally {
+    await metricsServer?.close();
+    await observability.tracing?.close();
     await database.close();
   }
 }

@@ -45,6 +45,8 @@ export interface GatewayOptions {
   upstream?: UpstreamOptions;
   /** Where decisions and upstream latency are counted (api/metrics); nothing when absent. */
   metrics?: GatewayMetrics | undefined;
+  /** Rate-limit state to use instead of Redis (redisUrl) or this process's memory: a cluster worker's IPC state. Closed with the gateway. */
+  rateState?: RateState | undefined;
 }
 
 export interface RunningGateway {
@@ -75,7 +77,7 @@ function blockAnswer(verdict: Verdict): GatewayAnswer {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const registry = new SiteRegistry(options.db, { refreshMs: options.refreshMs, log: options.log });
   await registry.start();
-  const state: RateState = options.redisUrl ? new RedisRateState(options.redisUrl) : new MemoryRateState();
+  const state: RateState = options.rateState ?? (options.redisUrl ? new RedisRateState(options.redisUrl) : new MemoryRateState());
   const upstreams = new Upstreams({ log: options.log, ...options.upstream });
   const clientIps = new ClientIpResolver(options.trustedProxies);
   const challenges = new Challenges({ serverKey: options.serverKey, difficultyBits: options.challengeDifficultyBits });

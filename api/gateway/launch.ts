@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
 import type { GatewayMetrics } from '../metrics/metrics.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
+import type { RateState } from './state/rate-state.ts';
 import { AsnDatabase } from './rules/asn-db.ts';
 import { originPolicy } from '../net/origin-policy.ts';
 
@@ -14,6 +15,7 @@ export interface LaunchDeps {
   recorder: DecisionRecorder;
   serverKey: Buffer;
   metrics?: GatewayMetrics | undefined;
+  rateState?: RateState | undefined;
 }
 
 export async function launchGateway(config: ServerConfig, deps: LaunchDeps): Promise<RunningGateway> {

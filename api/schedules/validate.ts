@@ -24,7 +24,10 @@ const URL_TARGET_TYPES: ReadonlySet<ScanType> = new Set(['dast', 'api', 'cve']);
 const HASH_TOKEN = /(?<![A-Za-z])H(?![A-Za-z])/i;
 
 export function timezoneIssue(timezone: string): string | null {
-  // Intl knows the IANA database the runtime ships; it rejects offsets like `+05:00` and made-up zones.
+  // Intl knows the IANA database the runtime ships and rejects made-up zones. Since Node 24 (ES2024)
+  // it also takes UTC offsets such as `+05:00`, which are not IANA names and do not follow daylight
+  // saving time: refused here on every runtime alike (the IANA spelling is Etc/GMT-5).
+  if (/^[+\-\u2212]/.test(timezone)) return `is not an IANA time zone (such as Europe/Amsterdam or UTC)`;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
     return null;

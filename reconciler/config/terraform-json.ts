@@ -38,7 +38,8 @@ function positionsOf(text: string, file: string): DocumentPositions {
 }
 
 function syntaxProblem(text: string, file: string, error: unknown): ConfigProblem {
-  const message = error instanceof Error ? error.message : String(error);
+  // V8 since Node 22 appends "(line L column C)"; the location is ours, so the message ends at the offset on every runtime.
+  const message = (error instanceof Error ? error.message : String(error)).replace(/ \(line \d+ column \d+\)$/, '');
   const offset = Number(/at position (\d+)/.exec(message)?.[1] ?? text.length);
   const before = text.slice(0, offset).split('\n');
   return { location: { file, line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 }, message: `invalid JSON: ${message}` };

@@ -74,7 +74,8 @@ describe.skipIf(!postgres)('aegis worker processes on one PostgreSQL database', 
   it('a worker killed mid-job: another worker takes its jobs over after the lease and completes each exactly once', async () => {
     const url = database.databaseUrl!;
     const env = { AEGIS_JOB_LEASE_MS: '2000', AEGIS_SCHEDULER: 'false' };
-    const [a, b] = await Promise.all([startWorker(url, env, ['--concurrency', '3']), startWorker(url, env, ['--concurrency', '3'])]);
+    // The survivor also serves its metrics (any free port, printed at start).
+    const [a, b] = await Promise.all([startWorker(url, env, ['--concurrency', '3']), startWorker(url, { ...env, AEGIS_METRICS_PORT: '0' }, ['--concurrency', '3'])]);
     const dir = mkdtempSync(join(tmpdir(), 'aegis-jobs-'));
     dirs.push(dir);
     const record = join(dir, 'completions');
@@ -106,6 +107,11 @@ describe.skipIf(!postgres)('aegis worker processes on one PostgreSQL database', 
     expect(lines).toHaveLength(6);
     expect(new Set(lines.map((l) => l.split(' ')[0]))).toEqual(new Set(jobs.map((j) => j.id)));
     expect(lines.every((l) => l.endsWith(` ${b.pid}`))).toBe(true);
+    // Its job runs are counted on its own metrics port: the six it completed.
+    const metricsUrl = /metrics\s+(http:\S+\/metrics)/.exec(b.output())?.[1];
+    expect(metricsUrl).toBeDefined();
+    const scrape = await (await fetch(metricsUrl!)).text();
+    expect(scrape).toMatch(/^aegis_jobs_finished_total\{kind="test\.sleep",result="completed"\} 6$/m);
     await stop(b.child);
   }, 60_000);
 

@@ -71,6 +71,8 @@ interface SiteStream {
 
 const HEARTBEAT = ': heartbeat\n\n';
 const END_GRACE_MS = 1_000;
+/** How long a replay's ids stay to catch their own bus messages arriving late. */
+const LATE_BUS_MS = 30_000;
 const frameOf = (event: DecisionEvent): string => `id: ${event.id}\nevent: decision\ndata: ${JSON.stringify(event)}\n\n`;
 const droppedFrame = (count: number): string => `event: dropped\ndata: ${JSON.stringify({ count })}\n\n`;
 const entryOf = (event: DecisionEvent): Entry => ({ event, frame: frameOf(event) });
@@ -164,6 +166,12 @@ class LiveClient {
   private heldBytes = 0;
   /** Live events that did not fit beside `held`: newer than the replay, counted after it. */
   private heldDropped = 0;
+  /**
+   * Ids a database replay sent, kept for a while after it: a stored event's bus message can reach
+   * this hub after the replay read it (Redis or NOTIFY deliver asynchronously), and must not be
+   * sent twice.
+   */
+  private replayed: { ids: Set<string>; until: number } | undefined;
   private closed = false;
 
   constructor(
@@ -194,6 +202,10 @@ class LiveClient {
 
   offer(entry: Entry): void {
     if (this.closed || !this.wants(entry.event)) return;
+    if (this.replayed) {
+      if (Date.now() > this.replayed.until) this.replayed = undefined;
+      else if (this.replayed.ids.has(entry.event.id)) return;
+    }
     if (this.held) {
       if (this.heldBytes + entry.frame.length <= this.maxBytes) {
         this.held.push(entry);
@@ -211,19 +223,21 @@ class LiveClient {
     this.heldDropped = 0;
   }
 
-  /** Sends the replay, then the held live events it does not already contain. */
-  release(replay: readonly Entry[], missed: number): void {
+  /** Sends the replay of what came after `lastId`, then the held live events it does not already contain. */
+  release(replay: readonly Entry[], missed: number, lastId: string): void {
     const held = this.held ?? [];
     this.held = undefined;
     // The missed events are older than the replayed ones, so the notice comes first.
     this.dropped += missed;
     this.flushDropped();
-    const sent = new Set<string>();
+    // The client has `lastId` already; its bus message may still be on the way.
+    const sent = new Set<string>([lastId]);
     for (const entry of replay) {
       sent.add(entry.event.id);
       this.send(entry.frame, true);
     }
     for (const entry of held) if (!sent.has(entry.event.id)) this.send(entry.frame);
+    this.replayed = { ids: sent, until: Date.now() + LATE_BUS_MS };
     this.dropped += this.heldDropped;
     this.heldDropped = 0;
     this.flushDropped();
@@ -355,7 +369,7 @@ export class LiveHub {
     client.hold();
     try {
       const { events, missed } = await this.replay(request, lastId);
-      client.release(events.map(entryOf), missed);
+      client.release(events.map(entryOf), missed, lastId);
     } catch (err) {
       this.log.error({ err, site_id: request.siteId }, 'shield live: replaying from the database failed');
       client.end();
