@@ -30,6 +30,7 @@ import { observeHttp, type Observability } from './metrics/index.ts';
 import { ipAccessRoutes } from './shield/ip-access/routes.ts';
 import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
 import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
+import { ruleBatchRoutes } from './shield/batch/routes.ts';
 import { analyticsRoutes } from './shield/analytics/routes.ts';
 import { liveRoutes } from './shield/live/routes.ts';
 import { advisoryRoutes } from './advisories/routes.ts';
@@ -108,6 +109,7 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
   await app.register(ipAccessRoutes, { db });
   await app.register(virtualPatchRoutes, { db });
   await app.register(rateLimitRoutes, { db });
+  await app.register(ruleBatchRoutes, { db });
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { registerCopySource } from './copy.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -37,6 +38,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // and opens another on the next query, which reports its own error if the server is still gone.
     pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    registerCopySource(db, { kind: 'postgres', pool });
     const url = new URL(options.databaseUrl);
     url.password = '';
     return { db, kind: 'postgres', location: url.toString(), pool, close: () => db.destroy() };
@@ -46,6 +48,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const { PGlite } = await import('@electric-sql/pglite');
   const embedded = await PGlite.create(dir);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(embedded) });
+  registerCopySource(db, { kind: 'embedded', pglite: embedded });
   return { db, kind: 'embedded', location: dir, close: () => db.destroy() };
 }
 

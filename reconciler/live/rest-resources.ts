@@ -1,8 +1,20 @@
 // ResourceApi over the typed REST client: each kind's registry entry (reconciler/kinds) knows its
-// endpoints, so this only dispatches and counts.
+// endpoints, so this only dispatches and counts. Rules of a site may also go many at a time through
+// the site's rule batch endpoint.
 import type { AegisClient } from '../client/client.ts';
-import { kindEntry } from '../kinds/index.ts';
-import type { ResourceApi } from './resources.ts';
+import { kindEntry, type Kind } from '../kinds/index.ts';
+import type { ResourceApi, RuleBatchOperation, RuleBatchResult } from './resources.ts';
+
+export const RULE_BATCH_PATH = '/api/v1/shield/sites/{id}/rules/batch';
+
+/** The kinds the rule batch endpoint takes, by their name there. */
+const BATCH_KIND: Partial<Record<Kind, 'virtual_patch' | 'ip_access_rule' | 'rate_limit_rule'>> = {
+  VirtualPatch: 'virtual_patch',
+  IpAccessRule: 'ip_access_rule',
+  RateLimitRule: 'rate_limit_rule',
+};
+
+type BatchBody = { operations: { op: 'create' | 'update' | 'delete'; kind: 'virtual_patch' | 'ip_access_rule' | 'rate_limit_rule'; id?: string; spec?: Record<string, unknown> }[] };
 
 export function restResources(client: AegisClient): ResourceApi {
   return {
@@ -10,6 +22,18 @@ export function restResources(client: AegisClient): ResourceApi {
     create: (kind, fields, siteId) => kindEntry(kind).operations.create(client, fields, siteId),
     update: (kind, id, changes, siteId) => kindEntry(kind).operations.update(client, id, changes, siteId),
     remove: (kind, id, siteId) => kindEntry(kind).operations.remove(client, id, siteId),
+    batchable: (kind) => BATCH_KIND[kind] !== undefined,
+    async batch(siteId: string, operations: readonly RuleBatchOperation[]): Promise<RuleBatchResult[]> {
+      const body: BatchBody = {
+        operations: operations.map(({ op, kind, id, fields }) => {
+          const batchKind = BATCH_KIND[kind];
+          if (!batchKind) throw new Error(`${kind} cannot be written in a rule batch`);
+          return { op, kind: batchKind, ...(id !== undefined ? { id } : {}), ...(op !== 'delete' ? { spec: fields ?? {} } : {}) };
+        }),
+      };
+      const answer = await client.POST(RULE_BATCH_PATH, { params: { path: { id: siteId } }, body });
+      return answer.results.map((r) => ({ id: r.id, object: r.object ?? null }));
+    },
     requestCount: () => ({ reads: client.stats.reads, writes: client.stats.writes }),
   };
 }

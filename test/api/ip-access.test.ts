@@ -170,6 +170,50 @@ describe('CSV import', () => {
     expect(await ruleCount(site)).toBe(3);
   });
 
+  it('stores quoted notes exactly (tabs, backslashes, quotes, line breaks), whatever the line endings', async () => {
+    const site = await newSite();
+    const note = 'tab\there, back\\slash \\N, "quoted"\r\nsecond line';
+    const file = ['type,value,action,note', `ip,192.0.2.60,deny,"${note.replace(/"/g, '""')}"`, 'cidr,2001:DB8:0::/48,allow,plain', 'country,NL,challenge,'].join('\r\n');
+    const res = await t.call('POST', `/api/v1/shield/sites/${site}/ip-access/import`, csv(file));
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ created: 3, skipped: 0, skipped_rows: [] });
+    const rules = (await t.call('GET', `/api/v1/shield/sites/${site}/ip-access`)).body.data as { value: string; note: string; labels: object; expires_at: null }[];
+    expect(rules.map(({ value, note, labels, expires_at }) => ({ value, note, labels, expires_at })).sort((a, b) => a.value.localeCompare(b.value))).toEqual([
+      { value: '192.0.2.60', note, labels: {}, expires_at: null },
+      { value: '2001:DB8:0::/48', note: 'plain', labels: {}, expires_at: null },
+      { value: 'NL', note: '', labels: {}, expires_at: null },
+    ]);
+    // The canonical value decides uniqueness: 2001:db8::/48 is the network imported above.
+    const again = await t.call('POST', `/api/v1/shield/sites/${site}/ip-access/import?on_conflict=skip`, csv('type,value,action,note\ncidr,2001:db8::/48,deny,\nip,192.0.2.61,deny,'));
+    expect(again.body).toEqual({ created: 1, skipped: 1, skipped_rows: [{ line: 2, reason: 'the site already has an IP access rule for cidr 2001:db8::/48' }] });
+  });
+
+  it('names every repeat of an existing rule as such, and rolls back everything on error', async () => {
+    const site = await newSite();
+    const url = `/api/v1/shield/sites/${site}/ip-access/import`;
+    await t.call('POST', `/api/v1/shield/sites/${site}/ip-access`, { body: { type: 'asn', value: 'AS64500', action: 'deny' } });
+    const file = ['type,value,action,note', 'ip,192.0.2.70,deny,', 'asn,as64500,deny,first', 'asn,AS64500,allow,second', 'ip,192.0.2.70,allow,', 'ip,192.0.2.71,deny,'].join('\n');
+    const refused = await t.call('POST', url, csv(file));
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details.rows).toEqual([
+      { line: 3, column: 'value', reason: 'the site already has an IP access rule for asn as64500' },
+      { line: 4, column: 'value', reason: 'the site already has an IP access rule for asn AS64500' },
+      { line: 5, column: 'value', reason: 'duplicates line 2' },
+    ]);
+    expect(await ruleCount(site)).toBe(1);
+    const skipped = await t.call('POST', `${url}?on_conflict=skip`, csv(file));
+    expect(skipped.body).toEqual({
+      created: 2,
+      skipped: 3,
+      skipped_rows: [
+        { line: 3, reason: 'the site already has an IP access rule for asn as64500' },
+        { line: 4, reason: 'the site already has an IP access rule for asn AS64500' },
+        { line: 5, reason: 'duplicates line 2' },
+      ],
+    });
+    expect(await ruleCount(site)).toBe(3);
+  });
+
   it('checks the header, content type and size', async () => {
     const url = `/api/v1/shield/sites/${await newSite()}/ip-access/import`;
     const badHeader = await t.call('POST', url, csv('type,value,verdict\nip,192.0.2.1,deny'));

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import { IP_RULE_ACTIONS, IP_RULE_TYPES, IpAccessRuleResource, IpAccessRuleSpec, IpAccessRuleUpdate } from '../../../schemas/index.ts';
 import { auditRequest } from '../../audit/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
+import { transactionWithCopy } from '../../db/copy.ts';
 import type { Db } from '../../db/database.ts';
 import { ApiError, conflict, notFound, validationFailed } from '../../http/errors.ts';
 import { parseEnumList } from '../../http/filters.ts';
@@ -12,7 +13,7 @@ import { filterParam, listResponseSchema, pageQueryProperties } from '../../http
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
-import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, parseIpRulesCsv, separateConflicts } from './csv-import.ts';
+import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, parseIpRulesCsv, separateConflicts, type RowProblem } from './csv-import.ts';
 import { checkIpRule } from './rule-check.ts';
 import { deleteIpRule, existingRuleKeys, findIpRule, insertIpRule, insertIpRulesBulk, listIpRules, ruleKey, toIpRule, updateIpRule } from './store.ts';
 
@@ -28,9 +29,6 @@ const importResultSchema = {
     },
   },
 } as const;
-
-/** Thrown to roll back an optimistic import that ran into rules the site already had. */
-class ClashWithExisting extends Error {}
 
 export const ipAccessRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
   const tags = ['IP access rules'];
@@ -169,29 +167,24 @@ export const ipAccessRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: D
         throw validationFailed(`${parsed.problems.length} problem(s) in the file; nothing was imported`, { rows: parsed.problems });
       }
       const skip = request.query.on_conflict === 'skip';
-      // Optimistic first: insert, letting the unique index skip rules the site already has. If none
-      // was skipped (the usual case) that was the whole import; otherwise roll back and go the
-      // careful way, which finds the clashing lines to report or skip.
-      const importRules = (existing: ReadonlySet<string>, optimistic: boolean) =>
-        db.transaction().execute(async (trx) => {
-          const site = await requireSite(trx, orgId, request.params.id);
-          const { accepted, conflicts } = separateConflicts(parsed.rows, existing, parsed.lineOf);
-          // Duplicates within the file: report them together with any clash with existing rules.
-          if (optimistic && conflicts.length > 0) throw new ClashWithExisting();
-          if (conflicts.length > 0 && !skip) throw validationFailed(`${conflicts.length} duplicate row(s); nothing was imported (on_conflict=skip skips them)`, { rows: conflicts });
-          const created = await insertIpRulesBulk(trx, orgId, site.id, accepted.map((r) => r.rule));
-          if (optimistic && created < accepted.length) throw new ClashWithExisting();
-          await auditRequest(trx, request, { action: 'ip_access_rule.imported', target: { type: 'shield_site', id: site.id }, metadata: { created, skipped: conflicts.length } });
-          return { created, skipped: conflicts.length, skipped_rows: conflicts.map(({ line, reason }) => ({ line, reason })) };
-        });
-      let result;
-      try {
-        result = await importRules(new Set(), true);
-      } catch (err) {
-        if (!(err instanceof ClashWithExisting)) throw err;
-        const site = await requireSite(db, orgId, request.params.id);
-        result = await importRules(await existingRuleKeys(db, site.id, parsed.rows.map((r) => r.rule)), false);
-      }
+      // Optimistic: the rows go in as they are, and the unique index refuses repeats within the file
+      // as well as rules the site already has. Only then are the conflicts worked out (here, not
+      // for every import): a key the site had before is one whose first line in the file clashed.
+      const result = await transactionWithCopy(db, async (trx, copyIn) => {
+        const site = await requireSite(trx, orgId, request.params.id);
+        const { created, clashing } = await insertIpRulesBulk(trx, copyIn, orgId, site.id, parsed.rows.map((r) => ({ ref: r.index, rule: r.rule })));
+        let conflicts: RowProblem[] = [];
+        if (clashing.length > 0) {
+          const clashed = new Set(clashing);
+          const { accepted } = separateConflicts(parsed.rows, new Set(), parsed.lineOf);
+          const existing = new Set(accepted.filter((r) => clashed.has(r.index)).map((r) => ruleKey(r.rule.type, r.rule.valueKey)));
+          conflicts = separateConflicts(parsed.rows, existing, parsed.lineOf).conflicts;
+        }
+        // Thrown, so the transaction rolls back what went in.
+        if (conflicts.length > 0 && !skip) throw validationFailed(`${conflicts.length} duplicate row(s); nothing was imported (on_conflict=skip skips them)`, { rows: conflicts });
+        await auditRequest(trx, request, { action: 'ip_access_rule.imported', target: { type: 'shield_site', id: site.id }, metadata: { created, skipped: conflicts.length } });
+        return { created, skipped: conflicts.length, skipped_rows: conflicts.map(({ line, reason }) => ({ line, reason })) };
+      });
       return reply.code(201).send(result);
     },
   );

@@ -1,5 +1,6 @@
 // IP access rules in the database.
 import { sql } from 'kysely';
+import { copyField, CopyText, type CopyIn } from '../../db/copy.ts';
 import type { Db } from '../../db/database.ts';
 import type { IpAccessRuleRow } from '../../db/schema.ts';
 import { newId } from '../../ids.ts';
@@ -89,33 +90,104 @@ export async function insertIpRule(db: Db, orgId: string, siteId: string, rule: 
   return db.insertInto('ip_access_rules').values(toRow(orgId, siteId, rule)).returningAll().executeTakeFirstOrThrow();
 }
 
-/**
- * Inserts many rules and returns how many went in: a rule whose type and value the site already
- * has is skipped by the unique index. Each batch is one statement whose columns arrive as arrays
- * and are unnested server-side, a handful of parameters instead of ten per row: that is what makes
- * a 100 000-row import take seconds. The caller's transaction makes the whole set atomic.
- */
-export async function insertIpRulesBulk(db: Db, orgId: string, siteId: string, rules: readonly NewIpRule[]): Promise<number> {
+/** A rule of a bulk insert, with the caller's reference for it (a CSV import uses the record index). */
+export interface StagedIpRule {
+  ref: number;
+  rule: NewIpRule;
+}
+
+export interface BulkInsertOutcome {
+  created: number;
+  /**
+   * The refs of rules not inserted, in ref order: the site already has a rule of that type and
+   * value, or an earlier rule of the same call (by ref) has them.
+   */
+  clashing: number[];
+}
+
+const STAGING_COLUMNS = ['ref', 'id', 'type', 'value', 'value_key', 'action', 'note', 'expires_at', 'labels'] as const;
+const NO_LABELS = '{}';
+const UNIQUE_VIOLATION = '23505';
+
+/** The rules as COPY text, in STAGING_COLUMNS order. */
+function copyRows(rules: readonly StagedIpRule[]): Uint8Array {
+  const text = new CopyText();
+  for (const { ref, rule } of rules) {
+    const labels = isEmpty(rule.labels) ? NO_LABELS : copyField(JSON.stringify(rule.labels));
+    const expires = rule.expiresAt ? rule.expiresAt.toISOString() : '\\N';
+    text.row(`${ref}\t${newId('ipr')}\t${copyField(rule.type)}\t${copyField(rule.value)}\t${copyField(rule.valueKey)}\t${copyField(rule.action)}\t${copyField(rule.note)}\t${expires}\t${labels}\n`);
+  }
+  return text.bytes();
+}
+
+function isEmpty(record: Record<string, string>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+
+/** Without COPY (a Kysely not opened by openDatabase): the staging table filled by batches of arrays. */
+async function stageWithArrays(trx: Db, rules: readonly StagedIpRule[]): Promise<void> {
   const BATCH = 10_000;
-  let inserted = 0;
   for (let i = 0; i < rules.length; i += BATCH) {
     const batch = rules.slice(i, i + BATCH);
-    const result = await sql<{ n: number }>`
-      with added as (
-        insert into ip_access_rules (id, org_id, site_id, type, value, value_key, action, note, expires_at, labels)
-        select id, ${orgId}, ${siteId}, type, value, value_key, action, note, expires_at, labels
-        from unnest(
-          ${batch.map(() => newId('ipr'))}::text[], ${batch.map((r) => r.type)}::text[], ${batch.map((r) => r.value)}::text[],
-          ${batch.map((r) => r.valueKey)}::text[], ${batch.map((r) => r.action)}::text[], ${batch.map((r) => r.note)}::text[],
-          ${batch.map((r) => r.expiresAt?.toISOString() ?? null)}::timestamptz[], ${batch.map((r) => JSON.stringify(r.labels))}::jsonb[]
-        ) as t(id, type, value, value_key, action, note, expires_at, labels)
-        on conflict (site_id, type, value_key) do nothing
-        returning 1
-      )
-      select count(*)::int as n from added`.execute(db);
-    inserted += result.rows[0]?.n ?? 0;
+    await sql`
+      insert into ip_rule_import (ref, id, type, value, value_key, action, note, expires_at, labels)
+      select * from unnest(
+        ${batch.map((r) => r.ref)}::int[], ${batch.map(() => newId('ipr'))}::text[], ${batch.map((r) => r.rule.type)}::text[],
+        ${batch.map((r) => r.rule.value)}::text[], ${batch.map((r) => r.rule.valueKey)}::text[], ${batch.map((r) => r.rule.action)}::text[],
+        ${batch.map((r) => r.rule.note)}::text[], ${batch.map((r) => r.rule.expiresAt?.toISOString() ?? null)}::timestamptz[],
+        ${batch.map((r) => JSON.stringify(r.rule.labels))}::jsonb[]
+      )`.execute(trx);
   }
-  return inserted;
+}
+
+/**
+ * Inserts many rules in one statement. The rules are first loaded into a staging table that lives
+ * until the transaction ends (with COPY when `copyIn` is given: no parameters, no per-row statement
+ * work), then moved by one `insert … select` (see below for conflicts): a rule whose type and value
+ * the site already has, or that repeats an earlier one of `rules`, is left out by the unique index
+ * (so a rule added meanwhile by someone else counts too) and reported by ref; of repeats, the one
+ * with the lowest ref goes in. Must run in a transaction (the caller's makes the set atomic).
+ */
+export async function insertIpRulesBulk(trx: Db, copyIn: CopyIn | null, orgId: string, siteId: string, rules: readonly StagedIpRule[]): Promise<BulkInsertOutcome> {
+  if (rules.length === 0) return { created: 0, clashing: [] };
+  await sql`
+    create temp table ip_rule_import (
+      ref int not null, id text not null, type text not null, value text not null, value_key text not null,
+      action text not null, note text not null, expires_at timestamptz, labels jsonb not null
+    ) on commit drop`.execute(trx);
+  if (copyIn) await copyIn('ip_rule_import', STAGING_COLUMNS, copyRows(rules));
+  else await stageWithArrays(trx, rules);
+  // Optimistic first: a plain insert, which is the whole job when no rule clashes with one the site
+  // already has (the usual case). `on conflict do nothing` would cover both cases in one statement,
+  // but its speculative insertion makes every row dearer: measured, about 1.6 times the plain insert
+  // on the embedded database. So that statement runs only after a unique violation, from a savepoint.
+  const moveRules = (onConflict: boolean) => sql`
+    insert into ip_access_rules (id, org_id, site_id, type, value, value_key, action, note, expires_at, labels)
+    select id, ${orgId}, ${siteId}, type, value, value_key, action, note, expires_at, labels from ip_rule_import
+    ${onConflict ? sql`order by ref on conflict (site_id, type, value_key) do nothing` : sql``}`;
+  await sql`savepoint ip_rule_import`.execute(trx);
+  try {
+    await moveRules(false).execute(trx);
+    await sql`release savepoint ip_rule_import`.execute(trx);
+    await sql`drop table ip_rule_import`.execute(trx);
+    return { created: rules.length, clashing: [] };
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+    await sql`rollback to savepoint ip_rule_import`.execute(trx);
+  }
+  const inserted = await moveRules(true).execute(trx);
+  const created = Number(inserted.numAffectedRows ?? 0);
+  let clashing: number[] = [];
+  if (created < rules.length) {
+    const skipped = await sql<{ ref: number }>`
+      select ref from ip_rule_import s
+      where not exists (select 1 from ip_access_rules r where r.site_id = ${siteId} and r.id = s.id)
+      order by ref`.execute(trx);
+    clashing = skipped.rows.map((r) => r.ref);
+  }
+  await sql`drop table ip_rule_import`.execute(trx);
+  return { created, clashing };
 }
 
 export interface IpRuleChanges {
@@ -144,4 +216,19 @@ export async function updateIpRule(db: Db, siteId: string, id: string, changes: 
 export async function deleteIpRule(db: Db, siteId: string, id: string): Promise<boolean> {
   const result = await db.deleteFrom('ip_access_rules').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/** Inserts several rules in one statement (no clash handling: check first); returns their rows in the order given. Used by rule batches. */
+export async function insertIpRules(db: Db, orgId: string, siteId: string, rules: readonly NewIpRule[]): Promise<IpAccessRuleRow[]> {
+  if (rules.length === 0) return [];
+  const rows = rules.map((rule) => toRow(orgId, siteId, rule));
+  const inserted = new Map((await db.insertInto('ip_access_rules').values(rows).returningAll().execute()).map((row) => [row.id, row]));
+  return rows.map((row) => inserted.get(row.id)!);
+}
+
+/** Deletes several rules of the site in one statement; returns the ids that existed. Used by rule batches. */
+export async function deleteIpRules(db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.deleteFrom('ip_access_rules').where('site_id', '=', siteId).where('id', 'in', [...ids]).returning('id').execute();
+  return new Set(rows.map((r) => r.id));
 }

@@ -55,6 +55,21 @@ export async function insertRateLimit(db: Db, orgId: string, siteId: string, fie
     .executeTakeFirstOrThrow();
 }
 
+/** Inserts several rules in one statement; returns their rows in the order given. */
+export async function insertRateLimits(db: Db, orgId: string, siteId: string, rules: readonly RateLimitFields[]): Promise<RateLimitRuleRow[]> {
+  if (rules.length === 0) return [];
+  const rows = rules.map((fields) => ({ id: newId('rl'), org_id: orgId, site_id: siteId, ...jsonColumns(fields, ['labels']) }));
+  const inserted = new Map((await db.insertInto('rate_limit_rules').values(rows).returningAll().execute()).map((row) => [row.id, row]));
+  return rows.map((row) => inserted.get(row.id)!);
+}
+
+/** Deletes several rules of the site in one statement; returns the ids that existed. */
+export async function deleteRateLimits(db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.deleteFrom('rate_limit_rules').where('site_id', '=', siteId).where('id', 'in', [...ids]).returning('id').execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function updateRateLimit(db: Db, siteId: string, id: string, changes: Partial<RateLimitFields>): Promise<RateLimitRuleRow | undefined> {
   return db
     .updateTable('rate_limit_rules')

@@ -59,24 +59,39 @@ export async function findPatch(db: Db, siteId: string, id: string): Promise<Vir
   return db.selectFrom('virtual_patches').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function insertPatch(db: Db, orgId: string, siteId: string, patch: NewPatch, now = new Date()): Promise<VirtualPatchRow> {
+function patchRow(orgId: string, siteId: string, patch: NewPatch, now: Date) {
   const { labels, expires_in_days, source_finding_id, ...fields } = patch;
-  return db
-    .insertInto('virtual_patches')
-    .values({
-      id: newId('vp'),
-      org_id: orgId,
-      site_id: siteId,
-      ...fields,
-      expires_in_days,
-      expires_at: expires_in_days === null ? null : new Date(now.getTime() + expires_in_days * DAY_MS),
-      source_finding_id: source_finding_id ?? null,
-      labels: JSON.stringify(labels),
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return {
+    id: newId('vp'),
+    org_id: orgId,
+    site_id: siteId,
+    ...fields,
+    expires_in_days,
+    expires_at: expires_in_days === null ? null : new Date(now.getTime() + expires_in_days * DAY_MS),
+    source_finding_id: source_finding_id ?? null,
+    labels: JSON.stringify(labels),
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+export async function insertPatch(db: Db, orgId: string, siteId: string, patch: NewPatch, now = new Date()): Promise<VirtualPatchRow> {
+  return db.insertInto('virtual_patches').values(patchRow(orgId, siteId, patch, now)).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Inserts several patches in one statement; returns their rows in the order given. */
+export async function insertPatches(db: Db, orgId: string, siteId: string, patches: readonly NewPatch[], now = new Date()): Promise<VirtualPatchRow[]> {
+  if (patches.length === 0) return [];
+  const rows = patches.map((patch) => patchRow(orgId, siteId, patch, now));
+  const inserted = new Map((await db.insertInto('virtual_patches').values(rows).returningAll().execute()).map((row) => [row.id, row]));
+  return rows.map((row) => inserted.get(row.id)!);
+}
+
+/** Deletes several patches of the site in one statement; returns the ids that existed. */
+export async function deletePatches(db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.deleteFrom('virtual_patches').where('site_id', '=', siteId).where('id', 'in', [...ids]).returning('id').execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function updatePatchLabels(db: Db, siteId: string, id: string, labels: Record<string, string>): Promise<VirtualPatchRow | undefined> {
