@@ -31,7 +31,7 @@ export function registerCopySource(db: Db, source: CopySource): void {
  * newlines, `\N` for null, backslash, tab, newline and carriage return escaped: see copyField and
  * CopyText) into `table`.
  */
-export type CopyIn = (table: string, columns: readonly string[], rows: Uint8Array) => Promise<void>;
+export type CopyIn = (table: string, columns: readonly string[], rows: Iterable<Uint8Array>) => Promise<void>;
 
 const identifier = (name: string) => {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain SQL identifier: ${name}`);
@@ -52,7 +52,7 @@ export function copyField(value: string | null): string {
  * collector moves it around meanwhile).
  */
 export class CopyText {
-  #buffer = Buffer.allocUnsafe(1 << 20);
+  #buffer = Buffer.allocUnsafe(1 << 18);
   #length = 0;
 
   /** One row: the fields already passed through copyField (or known to need no escaping). */
@@ -82,7 +82,7 @@ export async function transactionWithCopy<T>(db: Db, work: (trx: Transaction<Dat
     const { pglite } = source;
     return db.transaction().execute((trx) =>
       work(trx, async (table, columns, rows) => {
-        await pglite.query(copyStatement(table, columns, `'/dev/blob'`), [], { blob: new Blob([rows]) });
+        await pglite.query(copyStatement(table, columns, `'/dev/blob'`), [], { blob: new Blob([...rows]) });
       }),
     );
   }
@@ -92,16 +92,18 @@ export async function transactionWithCopy<T>(db: Db, work: (trx: Transaction<Dat
   // Kysely's pool interface, over this one client; the client goes back to the real pool below.
   const own: PostgresPoolClient = { query: client.query.bind(client) as PostgresPoolClient['query'], release: () => undefined };
   const single = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => own, end: async () => undefined } }) });
-  // A COPY that failed part way leaves the connection in a state not worth trusting: the pool
+  // A COPY refused by the server (a SQLSTATE: a unique violation, say) ends in the protocol's error
+  // and ready states, and the transaction goes on from a savepoint. One that failed on this side,
+  // part way through sending, leaves the connection in a state not worth trusting: the pool
   // replaces it rather than handing it out again. (pg-pool drops a client that has died anyway.)
   let copyFailed: Error | undefined;
   try {
     return await single.transaction().execute((trx) =>
       work(trx, async (table, columns, rows) => {
         try {
-          await pipeline(Readable.from([rows]), client.query(copyFromStdin(copyStatement(table, columns, 'stdin'))));
+          await pipeline(Readable.from(rows), client.query(copyFromStdin(copyStatement(table, columns, 'stdin'))));
         } catch (err) {
-          copyFailed = err instanceof Error ? err : new Error(String(err));
+          if (typeof (err as { code?: unknown }).code !== 'string' || !/^[0-9A-Z]{5}$/.test((err as { code: string }).code)) copyFailed = err instanceof Error ? err : new Error(String(err));
           throw err;
         }
       }),

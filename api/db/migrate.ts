@@ -11,6 +11,7 @@ import * as scans from './migrations/0006_scans.ts';
 import * as configRepos from './migrations/0007_config_repos.ts';
 import * as findingVerification from './migrations/0008_finding_verification.ts';
 import * as shieldInspection from './migrations/0009_shield_inspection.ts';
+import * as ipRulesSiteCheck from './migrations/0010_ip_rules_site_check.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0007_config_repos': configRepos,
   '0008_finding_verification': findingVerification,
   '0009_shield_inspection': shieldInspection,
+  '0010_ip_rules_site_check': ipRulesSiteCheck,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
