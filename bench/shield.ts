@@ -146,11 +146,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** nginx proxy_pass alone with `workers` worker processes, in front of the shared origin, on any core. */
-async function startNginxProxy(dir: string, origin: number, workers: number): Promise<{ port: number; process: ChildProcess }> {
+/**
+ * nginx proxy_pass with `workers` worker processes, in front of the shared origin, on any core;
+ * with `modsec`, ModSecurity + CRS as startNginx configured it (its modsec.conf in `dir`).
+ */
+async function startNginxProxy(dir: string, origin: number, workers: number, modsec = false): Promise<{ port: number; process: ChildProcess }> {
   const port = await freePort();
-  const own = join(dir, `proxy-${workers}`);
+  const own = join(dir, `proxy-${workers}${modsec ? '-modsec' : ''}`);
+  const waf = modsec ? `modsecurity on; modsecurity_rules_file ${dir}/modsec.conf;` : '';
   const conf = `
+${modsec ? `load_module ${MODSEC_MODULE};` : ''}
 worker_processes ${workers};
 daemon off;
 pid ${own}.pid;
@@ -161,7 +166,7 @@ http {
   client_body_temp_path ${own}-body; proxy_temp_path ${own}-proxy; fastcgi_temp_path ${own}-fcgi; uwsgi_temp_path ${own}-uwsgi; scgi_temp_path ${own}-scgi;
   keepalive_requests 1000000;
   upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
-  server { listen 127.0.0.1:${port}; location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+  server { listen 127.0.0.1:${port}; ${waf} location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
 }`;
   await writeFile(`${own}.conf`, conf);
   const child = spawn(...anyCore('nginx', ['-p', dir, '-c', `${own}.conf`]), { stdio: 'ignore' });
@@ -384,6 +389,11 @@ try {
       const proxy = await startNginxProxy(dir, nginx.origin, n);
       stops.push(() => stopChild(proxy.process, 'SIGQUIT'));
       scaling.push([`nginx ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${proxy.port}${path}`, 'nginx']);
+      if (nginx.modsec !== null) {
+        const waf = await startNginxProxy(dir, nginx.origin, n, true);
+        stops.push(() => stopChild(waf.process, 'SIGQUIT'));
+        scaling.push([`nginx+ModSec ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${waf.port}${path}`, 'nginx']);
+      }
     }
     if (!process.env.BENCH_DATABASE_URL) {
       console.log('\nno BENCH_DATABASE_URL: skipping `aegis shield --workers` (a separate gateway process needs PostgreSQL)');
@@ -420,7 +430,9 @@ try {
     if (CORES > 1) {
       const ratio = (a: string, b: string) => (rps.has(a) && rps.has(b) ? `${(rps.get(a)! / rps.get(b)!).toFixed(2)}×` : 'n/a');
       console.log(`scaling 1 → ${CORES}: nginx ${ratio(`nginx ${CORES} workers`, 'nginx 1 worker')}   aegis IPC ${ratio(`aegis ${CORES} workers, IPC`, 'aegis 1 worker')}   aegis Redis ${ratio(`aegis ${CORES} workers, Redis`, 'aegis 1 worker')}`);
+      console.log(`scaling 1 → ${CORES}: nginx+ModSecurity ${ratio(`nginx+ModSec ${CORES} workers`, 'nginx+ModSec 1 worker')}`);
       console.log(`aegis / nginx: 1 worker ${ratio('aegis 1 worker', 'nginx 1 worker')}   ${CORES} workers ${ratio(`aegis ${CORES} workers, IPC`, `nginx ${CORES} workers`)}`);
+      console.log(`aegis / nginx+ModSecurity: 1 worker ${ratio('aegis 1 worker', 'nginx+ModSec 1 worker')}   ${CORES} workers ${ratio(`aegis ${CORES} workers, IPC`, `nginx+ModSec ${CORES} workers`)}`);
     }
   } finally {
     for (const stopOne of stops.reverse()) await stopOne();

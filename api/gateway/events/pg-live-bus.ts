@@ -43,6 +43,8 @@ export class PgLiveBus implements LiveBus {
   private readonly warn: (err: unknown, message: string) => void;
   private readonly connection: ListenConnection;
   private pending = 0;
+  /** The NOTIFYs (and a LISTEN), one after another on the one connection. */
+  private sending: Promise<void> = Promise.resolve();
   private closed = false;
   /** Payloads not sent (connection down, too many waiting, or one event over the NOTIFY limit). */
   dropped = 0;
@@ -75,11 +77,13 @@ export class PgLiveBus implements LiveBus {
         continue;
       }
       this.pending += 1;
-      this.connection
-        .connect()
-        .then((client) => {
+      // One statement at a time on the one connection (pg queues concurrent queries itself, but
+      // that is deprecated and goes away in pg 9).
+      this.sending = this.sending
+        .then(async () => {
+          const client = await this.connection.connect();
           if (!client) throw new Error('not connected');
-          return client.query('select pg_notify($1, $2)', [PG_LIVE_CHANNEL, payload]);
+          await client.query('select pg_notify($1, $2)', [PG_LIVE_CHANNEL, payload]);
         })
         .catch((err: unknown) => {
           this.dropped += 1;
@@ -94,7 +98,7 @@ export class PgLiveBus implements LiveBus {
     if (this.listeners.size === 1) {
       // The first subscriber: LISTEN on the open connection, or open one (which then LISTENs).
       const client = this.connection.client;
-      if (client) client.query(`listen ${PG_LIVE_CHANNEL}`).catch((err: unknown) => this.warn(err, 'live bus: LISTEN failed'));
+      if (client) this.sending = this.sending.then(() => client.query(`listen ${PG_LIVE_CHANNEL}`)).then(() => undefined, (err: unknown) => this.warn(err, 'live bus: LISTEN failed'));
       else void this.connection.connect();
     }
     return remove;
