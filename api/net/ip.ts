@@ -46,8 +46,8 @@ export function parseIp(text: string): ParsedIp | null {
   return null;
 }
 
-function formatV6(groups: Uint16Array): string {
-  // RFC 5952: lower case, no leading zeros, the longest run (≥ 2) of zero groups as "::".
+/** Eight IPv6 groups in RFC 5952 form: lower case, no leading zeros, the longest run (≥ 2) of zero groups as "::". */
+export function formatV6(groups: Uint16Array): string {
   let bestStart = -1;
   let bestLength = 1;
   for (let i = 0; i < 8; ) {
@@ -63,9 +63,18 @@ function formatV6(groups: Uint16Array): string {
     }
     i = j;
   }
-  const hex = (from: number, to: number) => Array.from(groups.subarray(from, to), (g) => g.toString(16)).join(':');
-  if (bestStart < 0) return hex(0, 8);
-  return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+  // Written out rather than joined: CSV imports format 100 000 of these at a time.
+  let out = '';
+  for (let i = 0; i < 8; i++) {
+    if (i === bestStart) {
+      out += '::';
+      i += bestLength - 1;
+      continue;
+    }
+    if (out !== '' && !out.endsWith(':')) out += ':';
+    out += groups[i]!.toString(16);
+  }
+  return out;
 }
 
 export function formatIp(ip: ParsedIp): string {

@@ -20,7 +20,7 @@ import { checkIpRule } from '../ip-access/rule-check.ts';
 import { deleteIpRules, existingRuleKeys, insertIpRules, ruleKey, toIpRule, updateIpRule } from '../ip-access/store.ts';
 import { deleteRateLimits, insertRateLimits, toRateLimit, updateRateLimit } from '../rate-limits/store.ts';
 import { compileUserRegex } from '../regex.ts';
-import { deletePatches, insertPatches, toPatch, updatePatchLabels } from '../virtual-patches/store.ts';
+import { deletePatches, insertPatches, newPatchFrom, toPatch, updatePatchLabels } from '../virtual-patches/store.ts';
 
 export const MAX_BATCH_OPERATIONS = 1000;
 export const BATCH_KINDS = ['ip_access_rule', 'virtual_patch', 'rate_limit_rule'] as const;
@@ -233,18 +233,7 @@ async function createRun(
     return (await insertIpRules(trx, orgId, siteId, rules)).map(toIpRule);
   }
   if (kind === 'virtual_patch') {
-    const patches = run.map((operation) => {
-      const spec = operation.spec as PatchCreate;
-      return {
-        url_pattern: spec.url_pattern,
-        method: spec.method,
-        match_param: spec.match_param,
-        match_regex: spec.match_regex,
-        action: spec.action ?? 'block',
-        expires_in_days: spec.expires_in_days ?? null,
-        labels: spec.labels ?? {},
-      };
-    });
+    const patches = run.map((operation) => newPatchFrom(operation.spec as PatchCreate));
     return (await insertPatches(trx, orgId, siteId, patches)).map(toPatch);
   }
   const limits = run.map((operation) => {

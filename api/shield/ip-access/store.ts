@@ -6,6 +6,7 @@ import type { IpAccessRuleRow } from '../../db/schema.ts';
 import { newId } from '../../ids.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
+import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
 
 export interface NewIpRule {
   type: string;
@@ -246,13 +247,8 @@ export async function deleteIpRule(db: Db, siteId: string, id: string): Promise<
 export async function insertIpRules(db: Db, orgId: string, siteId: string, rules: readonly NewIpRule[]): Promise<IpAccessRuleRow[]> {
   if (rules.length === 0) return [];
   const rows = rules.map((rule) => toRow(orgId, siteId, rule));
-  const inserted = new Map((await db.insertInto('ip_access_rules').values(rows).returningAll().execute()).map((row) => [row.id, row]));
-  return rows.map((row) => inserted.get(row.id)!);
+  return inGivenOrder(rows, await db.insertInto('ip_access_rules').values(rows).returningAll().execute());
 }
 
 /** Deletes several rules of the site in one statement; returns the ids that existed. Used by rule batches. */
-export async function deleteIpRules(db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.deleteFrom('ip_access_rules').where('site_id', '=', siteId).where('id', 'in', [...ids]).returning('id').execute();
-  return new Set(rows.map((r) => r.id));
-}
+export const deleteIpRules = (db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> => deleteSiteRules(db, 'ip_access_rules', siteId, ids);

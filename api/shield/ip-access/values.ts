@@ -2,7 +2,7 @@
 // uniqueness is decided on (so `2001:DB8::1` and `2001:db8::1` are one rule). The value itself is
 // stored as written, so a config file and the API never disagree about it.
 import { isIPv4, isIPv6 } from 'node:net';
-import { formatIp, networkOf, parseIp, sameIp } from '../../net/ip.ts';
+import { formatIp, formatV6, networkOf, parseIp, sameIp } from '../../net/ip.ts';
 import { ISO_COUNTRIES } from './countries.ts';
 
 export type IpRuleType = 'ip' | 'cidr' | 'asn' | 'country';
@@ -62,36 +62,6 @@ function readV6(text: string): void {
   }
 }
 
-/** v6 in RFC 5952 form, as formatIp from net/ip.ts writes it. */
-function formatV6(): string {
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (v6[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && v6[j] === 0) j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  let out = '';
-  for (let i = 0; i < 8; i++) {
-    if (i === bestStart) {
-      out += '::';
-      i += bestLength - 1;
-      continue;
-    }
-    if (out !== '' && !out.endsWith(':')) out += ':';
-    out += v6[i]!.toString(16);
-  }
-  return out;
-}
-
 /** Whether v6 has a bit set after the first `prefix`. */
 function v6HostBits(prefix: number): boolean {
   for (let i = 0; i < 8; i++) {
@@ -114,7 +84,7 @@ export function checkRuleValue(type: IpRuleType, value: string): ValueCheck {
       if (isIPv4(value)) return { ok: true, key: value };
       if (plainV6(value)) {
         readV6(value);
-        return { ok: true, key: formatV6() };
+        return { ok: true, key: formatV6(v6) };
       }
       const address = parseIp(value);
       return address ? { ok: true, key: formatIp(address) } : { ok: false, reason: 'is not an IPv4 or IPv6 address' };
@@ -132,7 +102,7 @@ export function checkRuleValue(type: IpRuleType, value: string): ValueCheck {
         const prefix = Number(prefixText);
         if (prefix <= 128) {
           readV6(value.slice(0, slash));
-          if (!v6HostBits(prefix)) return { ok: true, key: `${formatV6()}/${prefix}` };
+          if (!v6HostBits(prefix)) return { ok: true, key: `${formatV6(v6)}/${prefix}` };
         }
       }
       // Anything wrong with it is described by the general path below.

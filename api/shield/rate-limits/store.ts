@@ -7,6 +7,7 @@ import { newId } from '../../ids.ts';
 import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
+import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
 
 export interface RateLimitFields {
   identity: string;
@@ -59,16 +60,11 @@ export async function insertRateLimit(db: Db, orgId: string, siteId: string, fie
 export async function insertRateLimits(db: Db, orgId: string, siteId: string, rules: readonly RateLimitFields[]): Promise<RateLimitRuleRow[]> {
   if (rules.length === 0) return [];
   const rows = rules.map((fields) => ({ id: newId('rl'), org_id: orgId, site_id: siteId, ...jsonColumns(fields, ['labels']) }));
-  const inserted = new Map((await db.insertInto('rate_limit_rules').values(rows).returningAll().execute()).map((row) => [row.id, row]));
-  return rows.map((row) => inserted.get(row.id)!);
+  return inGivenOrder(rows, await db.insertInto('rate_limit_rules').values(rows).returningAll().execute());
 }
 
-/** Deletes several rules of the site in one statement; returns the ids that existed. */
-export async function deleteRateLimits(db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.deleteFrom('rate_limit_rules').where('site_id', '=', siteId).where('id', 'in', [...ids]).returning('id').execute();
-  return new Set(rows.map((r) => r.id));
-}
+/** Deletes several rules of the site in one statement; returns the ids that existed. Used by rule batches. */
+export const deleteRateLimits = (db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> => deleteSiteRules(db, 'rate_limit_rules', siteId, ids);
 
 export async function updateRateLimit(db: Db, siteId: string, id: string, changes: Partial<RateLimitFields>): Promise<RateLimitRuleRow | undefined> {
   return db

@@ -12,7 +12,7 @@ import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts'
 import { sitePatchParams, siteParams } from '../params.ts';
 import { compileUserRegex } from '../regex.ts';
 import { requireSite } from '../sites/store.ts';
-import { deletePatch, findPatch, insertPatch, listPatches, toPatch, updatePatchLabels } from './store.ts';
+import { deletePatch, findPatch, insertPatch, listPatches, newPatchFrom, toPatch, updatePatchLabels } from './store.ts';
 
 const ACTIONS = VirtualPatchSpec.properties.action.enum;
 
@@ -77,15 +77,7 @@ export const virtualPatchRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { d
       if (!regex.ok) throw validationFailed(`match_regex ${regex.reason}`, { fields: [{ field: 'match_regex', message: regex.reason }] });
       const patch = await db.transaction().execute(async (trx) => {
         const site = await requireSite(trx, orgId, request.params.id);
-        const created = await insertPatch(trx, orgId, site.id, {
-          url_pattern: body.url_pattern,
-          method: body.method,
-          match_param: body.match_param,
-          match_regex: body.match_regex,
-          action: body.action ?? 'block',
-          expires_in_days: body.expires_in_days ?? null,
-          labels: body.labels ?? {},
-        });
+        const created = await insertPatch(trx, orgId, site.id, newPatchFrom(body));
         await auditRequest(trx, request, { action: 'virtual_patch.created', target: { type: 'virtual_patch', id: created.id }, metadata: { site_id: site.id, url_pattern: body.url_pattern, match_param: body.match_param } });
         return created;
       });

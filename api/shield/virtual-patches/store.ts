@@ -6,6 +6,7 @@ import type { VirtualPatchRow } from '../../db/schema.ts';
 import { newId } from '../../ids.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
+import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -18,6 +19,19 @@ export interface NewPatch {
   expires_in_days: number | null;
   labels: Record<string, string>;
   source_finding_id?: string | null;
+}
+
+/** A create request's body (VirtualPatchSpec, validated) as the row to insert, with the schema's defaults. */
+export function newPatchFrom(spec: { url_pattern: string; method: string; match_param: string; match_regex: string; action?: string | undefined; expires_in_days?: number | undefined; labels?: Record<string, string> | undefined }): NewPatch {
+  return {
+    url_pattern: spec.url_pattern,
+    method: spec.method,
+    match_param: spec.match_param,
+    match_regex: spec.match_regex,
+    action: spec.action ?? 'block',
+    expires_in_days: spec.expires_in_days ?? null,
+    labels: spec.labels ?? {},
+  };
 }
 
 export function toPatch(row: VirtualPatchRow) {
@@ -83,16 +97,11 @@ export async function insertPatch(db: Db, orgId: string, siteId: string, patch: 
 export async function insertPatches(db: Db, orgId: string, siteId: string, patches: readonly NewPatch[], now = new Date()): Promise<VirtualPatchRow[]> {
   if (patches.length === 0) return [];
   const rows = patches.map((patch) => patchRow(orgId, siteId, patch, now));
-  const inserted = new Map((await db.insertInto('virtual_patches').values(rows).returningAll().execute()).map((row) => [row.id, row]));
-  return rows.map((row) => inserted.get(row.id)!);
+  return inGivenOrder(rows, await db.insertInto('virtual_patches').values(rows).returningAll().execute());
 }
 
-/** Deletes several patches of the site in one statement; returns the ids that existed. */
-export async function deletePatches(db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.deleteFrom('virtual_patches').where('site_id', '=', siteId).where('id', 'in', [...ids]).returning('id').execute();
-  return new Set(rows.map((r) => r.id));
-}
+/** Deletes several rules of the site in one statement; returns the ids that existed. Used by rule batches. */
+export const deletePatches = (db: Db, siteId: string, ids: readonly string[]): Promise<Set<string>> => deleteSiteRules(db, 'virtual_patches', siteId, ids);
 
 export async function updatePatchLabels(db: Db, siteId: string, id: string, labels: Record<string, string>): Promise<VirtualPatchRow | undefined> {
   return db
