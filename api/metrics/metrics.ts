@@ -106,6 +106,20 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
     },
   });
 
+  // Sync outcomes: a sync job completes whether the repository ended synced, refused (out_of_sync)
+  // or in error, so its job result does not say; the repositories' recorded status does.
+  new Gauge({
+    name: 'aegis_config_repos',
+    help: 'Config repositories by the status of their last sync (synced, out_of_sync, error, pending, ...).',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const rows = await db.selectFrom('config_repos').select(['status', sql<number>`count(*)::int`.as('count')]).groupBy('status').execute();
+      this.reset();
+      for (const r of rows) this.set({ status: r.status }, Number(r.count));
+    },
+  });
+
   if (options.pool) {
     const pool = options.pool;
     new Gauge({ name: 'aegis_db_pool_connections', help: 'PostgreSQL pool connections by state (idle, busy, total).', labelNames: ['state'], registers: [registry], collect() {

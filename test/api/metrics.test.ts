@@ -104,6 +104,18 @@ describe('Prometheus metrics', () => {
     expect(sample(text, 'aegis_shield_upstream_duration_seconds_count', { site, outcome: 'ok' })).toBe(2);
   });
 
+  it('reports config repositories by the status of their last sync', async () => {
+    const total = (text: string) => text.split('\n').filter((l) => l.startsWith('aegis_config_repos{')).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+    const before = await scrape();
+    expect(before).toContain('# TYPE aegis_config_repos gauge');
+    const errors = sample(before, 'aegis_config_repos', { status: 'error' }) ?? 0;
+    // A host that cannot resolve (RFC 6761 .invalid): the sync runs and ends in error.
+    const created = await t.call('POST', '/api/v1/config-repos', { body: { name: 'metrics-config', url: 'https://git.metrics.invalid/config.git', poll_interval_seconds: 3600 } });
+    expect(created.status).toBe(201);
+    expect(total(await scrape())).toBe(total(before) + 1);
+    await eventually(async () => sample(await scrape(), 'aegis_config_repos', { status: 'error' }) === errors + 1, 20_000);
+  });
+
   it('counts job runs by kind and result, and reports the queue', async () => {
     const db = t.server.database.db;
     const before = await scrape();
