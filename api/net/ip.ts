@@ -5,7 +5,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 export type ParsedIp = { version: 4; value: number } | { version: 6; groups: Uint16Array };
 
-function parseV4(text: string): number {
+/** A dotted-decimal IPv4 address that isIPv4 accepted, as an unsigned 32-bit number. */
+export function parseV4(text: string): number {
   let value = 0;
   let part = 0;
   for (let i = 0; i < text.length; i++) {

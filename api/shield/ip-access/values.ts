@@ -2,27 +2,13 @@
 // uniqueness is decided on (so `2001:DB8::1` and `2001:db8::1` are one rule). The value itself is
 // stored as written, so a config file and the API never disagree about it.
 import { isIPv4, isIPv6 } from 'node:net';
-import { formatIp, formatV6, networkOf, parseIp, sameIp } from '../../net/ip.ts';
+import { formatIp, formatV6, networkOf, parseIp, parseV4, sameIp } from '../../net/ip.ts';
 import { ISO_COUNTRIES } from './countries.ts';
 
 export type IpRuleType = 'ip' | 'cidr' | 'asn' | 'country';
 export type ValueCheck = { ok: true; key: string } | { ok: false; reason: string };
 
 const MAX_ASN = 4_294_967_295;
-
-/** A dotted-decimal IPv4 address that isIPv4 accepted, as an unsigned 32-bit number. */
-function ipv4Value(text: string): number {
-  let value = 0;
-  let part = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      value = value * 256 + part;
-      part = 0;
-    } else part = part * 10 + (c - 48);
-  }
-  return value * 256 + part;
-}
 
 // IPv6 groups of the address being checked: one array, reused (checks are synchronous).
 const v6 = new Uint16Array(8);
@@ -96,7 +82,7 @@ export function checkRuleValue(type: IpRuleType, value: string): ValueCheck {
         const prefix = Number(prefixText);
         if (prefix <= 32) {
           const host = prefix === 32 ? 0 : 0xffffffff >>> prefix;
-          if ((ipv4Value(value.slice(0, slash)) & host) === 0) return { ok: true, key: `${value.slice(0, slash)}/${prefix}` };
+          if ((parseV4(value.slice(0, slash)) & host) === 0) return { ok: true, key: `${value.slice(0, slash)}/${prefix}` };
         }
       } else if (slash > 0 && /^\d{1,3}$/.test(prefixText) && plainV6(value.slice(0, slash))) {
         const prefix = Number(prefixText);
