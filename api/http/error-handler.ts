@@ -12,6 +12,11 @@ const envelope = (code: ErrorCode, message: string, details: ErrorDetails = {}):
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
+/** Ajv issues as the envelope's `details.fields` (a field is '' when the issue is about the whole value). */
+export function fieldProblems(issues: readonly ValidationIssue[]): { field: string; message: string }[] {
+  return issues.map((issue) => ({ field: fieldOf(issue), message: describe(issue) }));
+}
+
 /** `/scopes/0` + params → `scopes[0]`; a missing required property names itself. */
 function fieldOf(issue: ValidationIssue): string {
   const base = issue.instancePath
@@ -40,7 +45,7 @@ export function toEnvelope(error: FastifyError | ApiError | Error): { status: nu
   const err = error as FastifyError & { code?: string };
   if (err.validation) {
     const inBody = err.validationContext === 'body';
-    const fields = err.validation.map((issue) => ({ field: fieldOf(issue) || err.validationContext || 'request', message: describe(issue) }));
+    const fields = fieldProblems(err.validation).map(({ field, message }) => ({ field: field || err.validationContext || 'request', message }));
     const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
     return inBody
       ? { status: 422, body: envelope('validation_failed', `request body is invalid: ${summary}`, { fields }) }

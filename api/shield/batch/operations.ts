@@ -14,11 +14,12 @@ import {
   VirtualPatchUpdate,
 } from '../../../schemas/index.ts';
 import type { Db } from '../../db/database.ts';
+import { fieldProblems } from '../../http/error-handler.ts';
 import { ApiError, type ErrorCode, type ErrorDetails } from '../../http/errors.ts';
 import { compileStrict } from '../../http/validation.ts';
-import { checkIpRule } from '../ip-access/rule-check.ts';
+import { checkIpRule, checkIpRuleExpiry } from '../ip-access/rule-check.ts';
 import { deleteIpRules, existingRuleKeys, insertIpRules, ruleKey, toIpRule, updateIpRule } from '../ip-access/store.ts';
-import { deleteRateLimits, insertRateLimits, toRateLimit, updateRateLimit } from '../rate-limits/store.ts';
+import { deleteRateLimits, insertRateLimits, newRateLimitFrom, toRateLimit, updateRateLimit } from '../rate-limits/store.ts';
 import { compileUserRegex } from '../regex.ts';
 import { deletePatches, insertPatches, newPatchFrom, toPatch, updatePatchLabels } from '../virtual-patches/store.ts';
 
@@ -82,18 +83,8 @@ function operationError(status: number, code: ErrorCode, index: number, operatio
 const invalid = (index: number, operation: BatchOperation, problems: { field: string; message: string }[]) =>
   operationError(422, 'validation_failed', index, operation, `spec is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { fields: problems });
 
-/** Ajv issue → `{ field, message }`, fields named as in the single route's error (relative to the spec). */
-function problemsOf(errors: NonNullable<ReturnType<typeof compileStrict>['errors']>): { field: string; message: string }[] {
-  return errors.map((issue) => {
-    const path = issue.instancePath.split('/').slice(1).join('.');
-    const params = issue.params as Record<string, unknown>;
-    const extra = typeof params.missingProperty === 'string' ? params.missingProperty : typeof params.additionalProperty === 'string' ? params.additionalProperty : undefined;
-    const field = [path, extra].filter(Boolean).join('.') || 'spec';
-    const message =
-      issue.keyword === 'additionalProperties' ? 'is not a known field' : issue.keyword === 'required' ? 'is required' : issue.keyword === 'enum' && Array.isArray(params.allowedValues) ? `must be one of ${params.allowedValues.join(', ')}` : (issue.message ?? 'is invalid');
-    return { field, message };
-  });
-}
+/** Ajv issues as the single route's error names them (relative to the spec). */
+const problemsOf = (errors: NonNullable<ReturnType<typeof compileStrict>['errors']>) => fieldProblems(errors).map(({ field, message }) => ({ field: field || 'spec', message }));
 
 /**
  * Shape checks that need no database: `id` exactly for update/delete, `spec` exactly for
@@ -137,8 +128,8 @@ export async function applyOperations(trx: Db, orgId: string, siteId: string, op
       ipChecks.set(index, { valueKey: checked.valueKey, expiresAt: checked.expiresAt });
     }
     if (operation.kind === 'ip_access_rule' && operation.op === 'update') {
-      const expires = (operation.spec as IpUpdate).expires_at;
-      if (expires && new Date(expires).getTime() <= now) throw invalid(index, operation, [{ field: 'expires_at', message: 'must be in the future' }]);
+      const checked = checkIpRuleExpiry((operation.spec as IpUpdate).expires_at, now);
+      if (!checked.ok) throw invalid(index, operation, checked.problems);
     }
     if (operation.kind === 'virtual_patch' && operation.op === 'create') {
       const regex = compileUserRegex((operation.spec as PatchCreate).match_regex);
@@ -236,10 +227,7 @@ async function createRun(
     const patches = run.map((operation) => newPatchFrom(operation.spec as PatchCreate));
     return (await insertPatches(trx, orgId, siteId, patches)).map(toPatch);
   }
-  const limits = run.map((operation) => {
-    const { labels = {}, escalate_to_deny_minutes = 0, ...fields } = operation.spec as LimitCreate;
-    return { ...fields, escalate_to_deny_minutes, labels };
-  });
+  const limits = run.map((operation) => newRateLimitFrom(operation.spec as LimitCreate));
   return (await insertRateLimits(trx, orgId, siteId, limits)).map(toRateLimit);
 }
 
@@ -248,7 +236,8 @@ async function updateOne(trx: Db, siteId: string, operation: BatchOperation): Pr
   const id = operation.id!;
   if (operation.kind === 'ip_access_rule') {
     const { action, note, expires_at, labels } = operation.spec as IpUpdate;
-    const expiresAt = expires_at === undefined ? undefined : expires_at === null ? null : new Date(expires_at);
+    // Checked before any write (applyOperations).
+    const expiresAt = expires_at === undefined || expires_at === null ? expires_at : new Date(expires_at);
     const row = await updateIpRule(trx, siteId, id, { action, note, expiresAt, labels });
     return row && toIpRule(row);
   }

@@ -14,7 +14,7 @@ import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts'
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, parseIpRulesCsv, separateConflicts, type RowProblem } from './csv-import.ts';
-import { checkIpRule } from './rule-check.ts';
+import { checkIpRule, checkIpRuleExpiry } from './rule-check.ts';
 import { deleteIpRule, existingRuleKeys, findIpRule, insertIpRule, insertIpRulesBulk, listIpRules, ruleKey, toIpRule, updateIpRule } from './store.ts';
 
 const importResultSchema = {
@@ -117,12 +117,9 @@ export const ipAccessRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: D
     async (request) => {
       const { orgId } = principalOf(request);
       const { action, note, expires_at, labels } = request.body;
-      let expiresAt: Date | null | undefined;
-      if (expires_at !== undefined) {
-        const checked = expires_at === null ? null : new Date(expires_at);
-        if (checked && checked.getTime() <= Date.now()) throw validationFailed('expires_at must be in the future', { fields: [{ field: 'expires_at', message: 'must be in the future' }] });
-        expiresAt = checked;
-      }
+      const expiry = checkIpRuleExpiry(expires_at);
+      if (!expiry.ok) throw validationFailed('expires_at must be in the future', { fields: expiry.problems });
+      const { expiresAt } = expiry;
       const site = await requireSite(db, orgId, request.params.id);
       const rule = await updateIpRule(db, site.id, request.params.rule_id, { action, note, expiresAt, labels });
       if (!rule) throw notFound('IP access rule');

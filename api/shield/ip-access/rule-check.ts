@@ -9,6 +9,13 @@ export interface FieldProblem {
 
 export type RuleCheck = { ok: true; valueKey: string; expiresAt: Date | null } | { ok: false; problems: FieldProblem[] };
 
+/** An update's `expires_at`: unchanged (undefined), cleared (null), or a time that must be in the future. */
+export function checkIpRuleExpiry(expires: string | null | undefined, now = Date.now()): { ok: true; expiresAt: Date | null | undefined } | { ok: false; problems: FieldProblem[] } {
+  if (expires === undefined || expires === null) return { ok: true, expiresAt: expires };
+  const expiresAt = new Date(expires);
+  return expiresAt.getTime() <= now ? { ok: false, problems: [{ field: 'expires_at', message: 'must be in the future' }] } : { ok: true, expiresAt };
+}
+
 export function checkIpRule(rule: { type: IpRuleType; value: string; expires_at?: string | null | undefined }, now = Date.now()): RuleCheck {
   const problems: FieldProblem[] = [];
   const value = checkRuleValue(rule.type, rule.value);

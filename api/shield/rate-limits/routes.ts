@@ -10,7 +10,7 @@ import { listResponseSchema, pageQueryProperties } from '../../http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
-import { deleteRateLimit, findRateLimit, insertRateLimit, listRateLimits, toRateLimit, updateRateLimit } from './store.ts';
+import { deleteRateLimit, findRateLimit, insertRateLimit, listRateLimits, newRateLimitFrom, toRateLimit, updateRateLimit } from './store.ts';
 
 export const rateLimitRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
   const tags = ['Rate-limit rules'];
@@ -46,10 +46,9 @@ export const rateLimitRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: 
     { config: { auth: 'shield:write' }, schema: { tags, summary: 'Create a rate-limit rule', params: siteParams, body: RateLimitRuleSpec, response: { 201: RateLimitRuleResource } } },
     async (request, reply) => {
       const { orgId } = principalOf(request);
-      const { labels = {}, escalate_to_deny_minutes = 0, ...fields } = request.body;
       const rule = await db.transaction().execute(async (trx) => {
         const site = await requireSite(trx, orgId, request.params.id);
-        const created = await insertRateLimit(trx, orgId, site.id, { ...fields, escalate_to_deny_minutes, labels });
+        const created = await insertRateLimit(trx, orgId, site.id, newRateLimitFrom(request.body));
         await auditRequest(trx, request, { action: 'rate_limit_rule.created', target: { type: 'rate_limit_rule', id: created.id }, metadata: { site_id: site.id } });
         return created;
       });

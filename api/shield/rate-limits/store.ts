@@ -20,6 +20,12 @@ export interface RateLimitFields {
   labels: Record<string, string>;
 }
 
+/** A create request's body (RateLimitRuleSpec, validated) as the fields to insert, with the schema's defaults. */
+export function newRateLimitFrom(spec: Omit<RateLimitFields, 'escalate_to_deny_minutes' | 'labels'> & { escalate_to_deny_minutes?: number | undefined; labels?: Record<string, string> | undefined }): RateLimitFields {
+  const { labels = {}, escalate_to_deny_minutes = 0, ...fields } = spec;
+  return { ...fields, escalate_to_deny_minutes, labels };
+}
+
 export function toRateLimit(row: RateLimitRuleRow) {
   return {
     id: row.id,
