@@ -1,12 +1,18 @@
 // Assembles the HTTP API: shared plugins first (errors, auth, rate limits, idempotency, OpenAPI),
 // then one plugin per area of the API. Everything a route needs arrives as an option; no route
 // reaches for a global.
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Db } from './db/database.ts';
 import type { ServerConfig } from './config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import cookie from '@fastify/cookie';
 import authPlugin from './auth/plugin.ts';
+import type { AuthChanges } from './auth/auth-changes.ts';
+import type { SessionAuthenticator } from './sessions/session-authenticator.ts';
+import type { Mailer } from './mail/mailer.ts';
+import { loginRoutes } from './login/routes.ts';
+import { sessionRoutes } from './sessions/routes.ts';
 import errorHandler from './http/error-handler.ts';
 import idempotency from './http/idempotency.ts';
 import inputGuard, { clientErrorHandler, frameworkErrors } from './http/input-guard.ts';
@@ -52,25 +58,46 @@ const REDACTED = [
   'key',
 ];
 
+/** Query parameters that carry credentials in sign-in links and identity-provider callbacks. */
+const SECRET_QUERY = /([?&](?:token|code|state|id_token|access_token|SAMLResponse|SAMLRequest|RelayState)=)[^&#]*/gi;
+
+/** The request as logged: the URL with sign-in tokens and codes replaced. */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
 export interface AppDeps {
   db: Db;
   authenticator: Authenticator;
+  /** Session cookies: verification, cached authorisations and the cookie's signing key. */
+  sessions: SessionAuthenticator;
+  /** Announces changes of who-may-do-what to every API process. */
+  authChanges: AuthChanges;
+  mailer: Mailer;
+  /** Aegis's public URL (links in mail, identity-provider callbacks, the CSRF origin). */
+  publicUrl: () => string;
   redis?: Redis | undefined;
-  /** Seals stored secrets (webhook signing secrets); without it webhooks cannot be created. */
   /** Seals secrets at rest (webhook signing secrets, stored idempotent responses). */
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer'>;
 }
 
-export async function buildApp({ db, authenticator, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED, censor: '[redacted]' },
+      serializers: { req: serializeRequest },
       ...(config.logStream ? { stream: config.logStream } : {}),
     },
     genReqId: requestIdFor,
@@ -92,13 +119,16 @@ export async function buildApp({ db, authenticator, redis, secretBox, shieldEven
 
   await app.register(errorHandler);
   await app.register(inputGuard);
-  await app.register(authPlugin, { authenticator });
+  await app.register(cookie);
+  await app.register(authPlugin, { authenticator, sessions, publicOrigin: () => new URL(publicUrl()).origin });
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, redis });
   await app.register(idempotency, { db, secretBox });
   await app.register(openApi, { version: API_VERSION });
 
   await app.register(healthRoutes, { db });
-  await app.register(identityRoutes);
+  await app.register(identityRoutes, { sessions });
+  await app.register(loginRoutes, { db, tokens: sessions.tokens, mailer, changes: authChanges, publicUrl });
+  await app.register(sessionRoutes, { db, changes: authChanges });
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   await app.register(siteRoutes, { db, originPolicy: originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers }) });

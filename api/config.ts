@@ -67,6 +67,17 @@ export interface ServerConfig {
   metricsHost: string;
   /** Bearer token scrapes must send (AEGIS_METRICS_TOKEN; unset: none, the bind address is the guard). */
   metricsToken: string | undefined;
+  /** Where people reach Aegis (AEGIS_PUBLIC_URL): links in mail, identity-provider callbacks, the CSRF origin. Unset: http://localhost:<port>. */
+  publicUrl: string | undefined;
+  /** SMTP server for mail (SMTP_URL, e.g. smtp://user:pass@host:587); unset: mail goes to the log and <data-dir>/outbox.log. */
+  smtpUrl: string | undefined;
+  /** Sender of mail (AEGIS_MAIL_FROM). */
+  mailFrom: string;
+  /** Google sign-in (OpenID Connect): client id and secret (AEGIS_GOOGLE_CLIENT_ID/SECRET); unset: Google sign-in is off. */
+  googleClientId: string | undefined;
+  googleClientSecret: string | undefined;
+  /** The OpenID issuer Google sign-in uses (AEGIS_GOOGLE_ISSUER); tests point it at a local provider. */
+  googleIssuer: string;
   /** Gateway worker processes (`--workers`/`--shield-workers`, AEGIS_SHIELD_WORKERS); unset: the command's default (api/gateway/cluster). */
   shieldWorkers: number | undefined;
 }
@@ -109,6 +120,19 @@ const workerCount = (name: string, value: string | undefined): number | undefine
   return n;
 };
 
+/** An http(s) origin with no path, query or fragment; its trailing slash dropped. */
+const publicUrl = (value: string | undefined): string | undefined => {
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`AEGIS_PUBLIC_URL must be a URL such as https://aegis.example.com, got "${value}"`);
+  }
+  if (!/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash) throw new Error(`AEGIS_PUBLIC_URL must be an http(s) origin with no path, got "${value}"`);
+  return url.origin;
+};
+
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
   return {
     host: flags.host ?? env.HOST ?? '0.0.0.0',
@@ -146,6 +170,12 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     metricsPort: env.AEGIS_METRICS_PORT ? positiveInt('AEGIS_METRICS_PORT', env.AEGIS_METRICS_PORT, 9464) : undefined,
     metricsHost: env.AEGIS_METRICS_HOST || '127.0.0.1',
     metricsToken: env.AEGIS_METRICS_TOKEN || undefined,
+    publicUrl: publicUrl(env.AEGIS_PUBLIC_URL),
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.AEGIS_MAIL_FROM || 'Aegis <aegis@localhost>',
+    googleClientId: env.AEGIS_GOOGLE_CLIENT_ID || undefined,
+    googleClientSecret: env.AEGIS_GOOGLE_CLIENT_SECRET || undefined,
+    googleIssuer: env.AEGIS_GOOGLE_ISSUER || 'https://accounts.google.com',
     shieldWorkers: workerCount(flags.shieldWorkers !== undefined ? '--workers' : 'AEGIS_SHIELD_WORKERS', flags.shieldWorkers ?? env.AEGIS_SHIELD_WORKERS),
   };
 }

@@ -2,9 +2,14 @@
 // and the tests both start servers through here, so the tests exercise what users run.
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { join } from 'node:path';
 import pino from 'pino';
 import { buildApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
+import { AuthChanges } from './auth/auth-changes.ts';
+import { createMailer } from './mail/mailer.ts';
+import { SessionAuthenticator } from './sessions/session-authenticator.ts';
+import { SessionTokens } from './sessions/session-token.ts';
 import type { ServerConfig } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -57,10 +62,17 @@ export async function startServer(config: ServerConfig, services: ServerServices
     tracing: await startTracing({ serviceName: 'aegis' }),
   };
   let metricsServer: RunningMetricsServer | undefined;
+  let authChanges: AuthChanges | undefined;
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
     const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs });
+    const authLog = pino({ level: config.logLevel, name: 'auth' }, config.logStream);
+    authChanges = new AuthChanges({ databaseUrl: config.databaseUrl, log: authLog });
+    const sessions = new SessionAuthenticator(database.db, new SessionTokens(serverKey), authChanges, { usageFlushMs: config.keyUsageFlushMs });
+    const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log: authLog });
+    // Known once the server listens, unless configured.
+    let publicUrl = config.publicUrl;
     // The data plane logs apart from the API's request log; its events exist before the app,
     // whose live-stream routes subscribe to the bus.
     const shieldLog = pino({ level: config.logLevel, name: 'shield' }, config.logStream);
@@ -73,7 +85,19 @@ export async function startServer(config: ServerConfig, services: ServerServices
       flushMs: config.shieldFlushMs,
     });
     const events = shieldEvents;
-    const app = await buildApp({ db: database.db, authenticator, redis, secretBox, config, shieldEvents: events, observability });
+    const app = await buildApp({
+      db: database.db,
+      authenticator,
+      sessions,
+      authChanges,
+      mailer,
+      publicUrl: () => publicUrl ?? `http://localhost:${config.port}`,
+      redis,
+      secretBox,
+      config,
+      shieldEvents: events,
+      observability,
+    });
     const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs, config.shieldEventRetentionDays);
     await app.listen({ host: config.host, port: config.port });
     let gateway: RunningGateway | undefined;
@@ -91,6 +115,8 @@ export async function startServer(config: ServerConfig, services: ServerServices
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://localhost:${port}`;
+    publicUrl ??= url;
+    if (!config.smtpUrl) app.log.warn(`no SMTP_URL: sign-in links and invites are written to the log and to ${join(config.dataDir, 'outbox.log')} instead of mailed`);
     // Last to start, first to stop: a worker and the scheduler in process (AEGIS_WORKER=false: none).
     // Config-repo syncs act through this server's own API.
     const jobs = await startJobs({
@@ -123,6 +149,9 @@ export async function startServer(config: ServerConfig, services: ServerServices
         await events.close();
         await app.close();
         await authenticator.close();
+        await sessions.close();
+        await authChanges?.close();
+        mailer.close();
         await database.close();
         await redis?.quit();
         await observability.tracing?.close();
@@ -132,6 +161,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
     await metricsServer?.close();
     await observability.tracing?.close().catch(() => undefined);
     await shieldEvents?.close();
+    await authChanges?.close();
     await database.close();
     redis?.disconnect();
     throw err;

@@ -1,17 +1,12 @@
 // The append-only audit trail. Callers pass the transaction that makes the change, so an action and
 // its record commit together or not at all.
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/authenticator.ts';
+import type { Actor } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import type { AuditEventRow } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 
-export interface Actor {
-  type: 'api_key' | 'user' | 'system';
-  id: string;
-}
-
-export const actorOf = (principal: Principal): Actor => ({ type: 'api_key', id: principal.keyId });
+export type { Actor };
 
 export interface AuditEntry {
   orgId: string;
@@ -47,7 +42,7 @@ export async function auditRequest(
 ): Promise<void> {
   const principal = request.principal;
   if (!principal) throw new Error('auditRequest needs an authenticated request');
-  await recordAudit(db, { orgId: principal.orgId, actor: actorOf(principal), ip: request.ip, ...entry });
+  await recordAudit(db, { orgId: principal.orgId, actor: principal.actor, ip: request.ip, ...entry });
 }
 
 export interface AuditQuery {

@@ -4,30 +4,11 @@
 // lifetime bounds how long a revoked key can live elsewhere (the issue allows 5 s).
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.ts';
+import { asPlan } from '../orgs/plans.ts';
 import { findUsableKeyByHash, recordKeyUse } from '../keys/key-store.ts';
 import { hashKey, isWellFormedKey } from './key-material.ts';
+import type { KeyPrincipal } from './principal.ts';
 import type { Scope } from './scopes.ts';
-
-// A type alias, not an interface, so it fits the response types inferred from JSON Schema.
-export type OrganizationSummary = {
-  id: string;
-  slug: string;
-  name: string;
-  plan: string;
-  created_at: string;
-};
-
-export interface Principal {
-  kind: 'api_key';
-  keyId: string;
-  keyName: string;
-  orgId: string;
-  /** The organisation as of the lookup (cached with it). */
-  organization: OrganizationSummary;
-  scopes: ReadonlySet<Scope>;
-  /** Epoch ms after which the key stops working (rotation grace), or null. */
-  expiresAt: number | null;
-}
 
 export interface AuthenticatorOptions {
   cacheTtlMs?: number;
@@ -37,7 +18,7 @@ export interface AuthenticatorOptions {
 const MISSING = Symbol('missing');
 
 export class Authenticator {
-  private readonly cache: LRUCache<string, Principal | typeof MISSING>;
+  private readonly cache: LRUCache<string, KeyPrincipal | typeof MISSING>;
   private readonly uses = new Map<string, Date>();
   private readonly flushTimer: NodeJS.Timeout;
 
@@ -50,7 +31,7 @@ export class Authenticator {
     this.flushTimer.unref();
   }
 
-  async authenticate(value: string): Promise<Principal | null> {
+  async authenticate(value: string): Promise<KeyPrincipal | null> {
     if (!isWellFormedKey(value)) return null;
     const hash = hashKey(value);
     let principal = this.cache.get(hash);
@@ -85,7 +66,7 @@ export class Authenticator {
     await this.flushUsage();
   }
 
-  private async load(hash: string): Promise<Principal | undefined> {
+  private async load(hash: string): Promise<KeyPrincipal | undefined> {
     const row = await findUsableKeyByHash(this.db, hash);
     if (!row) return undefined;
     return {
@@ -93,8 +74,9 @@ export class Authenticator {
       keyId: row.id,
       keyName: row.name,
       orgId: row.org_id,
-      organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: row.org_plan, created_at: row.org_created_at.toISOString() },
+      organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
       scopes: new Set(row.scopes as Scope[]),
+      actor: { type: 'api_key', id: row.id },
       expiresAt: row.expires_at ? row.expires_at.getTime() : null,
     };
   }

@@ -1,11 +1,17 @@
 // Authentication and authorisation for every route. Each /api route declares `config.auth`
-// (public, authenticated, or a scope); a route that forgets is refused at start-up, so nothing is
-// ever exposed by omission.
+// (public, authenticated, user, or a scope); a route that forgets is refused at start-up, so
+// nothing is ever exposed by omission. A caller is an API key (Authorization: Bearer) or a signed-in
+// person (the session cookie); both become a principal with scopes, checked the same way.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.ts';
-import type { Authenticator, Principal } from './authenticator.ts';
+import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
+import { clearedCookieOptions, SESSION_COOKIE, sessionCookieOptions } from '../sessions/cookies.ts';
+import type { Authenticator } from './authenticator.ts';
+import { fromOwnOrigin, SAFE_METHODS } from './csrf.ts';
+import type { Principal } from './principal.ts';
 import { grants, type AuthRequirement } from './scopes.ts';
+import { ssoRequired } from './sso-required.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,6 +24,9 @@ declare module 'fastify' {
 
 export interface AuthPluginOptions {
   authenticator: Authenticator;
+  sessions: SessionAuthenticator;
+  /** Aegis's public origin (scheme://host[:port]), for the CSRF check. */
+  publicOrigin: () => string;
 }
 
 const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message);
@@ -29,7 +38,7 @@ function bearer(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenticator }) => {
+const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenticator, sessions, publicOrigin }) => {
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
@@ -38,30 +47,64 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenti
     }
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    const requirement = request.routeOptions.config.auth ?? 'public';
-    if (requirement === 'public') return;
-    const value = bearer(request);
-    if (!value) {
-      reply.header('WWW-Authenticate', 'Bearer');
-      throw unauthorized('missing API key: send Authorization: Bearer <key>');
-    }
+  async function keyPrincipal(value: string, reply: FastifyReply): Promise<Principal> {
     const principal = await authenticator.authenticate(value);
     if (!principal) {
       reply.header('WWW-Authenticate', 'Bearer error="invalid_token"');
       throw unauthorized('API key is not valid, or has been revoked');
     }
+    return principal;
+  }
+
+  async function sessionPrincipal(cookie: string, request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
+    const check = await sessions.authenticate(cookie);
+    if (!check) {
+      reply.clearCookie(SESSION_COOKIE, clearedCookieOptions);
+      throw unauthorized('your session has ended (expired, revoked or signed out): sign in again');
+    }
+    if (!SAFE_METHODS.has(request.method) && !fromOwnOrigin(request, publicOrigin())) {
+      throw new ApiError(403, 'csrf_failed', 'a request made with the session cookie that changes something must come from Aegis itself (Origin header)');
+    }
+    const { principal } = check;
+    if (check.ssoRequired) throw ssoRequired(principal.organization);
+    if (check.reissue) reply.setCookie(SESSION_COOKIE, await sessions.tokens.issue(principal.sessionId, principal.user.id), sessionCookieOptions);
+    return principal;
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const requirement = request.routeOptions.config.auth ?? 'public';
+    if (requirement === 'public') return;
+    const value = bearer(request);
+    const cookie = value === undefined ? request.cookies[SESSION_COOKIE] : undefined;
+    if (value === undefined && cookie === undefined) {
+      reply.header('WWW-Authenticate', 'Bearer');
+      throw unauthorized('missing credentials: send Authorization: Bearer <key>, or sign in');
+    }
+    const principal = value !== undefined ? await keyPrincipal(value, reply) : await sessionPrincipal(cookie ?? '', request, reply);
     request.principal = principal;
-    if (requirement !== 'authenticated' && !grants(principal.scopes, requirement)) {
-      throw new ApiError(403, 'forbidden', `this API key lacks the scope ${requirement}`, { required_scope: requirement });
+    if (requirement === 'authenticated') return;
+    if (requirement === 'user') {
+      if (principal.kind !== 'session') throw new ApiError(403, 'forbidden', 'this route belongs to a signed-in person; API keys have no sessions or invites');
+      return;
+    }
+    if (!grants(principal.scopes, requirement)) {
+      const who = principal.kind === 'session' ? `your role (${principal.role})` : 'this API key';
+      throw new ApiError(403, 'forbidden', `${who} lacks the scope ${requirement}`, { required_scope: requirement });
     }
   });
 };
 
-export default fp(authPlugin, { name: 'aegis-auth' });
+export default fp(authPlugin, { name: 'aegis-auth', dependencies: ['@fastify/cookie'] });
 
 /** The caller of a route that requires authentication (the plugin guarantees it is set). */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new ApiError(401, 'unauthorized', 'authentication required');
   return request.principal;
+}
+
+/** The signed-in person calling a route that declares `auth: 'user'`. */
+export function sessionOf(request: FastifyRequest) {
+  const principal = principalOf(request);
+  if (principal.kind !== 'session') throw new ApiError(403, 'forbidden', 'this route belongs to a signed-in person');
+  return principal;
 }

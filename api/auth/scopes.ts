@@ -13,10 +13,11 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * What a route asks of the caller: `public` (no key), `authenticated` (any valid key) or a scope.
- * Every /api route must say which; see the auth plugin.
+ * What a route asks of the caller: `public` (no credentials), `authenticated` (any valid key or
+ * session), `user` (a signed-in person: their own sessions and invites) or a scope. Every /api
+ * route must say which; see the auth plugin.
  */
-export type AuthRequirement = 'public' | 'authenticated' | Scope;
+export type AuthRequirement = 'public' | 'authenticated' | 'user' | Scope;
 
 /** `admin` grants everything; `x:write` also grants `x:read`. */
 export function grants(granted: ReadonlySet<Scope>, required: Scope): boolean {

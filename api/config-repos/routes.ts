@@ -131,7 +131,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
           poll_interval_seconds: body.poll_interval_seconds ?? defaultPollSeconds,
           credentials_ref: body.credentials_ref ?? null,
           webhookSecret: body.webhook_secret,
-          createdBy: principal.keyId,
+          createdBy: principal.actor.id,
         });
         await auditRequest(trx, request, { action: 'config_repo.created', target: { type: 'config_repo', id: result.row.id }, metadata: auditMetadata(result.row) });
         return result;

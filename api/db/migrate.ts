@@ -12,6 +12,7 @@ import * as configRepos from './migrations/0007_config_repos.ts';
 import * as findingVerification from './migrations/0008_finding_verification.ts';
 import * as shieldInspection from './migrations/0009_shield_inspection.ts';
 import * as ipRulesSiteCheck from './migrations/0010_ip_rules_site_check.ts';
+import * as people from './migrations/0011_people.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0008_finding_verification': findingVerification,
   '0009_shield_inspection': shieldInspection,
   '0010_ip_rules_site_check': ipRulesSiteCheck,
+  '0011_people': people,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

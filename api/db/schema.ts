@@ -18,9 +18,11 @@ export interface OrganizationsTable {
 
 export interface UsersTable {
   id: string;
+  /** Lower-cased; unique. */
   email: string;
   name: string | null;
   created_at: CreatedAt;
+  last_login_at: NullableTimestamp;
 }
 
 export interface MembershipsTable {
@@ -423,3 +425,101 @@ export interface Database {
 
 export type ConfigRepoRow = Selectable<ConfigReposTable>;
 export type ConfigRepoSyncRow = Selectable<ConfigRepoSyncsTable>;
+
+// People (migration 0011): sign-in tokens, sessions, invites, SSO connections.
+
+export interface LoginTokensTable {
+  id: string;
+  token_hash: string;
+  email: string;
+  ip: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  org_id: string;
+  method: string;
+  sso_org_id: string | null;
+  user_agent: string | null;
+  browser: string | null;
+  ip: string | null;
+  created_at: CreatedAt;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface InvitesTable {
+  id: string;
+  org_id: string;
+  email: string;
+  role: string;
+  token_hash: string;
+  invited_by_type: string;
+  invited_by_id: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  accepted_at: NullableTimestamp;
+  accepted_by: string | null;
+  revoked_at: NullableTimestamp;
+}
+
+export interface SsoConnectionsTable {
+  org_id: string;
+  protocol: 'oidc' | 'saml';
+  oidc_issuer: string | null;
+  oidc_client_id: string | null;
+  /** Sealed with the server key (api/crypto/secret-box.ts), context `sso:<org id>`. */
+  oidc_client_secret: string | null;
+  saml_metadata_url: string | null;
+  saml_metadata_xml: string | null;
+  saml_idp_entity_id: string | null;
+  saml_idp_sso_url: string | null;
+  saml_idp_certs: ColumnType<string[], string | undefined, string>;
+  enforced: Generated<boolean>;
+  jit_domains: ColumnType<string[], string | undefined, string>;
+  jit_role: Generated<string>;
+  tested_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface AuthFlowsTable {
+  id: string;
+  state_hash: string;
+  kind: string;
+  org_id: string | null;
+  purpose: string;
+  user_id: string | null;
+  code_verifier: string | null;
+  nonce: string | null;
+  request_id: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+}
+
+export interface SamlAssertionsTable {
+  org_id: string;
+  assertion_id: string;
+  expires_at: Timestamp;
+}
+
+export interface Database {
+  login_tokens: LoginTokensTable;
+  sessions: SessionsTable;
+  invites: InvitesTable;
+  sso_connections: SsoConnectionsTable;
+  auth_flows: AuthFlowsTable;
+  saml_assertions: SamlAssertionsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type InviteRow = Selectable<InvitesTable>;
+export type SsoConnectionRow = Selectable<SsoConnectionsTable>;
+export type AuthFlowRow = Selectable<AuthFlowsTable>;

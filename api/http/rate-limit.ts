@@ -1,7 +1,8 @@
 // Per-key request budgets (spec 8): 100/minute by default, tighter per route through
-// `config.rateLimit` (e.g. analytics at 30/minute). Counted per API key once authentication has
-// run, per client IP for anonymous routes. RateLimit-* headers follow the IETF draft. Counters live
-// in process, or in Redis (REDIS_URL) so that several API processes share one budget per key.
+// `config.rateLimit` (e.g. analytics at 30/minute). Counted per API key (or per signed-in user)
+// once authentication has run, per client IP for anonymous routes. RateLimit-* headers follow the
+// IETF draft. Counters live in process, or in Redis (REDIS_URL) so that several API processes
+// share one budget per key.
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
@@ -22,7 +23,7 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, option
     ...(options.redis ? { redis: options.redis, nameSpace: 'aegis-api-rate:' } : {}),
     // Health probes and the reference pages are not API traffic.
     allowList: (request) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz' || !request.routeOptions.url?.startsWith('/api/'),
-    keyGenerator: (request) => (request.principal ? `key:${request.principal.keyId}` : `ip:${request.ip}`),
+    keyGenerator: (request) => (request.principal ? `${request.principal.actor.type}:${request.principal.actor.id}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) =>
       new ApiError(429, 'rate_limited', `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`, {
         limit: context.max,

@@ -1,43 +1,59 @@
-// Who is calling: GET /api/v1/me and GET /api/v1/orgs/current. Any valid key may ask. Both answer
-// from the authenticated principal, which carries its organisation: no query on the hot path.
+// Who is calling: GET /api/v1/me and GET /api/v1/orgs/current, for any valid key or session. A key
+// answers from its cached principal; a session adds the person and their memberships (cached until
+// a membership changes), so neither costs a query on the hot path.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../auth/plugin.ts';
+import { ROLES } from '../auth/roles.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import { timestampSchema } from '../http/schemas.ts';
+import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
 
-const organizationSchema = {
+export const organizationSchema = {
   type: 'object',
   required: ['id', 'slug', 'name', 'plan', 'created_at'],
   properties: {
     id: { type: 'string' },
     slug: { type: 'string', description: 'Short unique name, e.g. `default`.' },
     name: { type: 'string' },
-    plan: { type: 'string', description: 'Billing plan.' },
+    plan: { type: 'string', enum: ['trial', 'pro', 'enterprise'], description: 'Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.' },
     created_at: timestampSchema,
   },
 } as const;
 
 const meSchema = {
   type: 'object',
-  required: ['type', 'api_key', 'user', 'organization'],
+  required: ['type', 'api_key', 'user', 'organization', 'role', 'scopes', 'memberships', 'session_id'],
   properties: {
-    type: { type: 'string', enum: ['api_key'], description: 'How the caller authenticated.' },
+    type: { type: 'string', enum: ['api_key', 'session'], description: 'How the caller authenticated.' },
     api_key: {
-      type: 'object',
+      type: ['object', 'null'],
+      description: 'The key, for API-key callers; null for sessions.',
       required: ['id', 'name', 'scopes'],
       properties: { id: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'array', items: { type: 'string', enum: SCOPES } } },
     },
     user: {
       type: ['object', 'null'],
       description: 'The person behind the session; null for API keys.',
-      required: ['id', 'email'],
-      properties: { id: { type: 'string' }, email: { type: 'string' } },
+      required: ['id', 'email', 'name'],
+      properties: { id: { type: 'string' }, email: { type: 'string' }, name: { type: ['string', 'null'] } },
     },
-    organization: organizationSchema,
+    organization: { ...organizationSchema, description: 'The current organisation: the key’s, or the one the session works in.' },
+    role: { type: ['string', 'null'], enum: [...ROLES, null], description: "The person's role in the current organisation; null for API keys." },
+    scopes: { type: 'array', items: { type: 'string', enum: SCOPES }, description: 'What the caller may do (a role maps onto scopes).' },
+    memberships: {
+      type: 'array',
+      description: "The person's organisations (empty for API keys).",
+      items: {
+        type: 'object',
+        required: ['organization', 'role', 'sso_enforced'],
+        properties: { organization: organizationSchema, role: { type: 'string', enum: ROLES }, sso_enforced: { type: 'boolean' } },
+      },
+    },
+    session_id: { type: ['string', 'null'], description: 'The current session; null for API keys.' },
   },
 } as const;
 
-export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
+export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { sessions: SessionAuthenticator } }> = async (app, { sessions }) => {
   const tags = ['Identity'];
 
   app.get(
@@ -45,11 +61,20 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
     { config: { auth: 'authenticated' }, schema: { tags, summary: 'The caller', response: { 200: meSchema } } },
     async (request) => {
       const principal = principalOf(request);
+      const scopes = [...principal.scopes];
+      if (principal.kind === 'api_key') {
+        return { type: 'api_key' as const, api_key: { id: principal.keyId, name: principal.keyName, scopes }, user: null, organization: principal.organization, role: null, scopes, memberships: [], session_id: null };
+      }
+      const memberships = await sessions.memberships(principal.user.id);
       return {
-        type: 'api_key' as const,
-        api_key: { id: principal.keyId, name: principal.keyName, scopes: [...principal.scopes] },
-        user: null,
+        type: 'session' as const,
+        api_key: null,
+        user: principal.user,
         organization: principal.organization,
+        role: principal.role,
+        scopes,
+        memberships: memberships.map((m) => ({ organization: m.organization, role: m.role, sso_enforced: m.sso_enforced })),
+        session_id: principal.sessionId,
       };
     },
   );

@@ -85,7 +85,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
     async (request, reply) => {
       const principal = principalOf(request);
       const issued = await db.transaction().execute(async (trx) => {
-        const created = await insertKey(trx, { orgId: principal.orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.keyId });
+        const created = await insertKey(trx, { orgId: principal.orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.actor.id });
         await auditRequest(trx, request, {
           action: 'api_key.created',
           target: { type: 'api_key', id: created.row.id },
@@ -147,7 +147,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
       const principal = principalOf(request);
       const { id } = request.params;
       const rotated = await db.transaction().execute(async (trx) => {
-        const result = await rotateKey(trx, principal.orgId, id, principal.keyId);
+        const result = await rotateKey(trx, principal.orgId, id, principal.actor.id);
         if (!result) return undefined;
         await auditRequest(trx, request, {
           action: 'api_key.rotated',

@@ -40,7 +40,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
   app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_ARCHIVE_BYTES }, async (_request: FastifyRequest, body: Buffer) => body);
 
   const start = async (request: FastifyRequest, scanType: CodeScanType, input: Buffer | { target: string; config?: { ref?: string; history?: boolean } }, query: { ref?: string; history?: boolean }) => {
-    const { orgId, keyId } = principalOf(request);
+    const { orgId, actor } = principalOf(request);
     let scan: ScanRow | null;
     if (Buffer.isBuffer(input)) {
       const format = detectArchiveKind(input);
@@ -48,7 +48,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
       const sha256 = createHash('sha256').update(input).digest('hex');
       const config = { ...(query.history !== undefined ? { history: query.history } : {}) };
       scan = await db.transaction().execute(async (trx) => {
-        const created = await createScan(trx, { orgId, scanType, target: `archive:${sha256}`, source: { kind: 'archive', format, sha256, bytes: input.length }, config, triggeredBy: keyId, archive: input });
+        const created = await createScan(trx, { orgId, scanType, target: `archive:${sha256}`, source: { kind: 'archive', format, sha256, bytes: input.length }, config, triggeredBy: actor.id, archive: input });
         await auditRequest(trx, request, { action: 'scan.created', target: { type: 'scan', id: created!.id }, metadata: { scan_type: scanType, source: 'archive', bytes: input.length } });
         return created;
       });
@@ -66,7 +66,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
           target: source.target,
           source: storedGitSource(source, secretBox),
           config: input.config ?? {},
-          triggeredBy: keyId,
+          triggeredBy: actor.id,
         });
         // The target without credentials: a URL can carry an access token.
         await auditRequest(trx, request, { action: 'scan.created', target: { type: 'scan', id: created!.id }, metadata: { scan_type: scanType, source: 'git', target: source.target } });

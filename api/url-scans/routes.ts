@@ -35,10 +35,10 @@ export const urlScanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: UrlScanR
   const tags = ['Scans'];
 
   const start = async (request: FastifyRequest, scanType: 'dast' | 'api' | 'cve', url: string, urlField: string, body: CommonScanInput & Record<string, unknown>, config: Record<string, unknown>, document?: Buffer) => {
-    const { orgId, keyId } = principalOf(request);
+    const { orgId, actor } = principalOf(request);
     const { target, source } = prepareUrlSource(url, body, { allowPrivateTargets, box: secretBox, field: urlField });
     const scan = await db.transaction().execute(async (trx) => {
-      const created = await createScan(trx, { orgId, scanType, target, source, config, triggeredBy: keyId, ...(document ? { archive: document } : {}) });
+      const created = await createScan(trx, { orgId, scanType, target, source, config, triggeredBy: actor.id, ...(document ? { archive: document } : {}) });
       await auditRequest(trx, request, { action: 'scan.created', target: { type: 'scan', id: created!.id }, metadata: { scan_type: scanType, source: 'url', target } });
       return created!;
     });

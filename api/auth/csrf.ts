@@ -1,0 +1,15 @@
+// CSRF protection for cookie-authenticated writes: an Origin check (DESIGN §7). A browser names the
+// page that sent a request in `Origin` (and in `Sec-Fetch-Site`); a write carrying the session
+// cookie must come from Aegis's own origin: the public URL (AEGIS_PUBLIC_URL) or the origin the
+// request itself was addressed to. SameSite=Lax already stops cross-site form posts; this also
+// stops sibling subdomains and old browsers. API keys need none of it: a browser never adds them.
+import type { FastifyRequest } from 'fastify';
+
+export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function fromOwnOrigin(request: FastifyRequest, publicOrigin: string): boolean {
+  const origin = request.headers.origin;
+  if (origin !== undefined) return origin === publicOrigin || origin === `${request.protocol}://${request.host}`;
+  // Some browsers leave Origin out of same-origin requests; Fetch Metadata still tells.
+  return request.headers['sec-fetch-site'] === 'same-origin';
+}

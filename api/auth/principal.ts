@@ -1,0 +1,52 @@
+// Who is calling. API keys and browser sessions both become a principal with an organisation and a
+// set of scopes, so one authorisation check (api/auth/plugin.ts) serves both (DESIGN §7): a route
+// asks which scopes and which organisation, never "key or cookie?".
+import type { Scope } from './scopes.ts';
+import type { Role } from './roles.ts';
+import type { Plan } from '../orgs/plans.ts';
+
+// A type alias, not an interface, so it fits the response types inferred from JSON Schema.
+export type OrganizationSummary = {
+  id: string;
+  slug: string;
+  name: string;
+  plan: Plan;
+  created_at: string;
+};
+
+export interface Actor {
+  type: 'api_key' | 'user' | 'system';
+  id: string;
+}
+
+interface PrincipalBase {
+  orgId: string;
+  /** The organisation as of the lookup (cached with it). */
+  organization: OrganizationSummary;
+  scopes: ReadonlySet<Scope>;
+  /** Who acts, for the audit log and `created_by` / `triggered_by` fields. */
+  actor: Actor;
+}
+
+export interface KeyPrincipal extends PrincipalBase {
+  kind: 'api_key';
+  keyId: string;
+  keyName: string;
+  /** Epoch ms after which the key stops working (rotation grace), or null. */
+  expiresAt: number | null;
+}
+
+export type SessionUser = {
+  id: string;
+  email: string;
+  name: string | null;
+};
+
+export interface SessionPrincipal extends PrincipalBase {
+  kind: 'session';
+  sessionId: string;
+  user: SessionUser;
+  role: Role;
+}
+
+export type Principal = KeyPrincipal | SessionPrincipal;

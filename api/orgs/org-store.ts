@@ -1,0 +1,61 @@
+// Organisations and their memberships.
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/database.ts';
+import type { OrganizationSummary } from '../auth/principal.ts';
+import type { Role } from '../auth/roles.ts';
+import { newId } from '../ids.ts';
+import { asPlan, type Plan } from './plans.ts';
+
+export interface MembershipView {
+  role: Role;
+  created_at: Date;
+  organization: OrganizationSummary;
+  sso_enforced: boolean;
+}
+
+/** A new organisation owned by `ownerId` (sign-up): slug from the name, made unique with a suffix. */
+export async function createOrganization(db: Db, input: { name: string; ownerId: string; plan: Plan }): Promise<string> {
+  const base = input.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'org';
+  const id = newId('org');
+  await db.insertInto('organizations').values({ id, slug: `${base}-${randomBytes(3).toString('hex')}`, name: input.name, plan: input.plan }).execute();
+  await addMembership(db, id, input.ownerId, 'owner');
+  return id;
+}
+
+/** Adds the user to the organisation; an existing membership keeps its role. */
+export async function addMembership(db: Db, orgId: string, userId: string, role: Role): Promise<boolean> {
+  const inserted = await db
+    .insertInto('memberships')
+    .values({ org_id: orgId, user_id: userId, role })
+    .onConflict((oc) => oc.columns(['org_id', 'user_id']).doNothing())
+    .returning('user_id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export async function membershipsOf(db: Db, userId: string): Promise<MembershipView[]> {
+  const rows = await db
+    .selectFrom('memberships')
+    .innerJoin('organizations', 'organizations.id', 'memberships.org_id')
+    .leftJoin('sso_connections', 'sso_connections.org_id', 'memberships.org_id')
+    .select([
+      'memberships.role',
+      'memberships.created_at',
+      'organizations.id',
+      'organizations.slug',
+      'organizations.name',
+      'organizations.plan',
+      'organizations.created_at as org_created_at',
+      'sso_connections.enforced',
+    ])
+    .where('memberships.user_id', '=', userId)
+    .orderBy('memberships.created_at')
+    .orderBy('organizations.id')
+    .execute();
+  return rows.map((r) => ({
+    role: r.role as Role,
+    created_at: r.created_at,
+    organization: { id: r.id, slug: r.slug, name: r.name, plan: asPlan(r.plan), created_at: r.org_created_at.toISOString() },
+    sso_enforced: r.enforced === true,
+  }));
+}

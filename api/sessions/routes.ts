@@ -1,0 +1,114 @@
+// A person's own sessions (spec 2.8, 5.3: Settings, Account, Sessions) and which organisation the
+// current one works in. These routes belong to people: API keys get 403.
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
+import { recordAudit } from '../audit/audit-log.ts';
+import type { AuthChanges } from '../auth/auth-changes.ts';
+import { sessionOf } from '../auth/plugin.ts';
+import { ssoRequired } from '../auth/sso-required.ts';
+import type { Db } from '../db/database.ts';
+import type { SessionRow } from '../db/schema.ts';
+import { notFound } from '../http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
+import { listResponseSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
+import { organizationSchema } from '../identity/routes.ts';
+import { membershipsOf } from '../orgs/org-store.ts';
+import { clearedCookieOptions, SESSION_COOKIE } from './cookies.ts';
+import { listSessions, revokeSession, SIGN_IN_METHODS, switchSessionOrganization } from './session-store.ts';
+
+const sessionSchema = {
+  type: 'object',
+  required: ['id', 'browser', 'user_agent', 'ip', 'method', 'organization_id', 'current', 'created_at', 'last_seen_at', 'expires_at'],
+  properties: {
+    id: { type: 'string' },
+    browser: { type: ['string', 'null'], description: 'Browser and system, from the user agent (e.g. `Chrome 156 on Linux`).' },
+    user_agent: { type: ['string', 'null'] },
+    ip: { type: ['string', 'null'], description: 'Client IP at sign-in.' },
+    method: { type: 'string', enum: SIGN_IN_METHODS, description: 'How the person signed in.' },
+    organization_id: { type: 'string', description: 'The organisation the session works in.' },
+    current: { type: 'boolean', description: 'The session making this request.' },
+    created_at: timestampSchema,
+    last_seen_at: { ...timestampSchema, description: 'Last request (updated within about 10 s).' },
+    expires_at: { ...timestampSchema, description: '30 days after the last request.' },
+  },
+} as const;
+
+const toSession = (row: SessionRow, currentId: string) => ({
+  id: row.id,
+  browser: row.browser,
+  user_agent: row.user_agent,
+  ip: row.ip,
+  method: row.method as (typeof SIGN_IN_METHODS)[number],
+  organization_id: row.org_id,
+  current: row.id === currentId,
+  created_at: row.created_at.toISOString(),
+  last_seen_at: row.last_seen_at.toISOString(),
+  expires_at: row.expires_at.toISOString(),
+});
+
+export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; changes: AuthChanges } }> = async (app, { db, changes }) => {
+  const tags = ['Sessions'];
+
+  app.get(
+    '/api/v1/me/sessions',
+    {
+      config: { auth: 'user' },
+      schema: { tags, summary: 'List my sessions', querystring: { type: 'object', properties: pageQueryProperties }, response: { 200: listResponseSchema(sessionSchema) } },
+    },
+    async (request) => {
+      const principal = sessionOf(request);
+      const limit = pageLimit(request.query);
+      const rows = await listSessions(db, principal.user.id, decodeCursor(request.query.cursor), limit);
+      return toPage(rows, limit, (row) => toSession(row, principal.sessionId));
+    },
+  );
+
+  app.delete(
+    '/api/v1/me/sessions/:id',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Revoke one of my sessions',
+        description: 'It stops working at once, on every API process.',
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },
+        response: { 200: sessionSchema },
+      },
+    },
+    async (request, reply) => {
+      const principal = sessionOf(request);
+      const revoked = await changes.commit(db, async (trx) => {
+        const row = await revokeSession(trx, principal.user.id, request.params.id);
+        if (row) await recordAudit(trx, { orgId: principal.orgId, actor: principal.actor, ip: request.ip, action: 'session.revoked', target: { type: 'session', id: row.id }, metadata: { browser: row.browser, ip: row.ip } });
+        return row;
+      });
+      if (!revoked) throw notFound('session');
+      if (revoked.id === principal.sessionId) reply.clearCookie(SESSION_COOKIE, clearedCookieOptions);
+      return toSession(revoked, principal.sessionId);
+    },
+  );
+
+  app.put(
+    '/api/v1/me/current-organization',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Switch organisation',
+        description: 'Makes the session work in another organisation the person belongs to. An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).',
+        body: { type: 'object', additionalProperties: false, required: ['organization_id'], properties: { organization_id: { type: 'string', minLength: 1, maxLength: 64 } } },
+        response: { 200: organizationSchema },
+      },
+    },
+    async (request) => {
+      const principal = sessionOf(request);
+      const target = (await membershipsOf(db, principal.user.id)).find((m) => m.organization.id === request.body.organization_id);
+      if (!target) throw notFound('organization');
+      if (target.sso_enforced) {
+        const session = await db.selectFrom('sessions').select('sso_org_id').where('id', '=', principal.sessionId).executeTakeFirstOrThrow();
+        if (session.sso_org_id !== target.organization.id) throw ssoRequired(target.organization);
+      }
+      await changes.commit(db, (trx) => switchSessionOrganization(trx, principal.sessionId, target.organization.id));
+      return target.organization;
+    },
+  );
+};

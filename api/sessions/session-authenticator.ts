@@ -1,0 +1,109 @@
+// Turns a session cookie into a principal. The JWT is checked first (a forged or expired cookie
+// costs no query); the session row, with the user's role and the organisation, is then cached per
+// session until anything about authorisation changes anywhere (api/auth/auth-changes.ts), so a
+// revoked session stops working at once on every process while a busy one costs no query per
+// request. Last-seen times are written back in batches, which also slides the row's expiry.
+import { LRUCache } from 'lru-cache';
+import type { AuthChanges } from '../auth/auth-changes.ts';
+import type { SessionPrincipal } from '../auth/principal.ts';
+import { isRole, ROLE_SCOPES } from '../auth/roles.ts';
+import type { Db } from '../db/database.ts';
+import { asPlan } from '../orgs/plans.ts';
+import { membershipsOf, type MembershipView } from '../orgs/org-store.ts';
+import { findSessionContext, recordSessionUse, type SessionContextRow } from './session-store.ts';
+import { SESSION_REFRESH_AFTER_MS, type SessionTokens } from './session-token.ts';
+
+export interface SessionCheck {
+  principal: SessionPrincipal;
+  /** The organisation enforces SSO and this session did not come through its identity provider. */
+  ssoRequired: boolean;
+  /** The cookie should be re-issued (sliding expiry). */
+  reissue: boolean;
+}
+
+const MISSING = Symbol('missing');
+
+export class SessionAuthenticator {
+  private readonly cache: LRUCache<string, SessionContextRow | typeof MISSING>;
+  private readonly membershipCache: LRUCache<string, MembershipView[]>;
+  private readonly uses = new Map<string, Date>();
+  private readonly flushTimer: NodeJS.Timeout;
+  /** Bumped on every change: a lookup that started before one must not fill the cache after it. */
+  private generation = 0;
+
+  constructor(
+    private readonly db: Db,
+    readonly tokens: SessionTokens,
+    private readonly changes: AuthChanges,
+    options: { cacheTtlMs?: number; usageFlushMs?: number } = {},
+  ) {
+    this.cache = new LRUCache({ max: 50_000, ttl: options.cacheTtlMs ?? 60_000 });
+    this.membershipCache = new LRUCache({ max: 10_000, ttl: options.cacheTtlMs ?? 60_000 });
+    changes.onChange(() => {
+      this.generation += 1;
+      this.cache.clear();
+      this.membershipCache.clear();
+    });
+    this.flushTimer = setInterval(() => void this.flushUsage(), options.usageFlushMs ?? 10_000);
+    this.flushTimer.unref();
+  }
+
+  async authenticate(cookie: string): Promise<SessionCheck | null> {
+    const claims = await this.tokens.verify(cookie);
+    if (!claims) return null;
+    const row = await this.context(claims.sessionId, claims.userId);
+    if (!row || !isRole(row.role)) return null;
+    this.uses.set(row.session_id, new Date());
+    return {
+      principal: {
+        kind: 'session',
+        sessionId: row.session_id,
+        user: { id: row.user_id, email: row.email, name: row.user_name },
+        role: row.role,
+        orgId: row.org_id,
+        organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
+        scopes: new Set(ROLE_SCOPES[row.role]),
+        actor: { type: 'user', id: row.user_id },
+      },
+      ssoRequired: row.sso_enforced === true && row.sso_org_id !== row.org_id,
+      reissue: Date.now() - claims.issuedAt >= SESSION_REFRESH_AFTER_MS,
+    };
+  }
+
+  /** The user's memberships (for GET /me), cached like sessions: every membership change is announced. */
+  async memberships(userId: string): Promise<MembershipView[]> {
+    const cacheable = this.changes.reliable;
+    const cached = cacheable ? this.membershipCache.get(userId) : undefined;
+    if (cached) return cached;
+    const generation = this.generation;
+    const rows = await membershipsOf(this.db, userId);
+    if (cacheable && generation === this.generation) this.membershipCache.set(userId, rows);
+    return rows;
+  }
+
+  async flushUsage(): Promise<void> {
+    if (this.uses.size === 0) return;
+    const batch = new Map(this.uses);
+    this.uses.clear();
+    try {
+      await recordSessionUse(this.db, batch);
+    } catch {
+      // last-seen times are best effort; the next flush carries newer ones
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    await this.flushUsage();
+  }
+
+  private async context(sessionId: string, userId: string): Promise<SessionContextRow | undefined> {
+    const cacheable = this.changes.reliable;
+    const cached = cacheable ? this.cache.get(sessionId) : undefined;
+    if (cached !== undefined) return cached === MISSING || cached.user_id !== userId ? undefined : cached;
+    const generation = this.generation;
+    const row = await findSessionContext(this.db, sessionId, userId);
+    if (cacheable && generation === this.generation) this.cache.set(sessionId, row ?? MISSING);
+    return row;
+  }
+}
