@@ -13,6 +13,7 @@ import type { SessionAuthenticator } from './sessions/session-authenticator.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { loginRoutes } from './login/routes.ts';
 import { sessionRoutes } from './sessions/routes.ts';
+import { orgRoutes } from './orgs/routes.ts';
 import errorHandler from './http/error-handler.ts';
 import idempotency from './http/idempotency.ts';
 import inputGuard, { clientErrorHandler, frameworkErrors } from './http/input-guard.ts';
@@ -129,6 +130,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(identityRoutes, { sessions });
   await app.register(loginRoutes, { db, tokens: sessions.tokens, mailer, changes: authChanges, publicUrl });
   await app.register(sessionRoutes, { db, changes: authChanges });
+  await app.register(orgRoutes, { db, mailer, changes: authChanges, tokens: sessions.tokens, publicUrl });
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   await app.register(siteRoutes, { db, originPolicy: originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers }) });

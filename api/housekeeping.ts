@@ -1,6 +1,7 @@
 // Periodic clean-up every server process runs: idempotency keys past their 24 h window, expired
 // virtual patches and IP rules, Shield events and rollups past their retention, scans and config
-// syncs whose job died with its worker, and old sync records and push deliveries. Each task is
+// syncs whose job died with its worker, old sync records and push deliveries, and spent sign-in
+// links, identity-provider flows and remembered SAML assertions. Each task is
 // made of DELETEs that are safe to run from many processes at once.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from './db/database.ts';
@@ -8,6 +9,8 @@ import { sweepIdempotencyKeys } from './http/idempotency.ts';
 import { failOrphanedScans } from './scans/run-scan.ts';
 import { failOrphanedSyncs, pruneSyncHistory } from './config-repos/store.ts';
 import { sweepExpiredRules } from './shield/sweep.ts';
+import { sweepLoginTokens } from './login/magic-links.ts';
+import { sweepFlows } from './sso/flows.ts';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -75,7 +78,7 @@ export function startHousekeeping(db: Db, log: FastifyBaseLogger, intervalMs: nu
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db)])
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db)])
       .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory]) => {
         if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory > 0) {
           log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory }, 'housekeeping removed expired records');

@@ -202,6 +202,29 @@ ${examples(
     )
     .action(run(async (options: import('./keys.ts').KeysCreateOptions) => (await import('./keys.ts')).keysCreateCommand(options)));
 
+  const orgs = program
+    .command('orgs')
+    .helpGroup('Set-up:')
+    .description('organisations straight in the database (billing hooks)')
+    .addHelpText('after', examples(['put organisation acme on the pro plan', 'aegis orgs set-plan --org acme --plan pro']));
+  orgs
+    .command('set-plan')
+    .description("change an organisation's plan (trial, pro, enterprise); takes effect at once")
+    .requiredOption('--org <slug>', 'organisation slug')
+    .requiredOption('--plan <plan>', 'trial, pro or enterprise')
+    .option('--data-dir <dir>', 'data directory (env AEGIS_DATA_DIR, default ./.aegis)')
+    .addHelpText(
+      'after',
+      `
+Plans gate features: admin API keys need pro or enterprise. Audited as organization.plan_changed.
+With the embedded database, stop the server first (PGlite is single-process).
+${examples(
+  ['upgrade acme to pro', 'aegis orgs set-plan --org acme --plan pro'],
+  ['on PostgreSQL, while the API runs', 'DATABASE_URL=postgres://aegis@db/aegis aegis orgs set-plan --org acme --plan enterprise'],
+)}`,
+    )
+    .action(run(async (options: import('./orgs.ts').OrgsSetPlanOptions) => (await import('./orgs.ts')).orgsSetPlanCommand(options)));
+
   const advisories = program
     .command('advisories')
     .helpGroup('Set-up:')

@@ -11,6 +11,7 @@ import { notFound, conflict } from '../http/errors.ts';
 import { parseEnumList } from '../http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { filterParam, listResponseSchema, nullableTimestampSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
+import { requirePlan, type Plan } from '../orgs/plans.ts';
 import { findKey, insertKey, KEY_STATUSES, keyStatus, listKeys, revokeKey, rotateKey } from './key-store.ts';
 
 const apiKeySchema = {
@@ -36,6 +37,9 @@ const issuedKeySchema = {
   required: [...apiKeySchema.required, 'key'],
   properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'The key value. Shown this once only: store it now.' } },
 } as const;
+
+/** Plans on which `admin` keys may be created (spec 5.2). */
+export const ADMIN_KEY_PLANS: readonly Plan[] = ['pro', 'enterprise'];
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
 
@@ -70,6 +74,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
       schema: {
         tags,
         summary: 'Create an API key',
+        description: 'A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`).',
         body: {
           type: 'object',
           additionalProperties: false,
@@ -84,6 +89,8 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      // Read from the database, not the cached principal: a plan change takes effect at once.
+      if (request.body.scopes.includes('admin')) await requirePlan(db, principal.orgId, ADMIN_KEY_PLANS, 'an admin API key');
       const issued = await db.transaction().execute(async (trx) => {
         const created = await insertKey(trx, { orgId: principal.orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.actor.id });
         await auditRequest(trx, request, {

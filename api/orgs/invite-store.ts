@@ -68,3 +68,64 @@ export async function markInviteAccepted(db: Db, inviteId: string, userId: strin
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** The organisation's invites, newest first, optionally only those in `statuses` (fetches `limit + 1`). */
+export async function listInvites(db: Db, q: { orgId: string; after: string | null; limit: number; statuses?: readonly InviteStatus[] | undefined }): Promise<InviteRow[]> {
+  let query = db.selectFrom('invites').selectAll().where('org_id', '=', q.orgId);
+  if (q.after) query = query.where('id', '<', q.after);
+  const statuses = q.statuses;
+  if (statuses) {
+    // The same rules as inviteStatus, in SQL, so that filtering and paging agree.
+    query = query.where((eb) =>
+      eb.or(
+        statuses.map((status) => {
+          switch (status) {
+            case 'accepted':
+              return eb('accepted_at', 'is not', null);
+            case 'revoked':
+              return eb.and([eb('accepted_at', 'is', null), eb('revoked_at', 'is not', null)]);
+            case 'expired':
+              return eb.and([eb('accepted_at', 'is', null), eb('revoked_at', 'is', null), eb('expires_at', '<=', sql<Date>`now()`)]);
+            case 'pending':
+              return eb.and([eb('accepted_at', 'is', null), eb('revoked_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]);
+          }
+        }),
+      ),
+    );
+  }
+  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}
+
+export async function findInvite(db: Db, orgId: string, id: string): Promise<InviteRow | undefined> {
+  return db.selectFrom('invites').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Revokes the organisation's invite unless it was accepted; undefined when there is no such invite. */
+export async function revokeInvite(db: Db, orgId: string, id: string): Promise<{ row: InviteRow; changed: boolean } | undefined> {
+  const updated = await db
+    .updateTable('invites')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (updated) return { row: updated, changed: true };
+  const row = await findInvite(db, orgId, id);
+  return row && { row, changed: false };
+}
+
+/** Revokes the address's pending invites to the organisation: a new invite replaces them (a resend). */
+export async function revokePendingInvites(db: Db, orgId: string, email: string): Promise<number> {
+  const rows = await db
+    .updateTable('invites')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('org_id', '=', orgId)
+    .where('email', '=', normalizeEmail(email))
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .execute();
+  return rows.length;
+}

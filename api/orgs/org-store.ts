@@ -59,3 +59,54 @@ export async function membershipsOf(db: Db, userId: string): Promise<MembershipV
     sso_enforced: r.enforced === true,
   }));
 }
+
+/** A member as the members list shows them. */
+export interface MemberRow {
+  /** The user id; also the list's cursor (ids sort by creation time). */
+  id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  joined_at: Date;
+  last_login_at: Date | null;
+}
+
+function membersQuery(db: Db, orgId: string) {
+  return db
+    .selectFrom('memberships')
+    .innerJoin('users', 'users.id', 'memberships.user_id')
+    .select(['users.id', 'users.email', 'users.name', 'memberships.role', 'memberships.created_at as joined_at', 'users.last_login_at'])
+    .where('memberships.org_id', '=', orgId);
+}
+
+const toMember = (r: { id: string; email: string; name: string | null; role: string; joined_at: Date; last_login_at: Date | null }): MemberRow => ({ ...r, role: r.role as Role });
+
+/** A page of the organisation's members, newest user first (fetches `limit + 1` to detect a next page). */
+export async function listMembers(db: Db, q: { orgId: string; after: string | null; limit: number }): Promise<MemberRow[]> {
+  let query = membersQuery(db, q.orgId);
+  if (q.after) query = query.where('users.id', '<', q.after);
+  return (await query.orderBy('users.id', 'desc').limit(q.limit + 1).execute()).map(toMember);
+}
+
+export async function findMember(db: Db, orgId: string, userId: string): Promise<MemberRow | undefined> {
+  const row = await membersQuery(db, orgId).where('users.id', '=', userId).executeTakeFirst();
+  return row && toMember(row);
+}
+
+/**
+ * The organisation's owners, locked until the transaction ends: two owners demoting each other at
+ * the same moment must not leave the organisation with none.
+ */
+export async function lockOwners(trx: Db, orgId: string): Promise<string[]> {
+  const rows = await trx.selectFrom('memberships').select('user_id').where('org_id', '=', orgId).where('role', '=', 'owner').forUpdate().execute();
+  return rows.map((r) => r.user_id);
+}
+
+export async function setMemberRole(db: Db, orgId: string, userId: string, role: Role): Promise<void> {
+  await db.updateTable('memberships').set({ role }).where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+}
+
+export async function removeMembership(db: Db, orgId: string, userId: string): Promise<boolean> {
+  const row = await db.deleteFrom('memberships').where('org_id', '=', orgId).where('user_id', '=', userId).returning('user_id').executeTakeFirst();
+  return row !== undefined;
+}

@@ -2,6 +2,7 @@
 // Gates read the plan from the database at the moment of use, so a plan change takes effect at once.
 import type { Db } from '../db/database.ts';
 import { ApiError } from '../http/errors.ts';
+import type { AuthChanges } from '../auth/auth-changes.ts';
 
 export const PLANS = ['trial', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -23,4 +24,15 @@ export async function requirePlan(db: Db, orgId: string, allowed: readonly Plan[
     plan,
     required_plans: [...allowed],
   });
+}
+
+/**
+ * Puts the organisation on `plan` (the hook billing drives; `aegis orgs set-plan` today). With
+ * `changes`, cached session authorisations everywhere drop the old plan at once; gates read the
+ * database anyway. False when there is no such organisation.
+ */
+export async function setPlan(db: Db, changes: AuthChanges | undefined, orgId: string, plan: Plan): Promise<boolean> {
+  const update = async (trx: Db) =>
+    (await trx.updateTable('organizations').set({ plan }).where('id', '=', orgId).returning('id').executeTakeFirst()) !== undefined;
+  return changes ? changes.commit(db, update) : update(db);
 }

@@ -1,0 +1,89 @@
+// The end of every SSO sign-in, whichever protocol vouched for the person: a "Try login" only
+// records that the connection works; a real sign-in admits members, people the organisation
+// invited, and — when the organisation lists their e-mail domain — newcomers (just-in-time), then
+// starts a session marked as having come through this organisation's identity provider.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { recordAudit } from '../audit/audit-log.ts';
+import type { AuthChanges } from '../auth/auth-changes.ts';
+import type { Db } from '../db/database.ts';
+import { ApiError } from '../http/errors.ts';
+import { escapeHtml, sendPage } from '../login/pages.ts';
+import { DEFAULT_LANDING } from '../login/routes.ts';
+import { joinByInvite } from '../login/accounts.ts';
+import { pendingInvitesFor } from '../orgs/invite-store.ts';
+import { addMembership } from '../orgs/org-store.ts';
+import type { SessionTokens } from '../sessions/session-token.ts';
+import { signIn } from '../sessions/sign-in.ts';
+import { ensureUser } from '../users/user-store.ts';
+import type { SsoConnection } from './connection-store.ts';
+import { markSsoTested } from './connection-store.ts';
+import type { FlowPurpose } from './flows.ts';
+
+export interface SsoIdentity {
+  /** The address the identity provider vouches for (OIDC: `email` with `email_verified`; SAML: NameID or the mail attribute). */
+  email: string;
+  name: string | null;
+}
+
+export interface SsoContext {
+  db: Db;
+  tokens: SessionTokens;
+  changes: AuthChanges;
+}
+
+export interface CompletedFlow {
+  purpose: FlowPurpose;
+  /** The admin who started a "Try login". */
+  userId: string | null;
+}
+
+/** Writes a refused SSO sign-in to the organisation's audit log (a bad signature, a replay, a stranger). */
+export async function auditSsoRefusal(db: Db, request: FastifyRequest, orgId: string, protocol: 'oidc' | 'saml', reason: string): Promise<void> {
+  await recordAudit(db, { orgId, actor: { type: 'system', id: 'sso' }, ip: request.ip, action: 'sso.login_refused', metadata: { protocol, reason } });
+}
+
+export async function completeSsoSignIn(
+  ctx: SsoContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: { connection: SsoConnection; flow: CompletedFlow; identity: SsoIdentity },
+): Promise<FastifyReply> {
+  const { connection, flow, identity } = input;
+  const orgId = connection.orgId;
+  const email = identity.email.toLowerCase();
+  if (flow.purpose === 'test') {
+    await ctx.db.transaction().execute(async (trx) => {
+      await markSsoTested(trx, orgId);
+      await recordAudit(trx, { orgId, actor: { type: 'user', id: flow.userId ?? 'unknown' }, ip: request.ip, action: 'sso.tested', metadata: { protocol: connection.protocol, email } });
+    });
+    return sendPage(reply, 200, 'SSO works', `<p>The identity provider signed in <strong>${escapeHtml(email)}</strong>. Nothing was enforced; you can now enforce SSO for the organisation.</p>`);
+  }
+
+  const userId = await ctx.changes.commit(ctx.db, async (trx) => {
+    const member = await trx
+      .selectFrom('memberships')
+      .innerJoin('users', 'users.id', 'memberships.user_id')
+      .select('users.id')
+      .where('memberships.org_id', '=', orgId)
+      .where('users.email', '=', email)
+      .executeTakeFirst();
+    if (member) return member.id;
+    const invite = (await pendingInvitesFor(trx, email)).find((i) => i.org_id === orgId);
+    const domain = email.split('@')[1] ?? '';
+    if (!invite && !connection.jitDomains.includes(domain)) return undefined;
+    const { user } = await ensureUser(trx, email, identity.name);
+    if (invite) {
+      await joinByInvite(trx, invite, user.id, request.ip);
+    } else {
+      await addMembership(trx, orgId, user.id, connection.jitRole);
+      await recordAudit(trx, { orgId, actor: { type: 'user', id: user.id }, ip: request.ip, action: 'member.joined_by_sso', target: { type: 'user', id: user.id }, metadata: { email, role: connection.jitRole } });
+    }
+    return user.id;
+  });
+  if (!userId) {
+    await auditSsoRefusal(ctx.db, request, orgId, connection.protocol, `${email} is not a member, not invited, and its domain is not admitted`);
+    throw new ApiError(403, 'forbidden', `${email} is not a member of this organisation; ask an admin for an invite`);
+  }
+  await signIn(ctx.db, ctx.tokens, request, reply, { userId, orgId, method: connection.protocol === 'oidc' ? 'sso_oidc' : 'sso_saml', ssoOrgId: orgId, name: identity.name });
+  return reply.redirect(DEFAULT_LANDING, 303);
+}
