@@ -2,7 +2,6 @@
 // and the tests both start servers through here, so the tests exercise what users run.
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { join } from 'node:path';
 import pino from 'pino';
 import { buildApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
@@ -37,6 +36,8 @@ export interface RunningServer {
   /** The Prometheus endpoint, when `metricsPort` is set; and the metrics and traces of this server. */
   metricsServer: RunningMetricsServer | undefined;
   observability: Observability;
+  /** Where mail (sign-in links, invites) goes: an SMTP server, or the log and the outbox file. */
+  mailDestination: string;
   close(): Promise<void>;
 }
 
@@ -116,7 +117,6 @@ export async function startServer(config: ServerConfig, services: ServerServices
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://localhost:${port}`;
     publicUrl ??= url;
-    if (!config.smtpUrl) app.log.warn(`no SMTP_URL: sign-in links and invites are written to the log and to ${join(config.dataDir, 'outbox.log')} instead of mailed`);
     // Last to start, first to stop: a worker and the scheduler in process (AEGIS_WORKER=false: none).
     // Config-repo syncs act through this server's own API.
     const jobs = await startJobs({
@@ -140,6 +140,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       gateway,
       metricsServer,
       observability,
+      mailDestination: mailer.destination,
       async close() {
         await poller?.stop();
         await jobs.close();

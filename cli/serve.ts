@@ -61,6 +61,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     `  API        ${server.url}/api/v1`,
     `  Reference  ${server.url}/docs`,
     `  OpenAPI    ${server.url}/api/v1/openapi.json`,
+    `  Sign in    ${server.url}/auth/login (mail goes to ${server.mailDestination})`,
   ];
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
   if (gatewayCluster) lines.push(`  Shield     ${gatewayCluster.url} (routes by Host to each site's origin; ${shieldWorkers} worker processes)`);

@@ -1,6 +1,7 @@
 // The first key of an installation. AEGIS_BOOTSTRAP_API_KEY names it outright (for CI and
 // containers); otherwise, on a database with no key at all, one is generated and written to
-// <data-dir>/bootstrap-key with mode 0600 — its path is printed, never its value.
+// <data-dir>/bootstrap-key with mode 0600 — its path is printed, never its value. The bootstrap
+// organisation is on the enterprise plan: a self-hosted server keeps every feature.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -8,6 +9,7 @@ import type { Db } from '../db/database.ts';
 import { newId } from '../ids.ts';
 import { hashKey, isWellFormedKey } from '../auth/key-material.ts';
 import { countKeys, insertKey } from './key-store.ts';
+import type { Plan } from '../orgs/plans.ts';
 
 export const DEFAULT_ORG_SLUG = 'default';
 
@@ -16,8 +18,9 @@ export type BootstrapResult =
   | { kind: 'env-key-revoked' }
   | { kind: 'key-file-written'; path: string };
 
-export async function ensureOrganization(db: Db, slug: string, name = slug): Promise<string> {
-  await db.insertInto('organizations').values({ id: newId('org'), slug, name }).onConflict((oc) => oc.column('slug').doNothing()).execute();
+/** The organisation with this slug, created (on `plan`, default trial) when missing. */
+export async function ensureOrganization(db: Db, slug: string, name = slug, plan: Plan = 'trial'): Promise<string> {
+  await db.insertInto('organizations').values({ id: newId('org'), slug, name, plan }).onConflict((oc) => oc.column('slug').doNothing()).execute();
   const org = await db.selectFrom('organizations').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
   return org.id;
 }
@@ -35,12 +38,12 @@ export async function bootstrapKey(db: Db, options: { envKey?: string | undefine
       // A revoked bootstrap key stays revoked: the variable lingering in an environment must not
       // resurrect a key someone deliberately killed.
       if (existing) return { kind: existing.revoked_at ? 'env-key-revoked' : 'env-key-present' };
-      const orgId = await ensureOrganization(trx, DEFAULT_ORG_SLUG, 'Default organization');
+      const orgId = await ensureOrganization(trx, DEFAULT_ORG_SLUG, 'Default organization', 'enterprise');
       await insertKey(trx, { orgId, name: 'bootstrap', scopes: ['admin'], createdBy: null, value: envKey });
       return { kind: 'env-key-created' };
     }
     if ((await countKeys(trx)) > 0) return { kind: 'existing-keys' };
-    const orgId = await ensureOrganization(trx, DEFAULT_ORG_SLUG, 'Default organization');
+    const orgId = await ensureOrganization(trx, DEFAULT_ORG_SLUG, 'Default organization', 'enterprise');
     const issued = await insertKey(trx, { orgId, name: 'bootstrap', scopes: ['admin'], createdBy: null });
     await mkdir(options.dataDir, { recursive: true });
     const path = join(options.dataDir, 'bootstrap-key');

@@ -120,12 +120,11 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
         tags,
         summary: 'Magic link landing page',
         description: 'Shows a button that signs in (POST /auth/magic). Following the link does not use it up, so mail scanners that fetch links cannot burn it.',
-        querystring: { type: 'object', properties: { token: tokenSchema, return_to: returnToSchema } },
+        querystring: { type: 'object', required: ['token'], properties: { token: tokenSchema, return_to: returnToSchema } },
       },
     },
     async (request, reply) => {
       const { token, return_to: returnTo } = request.query;
-      if (!token) return sendPage(reply, 400, 'Sign-in link incomplete', '<p>The link lacks its token. Copy the whole link from the mail, or <a href="/auth/login">ask for a new one</a>.</p>');
       return sendPage(reply, 200, 'Sign in to Aegis', postForm('/auth/magic', { token, ...(returnTo ? { return_to: returnTo } : {}) }, 'Sign in'));
     },
   );
