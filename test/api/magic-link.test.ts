@@ -1,3 +1,5 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
@@ -120,5 +122,35 @@ describe('magic link', () => {
     await request<any>(t.url, 'POST', '/auth/magic', { body: { token } });
     await request<any>(t.url, 'GET', `/auth/magic?token=${token}`);
     expect(t.logs.join('\n')).not.toContain(token);
+  });
+});
+
+describe('magic link without SMTP', () => {
+  it('writes the link to the log and to the outbox file (0600), and it works', async () => {
+    const bare = await startTestServer();
+    try {
+      expect(bare.server.mailDestination).toContain('outbox.log');
+      expect((await request(bare.url, 'POST', '/auth/login', { body: { email: 'offline@example.com' } })).status).toBe(202);
+      const outbox = join(bare.database.dataDir, 'outbox.log');
+      let text = '';
+      for (let i = 0; i < 100 && !text.includes('/auth/magic'); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        try {
+          text = readFileSync(outbox, 'utf8');
+        } catch {
+          // not written yet
+        }
+      }
+      expect(statSync(outbox).mode & 0o777).toBe(0o600);
+      expect(text).toContain('To: offline@example.com');
+      const link = /http:\/\/localhost:\d+\/auth\/magic\?token=\S+/.exec(text)?.[0] ?? '';
+      expect(bare.logs.join('\n')).toContain(link.split('token=')[1]);
+      const token = new URL(link).searchParams.get('token');
+      const used = await request<any>(bare.url, 'POST', '/auth/magic', { body: { token } });
+      expect(used.status).toBe(200);
+      expect(used.body.user.email).toBe('offline@example.com');
+    } finally {
+      await bare.close();
+    }
   });
 });
