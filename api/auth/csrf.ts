@@ -13,3 +13,13 @@ export function fromOwnOrigin(request: FastifyRequest, publicOrigin: string): bo
   // Some browsers leave Origin out of same-origin requests; Fetch Metadata still tells.
   return request.headers['sec-fetch-site'] === 'same-origin';
 }
+
+/**
+ * For sign-in posts that need no session (using a magic link or an invite): refused when a browser
+ * says another site sent them, so no page can sign a visitor into someone else's account (login
+ * CSRF). Clients that are not browsers send neither header and are let through.
+ */
+export function sentByAnotherSite(request: FastifyRequest, publicOrigin: string): boolean {
+  if (request.headers.origin !== undefined) return !fromOwnOrigin(request, publicOrigin);
+  return request.headers['sec-fetch-site'] === 'cross-site' || request.headers['sec-fetch-site'] === 'same-site';
+}

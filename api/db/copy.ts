@@ -82,7 +82,8 @@ export async function transactionWithCopy<T>(db: Db, work: (trx: Transaction<Dat
     const { pglite } = source;
     return db.transaction().execute((trx) =>
       work(trx, async (table, columns, rows) => {
-        await pglite.query(copyStatement(table, columns, `'/dev/blob'`), [], { blob: new Blob([...rows]) });
+        // The chunks are Buffers over plain ArrayBuffers (never shared memory), which is what Blob takes.
+        await pglite.query(copyStatement(table, columns, `'/dev/blob'`), [], { blob: new Blob([...rows] as Uint8Array<ArrayBuffer>[]) });
       }),
     );
   }

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { recordAudit } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
+import { sentByAnotherSite } from '../auth/csrf.ts';
 import { sessionOf } from '../auth/plugin.ts';
 import { isTokenShaped } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
@@ -153,6 +154,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       const { token, return_to: returnTo } = request.body;
       let signedIn: { userId: string; email: string; orgId: string };
       try {
+        if (sentByAnotherSite(request, new URL(publicUrl()).origin)) throw new ApiError(403, 'csrf_failed', 'sign-in links are used from the page Aegis shows for them, not from another site');
         if (!isTokenShaped(token)) throw new ApiError(401, 'unauthorized', LINK_INVALID);
         // One transaction: a refused sign-in (SSO required) leaves the link and the account untouched.
         signedIn = await db.transaction().execute(async (trx) => {

@@ -76,6 +76,14 @@ describe('magic link', () => {
     expect(await t.server.database.db.selectFrom('users').select('id').where('email', '=', 'late@example.com').execute()).toHaveLength(0);
   });
 
+  it('refuses a link posted from another site (login CSRF)', async () => {
+    const token = await askForLink('csrf@example.com');
+    const res = await request<any>(t.url, 'POST', '/auth/magic', { body: { token }, headers: { origin: 'https://evil.example' } });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('csrf_failed');
+    expect((await request(t.url, 'POST', '/auth/magic', { body: { token }, headers: { origin: t.url } })).status).toBe(200);
+  });
+
   it('forged tokens fail with the envelope', async () => {
     for (const token of ['x', 'A'.repeat(43), "'; drop table users; --"]) {
       const res = await request<any>(t.url, 'POST', '/auth/magic', { body: { token } });
