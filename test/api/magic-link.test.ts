@@ -58,6 +58,18 @@ describe('magic link', () => {
     expect(me.body.scopes).toEqual(['admin']);
   });
 
+  it('a new address with a pending invite joins the inviting organisation instead of getting its own', async () => {
+    const invited = await t.call('POST', '/api/v1/orgs/current/invite', { body: { email: 'invited@example.com', role: 'viewer' } });
+    expect(invited.status).toBe(201);
+    const cookie = await signInWithMagicLink(t, smtp, 'invited@example.com');
+    const me = await asUser(t, cookie, 'GET', '/api/v1/me');
+    expect(me.body.organization.slug).toBe('default');
+    expect(me.body.role).toBe('viewer');
+    expect(me.body.memberships).toHaveLength(1);
+    const invites = await t.call('GET', '/api/v1/orgs/current/invites?status=accepted');
+    expect(invites.body.data.map((i: { email: string }) => i.email)).toContain('invited@example.com');
+  });
+
   it('a link works once', async () => {
     const token = await askForLink('once@example.com');
     expect((await request<any>(t.url, 'POST', '/auth/magic', { body: { token } })).status).toBe(200);
