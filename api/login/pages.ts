@@ -1,10 +1,13 @@
 // The few HTML pages sign-in needs before there is a dashboard: enter an address, confirm a link
 // (a GET never signs in: mail scanners fetch links), and results. No script and no inline style:
 // the Content-Security-Policy allows neither.
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+
+/** Whether the caller is a browser navigating (it asks for HTML), not an API client. */
+export const acceptsHtml = (request: FastifyRequest): boolean => /\btext\/html\b/.test(request.headers.accept ?? '');
 
 export const PAGE_CSP = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 

@@ -13,7 +13,7 @@ import type { Db } from '../db/database.ts';
 import type { InviteRow } from '../db/schema.ts';
 import { ApiError } from '../http/errors.ts';
 import { joinByInvite } from '../login/accounts.ts';
-import { escapeHtml, postForm, sendPage } from '../login/pages.ts';
+import { acceptsHtml, escapeHtml, postForm, sendPage } from '../login/pages.ts';
 import { DEFAULT_LANDING, failForm, isFormPost } from '../login/routes.ts';
 import { signIn } from '../sessions/sign-in.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
@@ -63,17 +63,17 @@ export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Invit
         tags,
         summary: 'Invite link landing page',
         description: 'Shows whom the invite is for and a button that joins (POST /auth/invite/accept). Following the link uses nothing up.',
-        querystring: { type: 'object', properties: { token: tokenSchema } },
+        querystring: { type: 'object', required: ['token'], properties: { token: tokenSchema } },
       },
     },
     async (request, reply) => {
       const { token } = request.query;
-      if (!token) return sendPage(reply, 400, 'Invite link incomplete', '<p>The link lacks its token. Copy the whole link from the mail.</p>');
       let invite: InviteRow;
       try {
         invite = await pendingInviteByToken(db, token);
       } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
+        // A browser gets a page; anything else the error envelope.
+        if (!(err instanceof ApiError) || !acceptsHtml(request)) throw err;
         return sendPage(reply, err.statusCode, 'Invite not usable', `<p>${escapeHtml(err.message)}</p><p><a href="/auth/login">Sign in</a></p>`);
       }
       const org = await db.selectFrom('organizations').select('name').where('id', '=', invite.org_id).executeTakeFirstOrThrow();

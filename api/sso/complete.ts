@@ -3,7 +3,7 @@
 // invited, and — when the organisation lists their e-mail domain — newcomers (just-in-time), then
 // starts a session marked as having come through this organisation's identity provider.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../audit/audit-log.ts';
+import { recordAudit, type Actor } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import type { Db } from '../db/database.ts';
 import { ApiError } from '../http/errors.ts';
@@ -33,9 +33,12 @@ export interface SsoContext {
 
 export interface CompletedFlow {
   purpose: FlowPurpose;
-  /** The admin who started a "Try login". */
+  /** Who started a "Try login": an admin's user id or an admin key's id. */
   userId: string | null;
 }
+
+/** The actor a flow's starter id names (ids carry their type: `usr_…`, `key_…`). */
+const starter = (id: string | null): Actor => (id?.startsWith('key_') ? { type: 'api_key', id } : { type: id ? 'user' : 'system', id: id ?? 'sso' });
 
 /** Writes a refused SSO sign-in to the organisation's audit log (a bad signature, a replay, a stranger). */
 export async function auditSsoRefusal(db: Db, request: FastifyRequest, orgId: string, protocol: 'oidc' | 'saml', reason: string): Promise<void> {
@@ -54,7 +57,7 @@ export async function completeSsoSignIn(
   if (flow.purpose === 'test') {
     await ctx.db.transaction().execute(async (trx) => {
       await markSsoTested(trx, orgId);
-      await recordAudit(trx, { orgId, actor: { type: 'user', id: flow.userId ?? 'unknown' }, ip: request.ip, action: 'sso.tested', metadata: { protocol: connection.protocol, email } });
+      await recordAudit(trx, { orgId, actor: starter(flow.userId), ip: request.ip, action: 'sso.tested', metadata: { protocol: connection.protocol, email } });
     });
     return sendPage(reply, 200, 'SSO works', `<p>The identity provider signed in <strong>${escapeHtml(email)}</strong>. Nothing was enforced; you can now enforce SSO for the organisation.</p>`);
   }
