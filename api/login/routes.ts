@@ -40,6 +40,15 @@ export interface LoginRoutesOptions {
 export const emailSchema = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'E-mail address.' } as const;
 /** A path on this server (never another origin): where to land after signing in. */
 export const returnToSchema = { type: 'string', maxLength: 2000, pattern: '^/(?![/\\\\])', description: 'Path to land on after signing in (this server only).' } as const;
+/** What a sign-in posted as JSON answers (a form is redirected instead). */
+export const signedInSchema = {
+  type: 'object',
+  required: ['user', 'organization_id'],
+  properties: {
+    user: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: 'string' } } },
+    organization_id: { type: 'string', description: 'The organisation the session works in.' },
+  },
+} as const;
 const tokenSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'The token from the link.' } as const;
 
 export const isFormPost = (request: FastifyRequest): boolean => (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
@@ -138,16 +147,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
         summary: 'Sign in with a magic link',
         description: 'Uses the token up and sets the session cookie. A form post is redirected (303) to `return_to` (default `/api/v1/me`); JSON gets the account. Used, expired or forged tokens: 401.',
         body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: tokenSchema, return_to: returnToSchema } },
-        response: {
-          200: {
-            type: 'object',
-            required: ['user', 'organization_id'],
-            properties: {
-              user: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: 'string' } } },
-              organization_id: { type: 'string' },
-            },
-          },
-        },
+        response: { 200: signedInSchema },
       },
     },
     async (request, reply) => {

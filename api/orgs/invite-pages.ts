@@ -14,7 +14,7 @@ import type { InviteRow } from '../db/schema.ts';
 import { ApiError } from '../http/errors.ts';
 import { joinByInvite } from '../login/accounts.ts';
 import { acceptsHtml, escapeHtml, postForm, sendPage } from '../login/pages.ts';
-import { DEFAULT_LANDING, failForm, isFormPost } from '../login/routes.ts';
+import { DEFAULT_LANDING, failForm, isFormPost, signedInSchema } from '../login/routes.ts';
 import { signIn } from '../sessions/sign-in.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { ensureUser } from '../users/user-store.ts';
@@ -95,16 +95,7 @@ export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Invit
         description:
           'Joins the organisation as the invited address (creating the account when the address has none) and starts a session there. A form post is redirected (303) to `/api/v1/me`; JSON gets the account. Used, revoked, expired or forged tokens: 401 with `details.reason`. An organisation that enforces SSO keeps the membership but sends the person to its identity provider (403 `sso_required`).',
         body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: tokenSchema } },
-        response: {
-          200: {
-            type: 'object',
-            required: ['user', 'organization_id'],
-            properties: {
-              user: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: 'string' } } },
-              organization_id: { type: 'string' },
-            },
-          },
-        },
+        response: { 200: signedInSchema },
       },
     },
     async (request, reply) => {
