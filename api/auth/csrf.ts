@@ -7,10 +7,16 @@ import type { FastifyRequest } from 'fastify';
 
 export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function fromOwnOrigin(request: FastifyRequest, publicOrigin: string): boolean {
+/** The request's Origin, or undefined when it names none (absent, or `null`: privacy-sensitive contexts). */
+function originOf(request: FastifyRequest): string | undefined {
   const origin = request.headers.origin;
+  return origin === 'null' ? undefined : origin;
+}
+
+export function fromOwnOrigin(request: FastifyRequest, publicOrigin: string): boolean {
+  const origin = originOf(request);
   if (origin !== undefined) return origin === publicOrigin || origin === `${request.protocol}://${request.host}`;
-  // Some browsers leave Origin out of same-origin requests; Fetch Metadata still tells.
+  // Without an Origin to go by (left out, or `null`), Fetch Metadata still tells.
   return request.headers['sec-fetch-site'] === 'same-origin';
 }
 
@@ -21,5 +27,6 @@ export function fromOwnOrigin(request: FastifyRequest, publicOrigin: string): bo
  */
 export function sentByAnotherSite(request: FastifyRequest, publicOrigin: string): boolean {
   if (request.headers.origin !== undefined) return !fromOwnOrigin(request, publicOrigin);
-  return request.headers['sec-fetch-site'] === 'cross-site' || request.headers['sec-fetch-site'] === 'same-site';
+  const site = request.headers['sec-fetch-site'];
+  return site === 'cross-site' || site === 'same-site';
 }

@@ -1,6 +1,8 @@
 // The few HTML pages sign-in needs before there is a dashboard: enter an address, confirm a link
 // (a GET never signs in: mail scanners fetch links), and results. No script and no inline style:
-// the Content-Security-Policy allows neither.
+// the Content-Security-Policy allows neither. Their URLs can carry tokens, so no other site is
+// ever sent them as a Referer (`same-origin`, not `no-referrer`: that would make the browser post
+// the page's own forms with `Origin: null`).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -25,7 +27,7 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
     .type('text/html; charset=utf-8')
     .header('Content-Security-Policy', PAGE_CSP)
     .header('Cache-Control', 'no-store')
-    .header('Referrer-Policy', 'no-referrer')
+    .header('Referrer-Policy', 'same-origin')
     .header('X-Frame-Options', 'DENY')
     .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Aegis</title></head><body><h1>${escapeHtml(title)}</h1>${bodyHtml}</body></html>`);
 }
