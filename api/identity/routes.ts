@@ -65,7 +65,8 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { sessi
       if (principal.kind === 'api_key') {
         return { type: 'api_key' as const, api_key: { id: principal.keyId, name: principal.keyName, scopes }, user: null, organization: principal.organization, role: null, scopes, memberships: [], session_id: null };
       }
-      const memberships = await sessions.memberships(principal.user.id);
+      const found = sessions.memberships(principal.user.id);
+      const memberships = Array.isArray(found) ? found : await found;
       return {
         type: 'session' as const,
         api_key: null,
@@ -73,7 +74,7 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { sessi
         organization: principal.organization,
         role: principal.role,
         scopes,
-        memberships: memberships.map((m) => ({ organization: m.organization, role: m.role, sso_enforced: m.sso_enforced })),
+        memberships, // serialised by the response schema: only organization, role and sso_enforced leave
         session_id: principal.sessionId,
       };
     },

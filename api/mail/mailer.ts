@@ -32,7 +32,8 @@ export function createMailer(options: MailerOptions): Mailer {
 }
 
 function smtpMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl);
+  // Pooled: a connection is reused for the next message instead of a new SMTP handshake each time.
+  const transport = nodemailer.createTransport(smtpUrl.includes('?') ? `${smtpUrl}&pool=true` : `${smtpUrl}?pool=true`);
   const url = new URL(smtpUrl);
   return {
     destination: `SMTP ${url.hostname}:${url.port || (url.protocol === 'smtps:' ? 465 : 587)}`,

@@ -6,12 +6,13 @@ import type { Role } from '../auth/roles.ts';
 import { newId } from '../ids.ts';
 import { asPlan, type Plan } from './plans.ts';
 
-export interface MembershipView {
+// A type alias, not an interface, so it fits the response types inferred from JSON Schema.
+export type MembershipView = {
   role: Role;
   created_at: Date;
   organization: OrganizationSummary;
   sso_enforced: boolean;
-}
+};
 
 /** A new organisation owned by `ownerId` (sign-up): slug from the name, made unique with a suffix. */
 export async function createOrganization(db: Db, input: { name: string; ownerId: string; plan: Plan }): Promise<string> {

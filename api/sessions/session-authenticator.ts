@@ -23,8 +23,31 @@ export interface SessionCheck {
 
 const MISSING = Symbol('missing');
 
+/** What a live session authorises, built once per cache fill (not per request). */
+interface SessionGrant {
+  principal: SessionPrincipal;
+  ssoRequired: boolean;
+}
+
+function grantOf(row: SessionContextRow): SessionGrant | undefined {
+  if (!isRole(row.role)) return undefined;
+  return {
+    principal: {
+      kind: 'session',
+      sessionId: row.session_id,
+      user: { id: row.user_id, email: row.email, name: row.user_name },
+      role: row.role,
+      orgId: row.org_id,
+      organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
+      scopes: new Set(ROLE_SCOPES[row.role]),
+      actor: { type: 'user', id: row.user_id },
+    },
+    ssoRequired: row.sso_enforced === true && row.sso_org_id !== row.org_id,
+  };
+}
+
 export class SessionAuthenticator {
-  private readonly cache: LRUCache<string, SessionContextRow | typeof MISSING>;
+  private readonly cache: LRUCache<string, SessionGrant | typeof MISSING>;
   private readonly membershipCache: LRUCache<string, MembershipView[]>;
   private readonly uses = new Map<string, Date>();
   private readonly flushTimer: NodeJS.Timeout;
@@ -51,34 +74,26 @@ export class SessionAuthenticator {
   async authenticate(cookie: string): Promise<SessionCheck | null> {
     const claims = await this.tokens.verify(cookie);
     if (!claims) return null;
-    const row = await this.context(claims.sessionId, claims.userId);
-    if (!row || !isRole(row.role)) return null;
-    this.uses.set(row.session_id, new Date());
-    return {
-      principal: {
-        kind: 'session',
-        sessionId: row.session_id,
-        user: { id: row.user_id, email: row.email, name: row.user_name },
-        role: row.role,
-        orgId: row.org_id,
-        organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
-        scopes: new Set(ROLE_SCOPES[row.role]),
-        actor: { type: 'user', id: row.user_id },
-      },
-      ssoRequired: row.sso_enforced === true && row.sso_org_id !== row.org_id,
-      reissue: Date.now() - claims.issuedAt >= SESSION_REFRESH_AFTER_MS,
-    };
+    const grant = await this.grant(claims.sessionId, claims.userId);
+    if (!grant) return null;
+    const now = Date.now();
+    this.uses.set(claims.sessionId, new Date(now));
+    return { ...grant, reissue: now - claims.issuedAt >= SESSION_REFRESH_AFTER_MS };
   }
 
-  /** The user's memberships (for GET /me), cached like sessions: every membership change is announced. */
-  async memberships(userId: string): Promise<MembershipView[]> {
+  /**
+   * The user's memberships (for GET /me), cached like sessions: every membership change is
+   * announced. A cached list is returned as it is, not wrapped in a promise (GET /me is hot).
+   */
+  memberships(userId: string): MembershipView[] | Promise<MembershipView[]> {
     const cacheable = this.changes.reliable;
     const cached = cacheable ? this.membershipCache.get(userId) : undefined;
     if (cached) return cached;
     const generation = this.generation;
-    const rows = await membershipsOf(this.db, userId);
-    if (cacheable && generation === this.generation) this.membershipCache.set(userId, rows);
-    return rows;
+    return membershipsOf(this.db, userId).then((rows) => {
+      if (cacheable && generation === this.generation) this.membershipCache.set(userId, rows);
+      return rows;
+    });
   }
 
   async flushUsage(): Promise<void> {
@@ -97,13 +112,14 @@ export class SessionAuthenticator {
     await this.flushUsage();
   }
 
-  private async context(sessionId: string, userId: string): Promise<SessionContextRow | undefined> {
+  private async grant(sessionId: string, userId: string): Promise<SessionGrant | undefined> {
     const cacheable = this.changes.reliable;
     const cached = cacheable ? this.cache.get(sessionId) : undefined;
-    if (cached !== undefined) return cached === MISSING || cached.user_id !== userId ? undefined : cached;
+    if (cached !== undefined) return cached === MISSING || cached.principal.user.id !== userId ? undefined : cached;
     const generation = this.generation;
     const row = await findSessionContext(this.db, sessionId, userId);
-    if (cacheable && generation === this.generation) this.cache.set(sessionId, row ?? MISSING);
-    return row;
+    const grant = row && grantOf(row);
+    if (cacheable && generation === this.generation) this.cache.set(sessionId, grant ?? MISSING);
+    return grant;
   }
 }
