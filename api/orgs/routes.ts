@@ -42,7 +42,7 @@ export interface OrgRoutesOptions {
   publicUrl: () => string;
 }
 
-const roleSchema = { type: 'string', enum: ROLES, description: 'owner, admin, member or viewer (see the role table in the README).' } as const;
+const roleSchema = { type: 'string', enum: ROLES, description: 'owner, admin, member or viewer (docs/people.md lists what each may do).' } as const;
 
 const memberSchema = {
   type: 'object',

@@ -716,6 +716,7 @@ export interface paths {
                                 id: string;
                                 email: string;
                             };
+                            /** @description The organisation the session works in. */
                             organization_id: string;
                         };
                     };
@@ -3325,6 +3326,7 @@ export interface paths {
                                 id: string;
                                 email: string;
                             };
+                            /** @description The organisation the session works in. */
                             organization_id: string;
                         };
                     };
@@ -3451,7 +3453,7 @@ export interface paths {
                                 email: string;
                                 name: string | null;
                                 /**
-                                 * @description owner, admin, member or viewer (see the role table in the README).
+                                 * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                                  * @enum {string}
                                  */
                                 role: "owner" | "admin" | "member" | "viewer";
@@ -3789,7 +3791,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description owner, admin, member or viewer (see the role table in the README).
+                         * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                          * @enum {string}
                          */
                         role: "owner" | "admin" | "member" | "viewer";
@@ -3808,7 +3810,7 @@ export interface paths {
                             email: string;
                             name: string | null;
                             /**
-                             * @description owner, admin, member or viewer (see the role table in the README).
+                             * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -4015,7 +4017,7 @@ export interface paths {
                         /** @description E-mail address. */
                         email: string;
                         /**
-                         * @description owner, admin, member or viewer (see the role table in the README).
+                         * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                          * @enum {string}
                          */
                         role: "owner" | "admin" | "member" | "viewer";
@@ -4034,7 +4036,7 @@ export interface paths {
                             /** @description The invited address (lower-cased). */
                             email: string;
                             /**
-                             * @description owner, admin, member or viewer (see the role table in the README).
+                             * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -4240,7 +4242,7 @@ export interface paths {
                                 /** @description The invited address (lower-cased). */
                                 email: string;
                                 /**
-                                 * @description owner, admin, member or viewer (see the role table in the README).
+                                 * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                                  * @enum {string}
                                  */
                                 role: "owner" | "admin" | "member" | "viewer";
@@ -4413,7 +4415,7 @@ export interface paths {
                             /** @description The invited address (lower-cased). */
                             email: string;
                             /**
-                             * @description owner, admin, member or viewer (see the role table in the README).
+                             * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -4652,7 +4654,7 @@ export interface paths {
                                 created_at: string;
                             };
                             /**
-                             * @description owner, admin, member or viewer (see the role table in the README).
+                             * @description owner, admin, member or viewer (docs/people.md lists what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
