@@ -39,7 +39,14 @@ export interface LoginRoutesOptions {
 
 export const emailSchema = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'E-mail address.' } as const;
 /** A path on this server (never another origin): where to land after signing in. */
-export const returnToSchema = { type: 'string', maxLength: 2000, pattern: '^/(?![/\\\\])', description: 'Path to land on after signing in (this server only).' } as const;
+// No `//` or `/\` start (another host), and no backslash, white space or control character anywhere:
+// browsers drop tabs and newlines from URLs, so `/<tab>/evil.example` would become `//evil.example`.
+export const returnToSchema = {
+  type: 'string',
+  maxLength: 2000,
+  pattern: '^/(?![/\\\\])[^\\\\\\s\\u0000-\\u001f\\u007f]*$',
+  description: 'Path to land on after signing in (this server only).',
+} as const;
 /** What a sign-in posted as JSON answers (a form is redirected instead). */
 export const signedInSchema = {
   type: 'object',

@@ -124,6 +124,26 @@ describe('magic link', () => {
     expect(landed.headers.get('location')).toBe('/api/v1/me');
   });
 
+  it('lands only on a path of this server (no open redirect)', async () => {
+    for (const returnTo of ['//evil.example/x', '/\\evil.example', '/\t/evil.example', 'https://evil.example/']) {
+      const res = await request<any>(t.url, 'POST', '/auth/login', { body: { email: 'redirect@example.com', return_to: returnTo } });
+      expect(res.status, returnTo).toBe(422);
+    }
+    const since = Date.now();
+    expect((await request(t.url, 'POST', '/auth/login', { body: { email: 'redirect@example.com', return_to: '/api/v1/me/sessions' } })).status).toBe(202);
+    const link = linkIn(await smtp.waitFor('redirect@example.com', () => true, since), `${t.url}/auth/magic`);
+    const token = new URL(link).searchParams.get('token') ?? '';
+    const returnTo = new URL(link).searchParams.get('return_to') ?? '';
+    const landed = await fetch(`${t.url}/auth/magic`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, return_to: returnTo }).toString(),
+    });
+    expect(landed.status).toBe(303);
+    expect(landed.headers.get('location')).toBe('/api/v1/me/sessions');
+  });
+
   it('limits links per address', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await request<any>(t.url, 'POST', '/auth/login', { body: { email: 'flood@example.com' } })).status);
