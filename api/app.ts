@@ -33,7 +33,10 @@ import { originPolicy } from './net/origin-policy.ts';
 import { managedRuleRoutes } from './shield/managed-rules/routes.ts';
 import { schemaRoutes } from './shield/schema/routes.ts';
 import { scheduleRoutes } from './schedules/routes.ts';
+import { eventRoutes } from './events/routes.ts';
+import { webhookUrlPolicy } from './webhooks/url-policy.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
+import { webhookDeliveryRoutes } from './webhooks/delivery-routes.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { ShieldEvents } from './gateway/events/index.ts';
 import { observeHttp, type Observability } from './metrics/index.ts';
@@ -49,6 +52,7 @@ import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
 import { configRepoRoutes } from './config-repos/routes.ts';
 import { urlScanRoutes } from './url-scans/routes.ts';
 import { pushRoutes } from './config-repos/push-routes.ts';
+import { stripeWebhookRoutes } from './billing/stripe-webhook-routes.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -93,7 +97,7 @@ export interface AppDeps {
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
@@ -143,7 +147,9 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(managedRuleRoutes);
   await app.register(schemaRoutes, { db });
   await app.register(scheduleRoutes, { db });
-  await app.register(webhookRoutes, { db, secretBox });
+  await app.register(webhookRoutes, { db, secretBox, urlPolicy: webhookUrlPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.webhookDnsServers }) });
+  await app.register(webhookDeliveryRoutes, { db, secretBox, config });
+  await app.register(eventRoutes, { db });
   await app.register(ipAccessRoutes, { db });
   await app.register(virtualPatchRoutes, { db });
   await app.register(rateLimitRoutes, { db });
@@ -156,5 +162,6 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(advisoryRoutes, { db });
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds });
   await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources });
+  await app.register(stripeWebhookRoutes, { db, changes: authChanges, secret: config.stripeWebhookSecret });
   return app;
 }

@@ -1,5 +1,6 @@
 // Server settings: command-line flags over environment variables over defaults (DESIGN §2).
 import type { DestinationStream } from 'pino';
+import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
 
 export interface ServerConfig {
   host: string;
@@ -80,6 +81,18 @@ export interface ServerConfig {
   googleIssuer: string;
   /** Gateway worker processes (`--workers`/`--shield-workers`, AEGIS_SHIELD_WORKERS); unset: the command's default (api/gateway/cluster). */
   shieldWorkers: number | undefined;
+  /** Signing secret of the Stripe webhook endpoint (STRIPE_WEBHOOK_SECRET, `whsec_…`); unset: POST /api/v1/webhooks/stripe answers 503 (docs/billing.md). */
+  stripeWebhookSecret: string | undefined;
+  /** How long a webhook delivery may take before it counts as failed (AEGIS_WEBHOOK_TIMEOUT_MS, 10 000). */
+  webhookTimeoutMs: number;
+  /** Delays between a failed delivery's attempts (AEGIS_WEBHOOK_RETRY_DELAYS_MS, comma-separated ms; default api/webhooks/retry-schedule.ts, about 3 days). */
+  webhookRetryDelaysMs: readonly number[];
+  /** An endpoint whose deliveries have all failed for this long is disabled (AEGIS_WEBHOOK_DISABLE_AFTER_MS, 3 days). */
+  webhookDisableAfterMs: number;
+  /** DNS servers (`ip`, `ip:port`) that resolve webhook hosts, at save and at delivery (AEGIS_WEBHOOK_DNS_SERVERS; empty: the system resolver). */
+  webhookDnsServers: string[];
+  /** Shield blocks and challenges are counted per site and rule over windows this long, each becoming one event (AEGIS_SHIELD_ALERT_WINDOW_MS, 10 000). */
+  shieldAlertWindowMs: number;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -88,6 +101,17 @@ const positiveInt = (name: string, value: string | undefined, fallback: number):
   if (!Number.isInteger(n) || n < 0 || n > 65535 * 1000) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
   return n;
 };
+
+/** A whole number of milliseconds, up to a year (retry schedules and day-long limits overflow positiveInt). */
+const millis = (name: string, value: string, fallback: number): number => {
+  if (value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 366 * 86_400_000) throw new Error(`${name} must be a whole number of milliseconds up to a year, got "${value}"`);
+  return n;
+};
+
+const millisList = (name: string, value: string | undefined, fallback: readonly number[]): readonly number[] =>
+  value === undefined || value.trim() === '' ? fallback : value.split(',').map((part) => millis(name, part.trim(), 0));
 
 const bool = (name: string, value: string | undefined, fallback: boolean): boolean => {
   if (value === undefined || value === '') return fallback;
@@ -177,5 +201,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     googleClientSecret: env.AEGIS_GOOGLE_CLIENT_SECRET || undefined,
     googleIssuer: env.AEGIS_GOOGLE_ISSUER || 'https://accounts.google.com',
     shieldWorkers: workerCount(flags.shieldWorkers !== undefined ? '--workers' : 'AEGIS_SHIELD_WORKERS', flags.shieldWorkers ?? env.AEGIS_SHIELD_WORKERS),
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+    webhookTimeoutMs: millis('AEGIS_WEBHOOK_TIMEOUT_MS', env.AEGIS_WEBHOOK_TIMEOUT_MS ?? '', 10_000),
+    webhookRetryDelaysMs: millisList('AEGIS_WEBHOOK_RETRY_DELAYS_MS', env.AEGIS_WEBHOOK_RETRY_DELAYS_MS, DEFAULT_RETRY_DELAYS_MS),
+    webhookDisableAfterMs: millis('AEGIS_WEBHOOK_DISABLE_AFTER_MS', env.AEGIS_WEBHOOK_DISABLE_AFTER_MS ?? '', 3 * 86_400_000),
+    webhookDnsServers: (env.AEGIS_WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    shieldAlertWindowMs: millis('AEGIS_SHIELD_ALERT_WINDOW_MS', env.AEGIS_SHIELD_ALERT_WINDOW_MS ?? '', 10_000),
   };
 }

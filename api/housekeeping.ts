@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from './db/database.ts';
 import { sweepIdempotencyKeys } from './http/idempotency.ts';
 import { failOrphanedScans } from './scans/run-scan.ts';
+import { pruneEvents } from './events/event-store.ts';
 import { failOrphanedSyncs, pruneSyncHistory } from './config-repos/store.ts';
 import { sweepExpiredRules } from './shield/sweep.ts';
 import { sweepLoginTokens } from './login/magic-links.ts';
@@ -78,10 +79,10 @@ export function startHousekeeping(db: Db, log: FastifyBaseLogger, intervalMs: nu
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db)])
-      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory]) => {
-        if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory > 0) {
-          log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory }, 'housekeeping removed expired records');
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db)])
+      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events]) => {
+        if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory + events > 0) {
+          log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory, events }, 'housekeeping removed expired records');
         }
         if (orphans + orphanSyncs > 0) log.warn({ scans: orphans, syncs: orphanSyncs }, 'housekeeping failed scans and syncs whose job ended without them');
       })

@@ -20,6 +20,7 @@ import type { RunningGateway } from './gateway/gateway.ts';
 import { launchGateway } from './gateway/launch.ts';
 import { startJobs } from './jobs/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from './scans/index.ts';
+import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { ConfigRepoPoller, configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
 import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from './metrics/index.ts';
 
@@ -84,6 +85,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       databaseUrl: config.databaseUrl,
       allowSampleRate: config.shieldAllowSampleRate,
       flushMs: config.shieldFlushMs,
+      alertWindowMs: config.shieldAlertWindowMs,
     });
     const events = shieldEvents;
     const app = await buildApp({
@@ -124,10 +126,12 @@ export async function startServer(config: ServerConfig, services: ServerServices
       log: app.log,
       databaseUrl: config.databaseUrl,
       handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, events: events.internal }),
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
+        ...webhookJobHandlers({ db: database.db, secretBox, config }),
         ...(services.configSync ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url, configSync: services.configSync }) : {}),
       },
       observe: jobObserver(observability),
+      shieldAlertWindowMs: config.shieldAlertWindowMs,
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;

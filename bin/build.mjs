@@ -53,6 +53,8 @@ const ENTRY_POINTS = {
   'shield-worker': join(root, 'api/gateway/cluster/worker-main.ts'),
   // Run once by the build itself: writes the config's JSON Schema validators as code (validators/).
   'precompile-validators': join(root, 'reconciler/config/precompile-validators.ts'),
+  // What receivers import (`aegis/webhooks`, package.json "exports"): the delivery signature check.
+  webhooks: join(root, 'api/webhooks/signature.ts'),
 };
 
 const toPosix = (path) => path.split(sep).join('/');

@@ -10,6 +10,7 @@ import { loadJobsConfig } from '../api/jobs/config.ts';
 import { startJobs } from '../api/jobs/index.ts';
 import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../api/metrics/index.ts';
 import { scanJobHandlers, scheduledScanStarter } from '../api/scans/index.ts';
+import { webhookJobHandlers } from '../api/webhooks/delivery-job.ts';
 import { ConfigRepoPoller, configRepoJobHandlers } from '../api/config-repos/index.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 
@@ -51,8 +52,10 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       config: jobsConfig,
       role: 'worker',
       observe: jobObserver(observability),
+      shieldAlertWindowMs: config.shieldAlertWindowMs,
       handlers: {
         ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
+        ...webhookJobHandlers({ db: database.db, secretBox, config }),
         ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl, configSync: syncConfigDirectory }) : {}),
       },
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),

@@ -13,6 +13,7 @@ import { VirtualPatchResource, VirtualPatchSpec, virtualPatchMeta } from './virt
 import { WebhookCreated, WebhookResource, WebhookSpec, webhookMeta } from './webhook.ts';
 
 export * from './common.ts';
+export * from './events.ts';
 export * from './ip-access-rule.ts';
 export * from './rate-limit-rule.ts';
 export * from './scan-schedule.ts';

@@ -1,6 +1,5 @@
 import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
-
-export const WEBHOOK_EVENTS = ['scan.completed', 'scan.failed', 'finding.created', 'finding.updated', 'shield.blocked'] as const;
+import { WEBHOOK_EVENTS } from './events.ts';
 
 const properties = {
   url: {
@@ -14,7 +13,7 @@ const properties = {
     minItems: 1,
     uniqueItems: true,
     items: { type: 'string', enum: WEBHOOK_EVENTS },
-    description: 'Events delivered to the endpoint.',
+    description: 'Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.',
   },
   description: { type: 'string', maxLength: 500, default: '', description: 'What the endpoint is for.' },
   enabled: { type: 'boolean', default: true, description: 'Disabled webhooks receive no deliveries.' },
@@ -36,11 +35,19 @@ export const WebhookUpdate = { type: 'object', additionalProperties: false, minP
 
 export const WebhookResource = {
   type: 'object',
-  required: ['id', 'url', 'events', 'description', 'enabled', 'secret_last4', 'labels', 'created_at', 'updated_at'],
+  required: ['id', 'url', 'events', 'description', 'enabled', 'secret_last4', 'labels', 'disabled_reason', 'failing_since', 'previous_secret_expires_at', 'created_at', 'updated_at'],
   properties: {
     id: idSchema,
     ...properties,
     secret_last4: { type: 'string', readOnly: true, description: 'Last four characters of the signing secret.' },
+    disabled_reason: { type: ['string', 'null'], readOnly: true, description: 'Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again.' },
+    failing_since: { type: ['string', 'null'], format: 'date-time', readOnly: true, description: 'Since when every delivery has failed; null after a success.' },
+    previous_secret_expires_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      readOnly: true,
+      description: 'After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).',
+    },
     created_at: createdAtSchema,
     updated_at: updatedAtSchema,
   },
@@ -62,6 +69,6 @@ export const webhookMeta: KindMeta = {
   parent: null,
   identity: ['url'],
   mutable: ['url', 'events', 'description', 'enabled', 'labels'],
-  computed: ['id', 'secret', 'secret_last4', 'created_at', 'updated_at'],
+  computed: ['id', 'secret', 'secret_last4', 'disabled_reason', 'failing_since', 'previous_secret_expires_at', 'created_at', 'updated_at'],
   sensitive: ['secret'],
 };

@@ -7,6 +7,7 @@ import type { ConfigRepoRow, ConfigRepoSyncRow } from '../db/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { newId } from '../ids.ts';
 import { enqueue } from '../jobs/queue.ts';
+import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 import { insertKey } from '../keys/key-store.ts';
 import { generateWebhookSecret } from '../webhooks/store.ts';
 import { withoutCredentials, type GitSource } from '../git/url.ts';
@@ -260,13 +261,19 @@ export async function listSyncs(
  * completed as failed. Run from housekeeping.
  */
 export async function failOrphanedSyncs(db: Db): Promise<number> {
-  const res = await db
-    .updateTable('config_repo_syncs')
-    .set({ status: 'completed', result: 'failed', errors: JSON.stringify(['the sync job ended without finishing the sync (worker lost)']), finished_at: new Date() })
-    .where('status', 'in', ['queued', 'running'])
-    .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', 'in', ['dead', 'failed', 'canceled']))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+  const failed = await db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .updateTable('config_repo_syncs')
+      .set({ status: 'completed', result: 'failed', errors: JSON.stringify(['the sync job ended without finishing the sync (worker lost)']), finished_at: new Date() })
+      .where('status', 'in', ['queued', 'running'])
+      .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', 'in', ['dead', 'failed', 'canceled']))
+      .returningAll()
+      .execute();
+    const recorded = await recordEvents(trx, rows.map((row) => ({ orgId: row.org_id, type: 'config_repo.sync.failed' as const, object: toSync(row) })));
+    return { count: rows.length, deliveries: recorded.deliveries };
+  });
+  announceDeliveries(db, failed.deliveries);
+  return failed.count;
 }
 
 /**

@@ -23,7 +23,8 @@ import { withWorkspace } from '../git/workspace.ts';
 import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
 import type { ConfigSync, ConfigSyncOutcome, ConfigSyncSummary } from './config-sync.ts';
 import type { FailureStage, RepoStatus, SyncResult, SyncTrigger } from './schemas.ts';
-import { cloneUrlOf, nextPollAt, openSyncKey, type SyncJobPayload } from './store.ts';
+import { cloneUrlOf, nextPollAt, openSyncKey, toSync, type SyncJobPayload } from './store.ts';
+import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 
 export interface SyncJobOptions {
   db: Db;
@@ -196,7 +197,7 @@ async function runSync(options: SyncJobOptions, job: Job<SyncJobPayload>, ctx: J
 
   const outcome = await fetchAndReconcile(options, repo, payload, ctx);
   const { status, message } = repoStatus(outcome, repo);
-  return ctx.completeWith(async (trx) => {
+  const done = await ctx.completeWith(async (trx) => {
     const latest = await trx.selectFrom('config_repo_syncs').selectAll().where('repo_id', '=', repo.id).where('status', '=', 'completed').orderBy('id', 'desc').limit(1).executeTakeFirst();
     const quiet = !payload.sync_id && ((outcome.trigger === 'drift' && outcome.result === 'unchanged') || repeats(outcome, latest));
     let syncId: string | null = payload.sync_id ?? null;
@@ -213,12 +214,15 @@ async function runSync(options: SyncJobOptions, job: Job<SyncJobPayload>, ctx: J
       started_at: startedAt,
       finished_at: sql<Date>`now()`,
     };
+    let written: ConfigRepoSyncRow | undefined;
     if (syncId) {
-      await trx.updateTable('config_repo_syncs').set(record).where('id', '=', syncId).execute();
+      written = await trx.updateTable('config_repo_syncs').set(record).where('id', '=', syncId).returningAll().executeTakeFirst();
     } else if (!quiet) {
       syncId = `sync_${job.id.slice(4)}`;
-      await trx.insertInto('config_repo_syncs').values({ id: syncId, org_id: repo.org_id, repo_id: repo.id, job_id: job.id, forced: payload.force === true, ...record }).execute();
+      written = await trx.insertInto('config_repo_syncs').values({ id: syncId, org_id: repo.org_id, repo_id: repo.id, job_id: job.id, forced: payload.force === true, ...record }).returningAll().executeTakeFirst();
     }
+    // A quiet drift check leaves no record and raises no event.
+    const events = written ? await recordEvents(trx, [{ orgId: repo.org_id, type: outcome.result === 'failed' ? 'config_repo.sync.failed' : 'config_repo.sync.completed', object: toSync(written) }]) : undefined;
     const synced = status === 'synced';
     await trx
       .updateTable('config_repos')
@@ -234,8 +238,10 @@ async function runSync(options: SyncJobOptions, job: Job<SyncJobPayload>, ctx: J
       .where('id', '=', repo.id)
       .where('sync_job_id', '=', job.id)
       .execute();
-    return { sync_id: syncId, result: outcome.result };
+    return { sync_id: syncId, result: outcome.result, deliveries: events?.deliveries ?? 0 };
   });
+  announceDeliveries(db, done.deliveries);
+  return { sync_id: done.sync_id, result: done.result };
 }
 
 export function configSyncJobKind(options: SyncJobOptions): JobKindDefinition<SyncJobPayload> {

@@ -13,6 +13,8 @@ import * as findingVerification from './migrations/0008_finding_verification.ts'
 import * as shieldInspection from './migrations/0009_shield_inspection.ts';
 import * as ipRulesSiteCheck from './migrations/0010_ip_rules_site_check.ts';
 import * as people from './migrations/0011_people.ts';
+import * as events from './migrations/0012_events.ts';
+import * as billing from './migrations/0013_billing.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -26,6 +28,8 @@ const migrations: Record<string, Migration> = {
   '0009_shield_inspection': shieldInspection,
   '0010_ip_rules_site_check': ipRulesSiteCheck,
   '0011_people': people,
+  '0012_events': events,
+  '0013_billing': billing,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -14,6 +14,12 @@ export interface OrganizationsTable {
   name: string;
   plan: Generated<string>;
   created_at: CreatedAt;
+  /** Stripe's customer (cus_…) billing this organisation; unique (migration 0013). */
+  stripe_customer_id: Generated<string | null>;
+  /** Stripe's status of the subscription (active, past_due, canceled, …); null: never billed. */
+  billing_status: Generated<string | null>;
+  /** `created` of the last Stripe event applied; older events are ignored. */
+  billing_updated_at: NullableTimestamp;
 }
 
 export interface UsersTable {
@@ -164,6 +170,10 @@ export interface WebhooksTable extends ManagedColumns {
   enabled: boolean;
   secret_sealed: string;
   secret_last4: string;
+  previous_secret_sealed: Generated<string | null>;
+  previous_secret_expires_at: NullableTimestamp;
+  failing_since: NullableTimestamp;
+  disabled_reason: Generated<string | null>;
 }
 
 /** Bumped by triggers on every write to a site or its rules; the gateway polls it (migration 0003). */
@@ -523,3 +533,97 @@ export type SessionRow = Selectable<SessionsTable>;
 export type InviteRow = Selectable<InvitesTable>;
 export type SsoConnectionRow = Selectable<SsoConnectionsTable>;
 export type AuthFlowRow = Selectable<AuthFlowsTable>;
+
+// Events out (migration 0012).
+
+export interface EventsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  version: Generated<number>;
+  data: Json<EventData>;
+  created_at: CreatedAt;
+}
+
+/** What an event carries: the object as it is after the change, and for updates what it was before (an alias: it fits response types). */
+export type EventData = {
+  object: Record<string, unknown>;
+  previous_attributes?: Record<string, unknown>;
+};
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  last_attempt_at: NullableTimestamp;
+  response_status: number | null;
+  response_body: string | null;
+  duration_ms: number | null;
+  error: string | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type AttemptTrigger = 'automatic' | 'manual' | 'test';
+
+export interface WebhookDeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  trigger: AttemptTrigger;
+  started_at: ColumnType<Date, Date | string, never>;
+  duration_ms: number;
+  succeeded: boolean;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+}
+
+export interface ShieldAlertWindowsTable {
+  site_id: string;
+  org_id: string;
+  action: string;
+  rule_kind: string;
+  rule_id: string;
+  window_start: ColumnType<Date, Date | string, never>;
+  window_end: ColumnType<Date, Date | string, never>;
+  count: ColumnType<string, number, never>;
+  samples: Json<Record<string, unknown>[]>;
+  first_at: ColumnType<Date, Date | string, Date | string>;
+  last_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface Database {
+  events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  shield_alert_windows: ShieldAlertWindowsTable;
+}
+
+export type EventRow = Selectable<EventsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
+
+// Billing from Stripe (migration 0013).
+
+/** What was done with a Stripe event (api/billing/subscription-events.ts). */
+export type StripeEventOutcome = 'applied' | 'unchanged' | 'ignored' | 'unmatched' | 'unknown_plan' | 'stale';
+
+export interface StripeEventsTable {
+  /** Stripe's evt_…: a redelivery finds its row and changes nothing. */
+  id: string;
+  type: string;
+  org_id: string | null;
+  received_at: CreatedAt;
+  outcome: ColumnType<StripeEventOutcome, StripeEventOutcome, StripeEventOutcome>;
+}
+
+export interface Database {
+  stripe_events: StripeEventsTable;
+}

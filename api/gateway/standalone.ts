@@ -36,7 +36,7 @@ export async function startStandaloneGateway(config: ServerConfig, options: Stan
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
     const metrics = options.collectMetrics ? gatewayMetrics(database) : undefined;
-    const events = createShieldEvents({ db: database.db, redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, log, allowSampleRate: config.shieldAllowSampleRate, flushMs: config.shieldFlushMs });
+    const events = createShieldEvents({ db: database.db, redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, log, allowSampleRate: config.shieldAllowSampleRate, flushMs: config.shieldFlushMs, alertWindowMs: config.shieldAlertWindowMs });
     const gateway = await launchGateway(config, { db: database.db, log, recorder: events.recorder, serverKey, metrics: metrics?.gateway, rateState: options.rateState });
     return {
       ...gateway,

@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, RouteOptions } from 'fastify';
+import { openApiWebhooks } from '../events/catalogue.ts';
 import { errorEnvelopeSchema } from './schemas.ts';
 
 type Responses = Record<string, unknown>;
@@ -46,7 +47,9 @@ const openApiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
       components: {
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `svc_live_…`.' } },
       },
-    },
+      // What Aegis sends to webhook endpoints: one entry per event type of the catalogue.
+      webhooks: openApiWebhooks(),
+    } as Record<string, unknown>,
     transform: ({ schema, url, route }) => {
       const base = (schema ?? {}) as Record<string, unknown>;
       const auth = route.config?.auth ?? 'public';

@@ -6,6 +6,7 @@
 // passes. api/server.ts and cli/worker.ts pass the same ones (the scans module's `scan` kind and its
 // schedule runner), so `aegis serve` and `aegis worker` run the same work.
 import type { Db } from '../db/database.ts';
+import { startShieldAlertCloser } from '../events/shield-alerts.ts';
 import { loadJobsConfig, type JobsConfig } from './config.ts';
 import { buildJobHandlers } from './registry.ts';
 import { Scheduler, type ScheduleRunner } from './scheduler.ts';
@@ -44,12 +45,17 @@ export interface StartJobsOptions {
   role?: 'serve' | 'worker';
   /** Job-run metrics and traces (api/metrics). */
   observe?: WorkerOptions['observe'];
+  /**
+   * The shield.block / shield.challenge window (config `shieldAlertWindowMs`): where the scheduler
+   * runs, ended windows are emitted as events. Default 10 000.
+   */
+  shieldAlertWindowMs?: number | undefined;
 }
 
 export interface RunningJobs {
   worker: Worker | undefined;
   scheduler: Scheduler | undefined;
-  /** Stops the scheduler, then the worker (waiting for running handlers up to the stop timeout). */
+  /** Stops the scheduler and the alert closer, then the worker (waiting for running handlers up to the stop timeout). */
   close(): Promise<void>;
 }
 
@@ -71,11 +77,15 @@ export async function startJobs(options: StartJobsOptions): Promise<RunningJobs>
     observe: options.observe,
   }).start();
   const scheduler = config.scheduler ? new Scheduler({ db: options.db, log: options.log, tickMs: config.schedulerTickMs, runner: options.startScheduledScan }).start() : undefined;
+  // Alert windows close with the scheduler: wherever periodic work runs. Several such processes
+  // are safe (each window is taken by one DELETE); none would leave windows to pile up unsent.
+  const alerts = config.scheduler ? startShieldAlertCloser({ db: options.db, log: options.log, windowMs: options.shieldAlertWindowMs ?? 10_000 }) : undefined;
   return {
     worker,
     scheduler,
     async close() {
       await scheduler?.stop();
+      await alerts?.stop();
       await worker.stop(config.stopTimeoutMs);
       await notifications?.close();
     },

@@ -24,6 +24,17 @@ export class PermanentJobError extends Error {
   override readonly name = 'PermanentJobError';
 }
 
+/** Thrown by a handler that decides itself when to try again (a webhook's retry schedule): retried after `retryInMs`, attempts permitting. */
+export class RetryLaterError extends Error {
+  override readonly name = 'RetryLaterError';
+  constructor(
+    message: string,
+    readonly retryInMs: number,
+  ) {
+    super(message);
+  }
+}
+
 /** ctx.completeWith found the lease gone: the job was reclaimed and its work belongs to another run. */
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';

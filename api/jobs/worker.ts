@@ -31,6 +31,7 @@ import {
   JobAbortedError,
   LeaseLostError,
   PermanentJobError,
+  RetryLaterError,
   type AbortCause,
   type JobContext,
   type JobHandlers,
@@ -403,7 +404,7 @@ export class Worker {
     const ended = await failJob(this.db, attempt, {
       error: errorText(error),
       permanent: error instanceof PermanentJobError,
-      retryInMs: backoffMs(attempt.attempt, definition.backoff),
+      retryInMs: error instanceof RetryLaterError ? error.retryInMs : backoffMs(attempt.attempt, definition.backoff),
     });
     if (!ended) log.warn({ err: error }, 'jobs: failed, but this attempt no longer holds the lease; failure not recorded');
     else if (ended.state === 'queued') log.warn({ err: error, retry_at: ended.run_at.toISOString() }, 'jobs: failed; will retry');

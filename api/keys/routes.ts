@@ -2,62 +2,23 @@
 // responses (create and rotate) and nowhere else: not in lists, logs or the audit trail.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { Db } from '../db/database.ts';
-import type { ApiKeyRow } from '../db/schema.ts';
 import { auditRequest } from '../audit/audit-log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf } from '../auth/plugin.ts';
-import { SCOPES, type Scope } from '../auth/scopes.ts';
+import { SCOPES } from '../auth/scopes.ts';
 import { notFound, conflict } from '../http/errors.ts';
 import { parseEnumList } from '../http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { filterParam, listResponseSchema, nullableTimestampSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { requirePlan, type Plan } from '../orgs/plans.ts';
 import { findKey, insertKey, KEY_STATUSES, keyStatus, listKeys, revokeKey, rotateKey } from './key-store.ts';
-
-const apiKeySchema = {
-  type: 'object',
-  required: ['id', 'name', 'prefix', 'last4', 'scopes', 'status', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'replaced_by'],
-  properties: {
-    id: { type: 'string', description: 'Key id (not the secret).' },
-    name: { type: 'string', description: 'Human-readable name.' },
-    prefix: { type: 'string', description: '`svc_live_` or `svc_test_`.' },
-    last4: { type: 'string', description: 'Last four characters of the value, to recognise it.' },
-    scopes: { type: 'array', items: { type: 'string', enum: SCOPES }, description: 'What the key may do.' },
-    status: { type: 'string', enum: KEY_STATUSES, description: '`active`; `rotating` (replaced, works until `expires_at`); `revoked`.' },
-    created_at: timestampSchema,
-    last_used_at: { ...nullableTimestampSchema, description: 'Last authenticated request (updated within about 10 s).' },
-    expires_at: { ...nullableTimestampSchema, description: 'When the key stops working (set by rotation).' },
-    revoked_at: nullableTimestampSchema,
-    replaced_by: { type: ['string', 'null'], description: 'Id of the successor issued by rotation.' },
-  },
-} as const;
-
-const issuedKeySchema = {
-  ...apiKeySchema,
-  required: [...apiKeySchema.required, 'key'],
-  properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'The key value. Shown this once only: store it now.' } },
-} as const;
+import { apiKeySchema, issuedKeySchema, toApiKey } from './key-resource.ts';
+import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 
 /** Plans on which `admin` keys may be created (spec 5.2). */
 export const ADMIN_KEY_PLANS: readonly Plan[] = ['pro', 'enterprise'];
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
-
-function toApiKey(row: ApiKeyRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    last4: row.last4,
-    scopes: row.scopes as Scope[],
-    status: keyStatus(row),
-    created_at: row.created_at.toISOString(),
-    last_used_at: row.last_used_at?.toISOString() ?? null,
-    expires_at: row.expires_at?.toISOString() ?? null,
-    revoked_at: row.revoked_at?.toISOString() ?? null,
-    replaced_by: row.replaced_by,
-  };
-}
 
 export interface KeyRoutesOptions {
   db: Db;
@@ -98,8 +59,10 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
           target: { type: 'api_key', id: created.row.id },
           metadata: { name: created.row.name, scopes: request.body.scopes },
         });
-        return created;
+        const events = await recordEvents(trx, [{ orgId: principal.orgId, type: 'api_key.created', object: toApiKey(created.row) }]);
+        return { ...created, deliveries: events.deliveries };
       });
+      announceDeliveries(db, issued.deliveries);
       return reply.code(201).send({ ...toApiKey(issued.row), key: issued.value });
     },
   );
@@ -161,7 +124,8 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
           target: { type: 'api_key', id },
           metadata: { successor: result.next.row.id, old_key_expires_at: result.old.expires_at?.toISOString() },
         });
-        return result;
+        const events = await recordEvents(trx, [{ orgId: principal.orgId, type: 'api_key.created', object: toApiKey(result.next.row) }]);
+        return { ...result, deliveries: events.deliveries };
       });
       if (!rotated) {
         const existing = await findKey(db, principal.orgId, id);
@@ -170,6 +134,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
           replaced_by: existing.replaced_by,
         });
       }
+      announceDeliveries(db, rotated.deliveries);
       authenticator.invalidate(rotated.old.key_hash);
       return reply.code(201).send({ ...toApiKey(rotated.next.row), key: rotated.next.value });
     },
@@ -184,13 +149,15 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
     async (request) => {
       const principal = principalOf(request);
       const { id } = request.params;
-      const revoked = await db.transaction().execute(async (trx) => {
+      const outcome = await db.transaction().execute(async (trx) => {
         const result = await revokeKey(trx, principal.orgId, id);
-        if (result?.changed) {
-          await auditRequest(trx, request, { action: 'api_key.revoked', target: { type: 'api_key', id } });
-        }
-        return result?.row;
+        if (!result?.changed) return { row: result?.row, deliveries: 0 };
+        await auditRequest(trx, request, { action: 'api_key.revoked', target: { type: 'api_key', id } });
+        const events = await recordEvents(trx, [{ orgId: principal.orgId, type: 'api_key.revoked', object: toApiKey(result.row) }]);
+        return { row: result.row, deliveries: events.deliveries };
       });
+      announceDeliveries(db, outcome.deliveries);
+      const revoked = outcome.row;
       if (!revoked) throw notFound('API key');
       authenticator.invalidate(revoked.key_hash);
       return toApiKey(revoked);

@@ -27,7 +27,9 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped: judged by the IPv4 address below
+  // No rule for IPv4-mapped addresses (::ffff:0:0/96): BlockList checks IPv4 addresses against IPv6
+  // rules too, so such a rule refused every public IPv4 address. Mapped addresses are judged by the
+  // IPv4 rules (BlockList applies those to ::ffff:a.b.c.d in any notation).
   ['64:ff9b::', 96], // NAT64 of any IPv4 address
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation

@@ -26,13 +26,38 @@ export async function requirePlan(db: Db, orgId: string, allowed: readonly Plan[
   });
 }
 
+/** Billing columns written with a plan change (api/billing): Stripe's view of the subscription. */
+export interface BillingUpdate {
+  status: string | null;
+  /** `created` of the Stripe event that carried it; older events are then ignored. */
+  updatedAt: Date;
+  /** Stripe's customer, when the event names the organisation and its customer. */
+  customerId?: string | undefined;
+}
+
 /**
  * Puts the organisation on `plan` (the hook billing drives; `aegis orgs set-plan` today). With
  * `changes`, cached session authorisations everywhere drop the old plan at once; gates read the
- * database anyway. False when there is no such organisation.
+ * database anyway. `billing` is written in the same statement. False when there is no such
+ * organisation.
  */
-export async function setPlan(db: Db, changes: AuthChanges | undefined, orgId: string, plan: Plan): Promise<boolean> {
-  const update = async (trx: Db) =>
-    (await trx.updateTable('organizations').set({ plan }).where('id', '=', orgId).returning('id').executeTakeFirst()) !== undefined;
+export async function setPlan(db: Db, changes: AuthChanges | undefined, orgId: string, plan: Plan, billing?: BillingUpdate): Promise<boolean> {
+  const update = (trx: Db) => writePlan(trx, orgId, plan, billing);
   return changes ? changes.commit(db, update) : update(db);
+}
+
+/**
+ * setPlan's write alone, for a caller that already holds the transaction (and announces it through
+ * AuthChanges.commit itself), e.g. the Stripe webhook, which records the event in the same one.
+ */
+export async function writePlan(trx: Db, orgId: string, plan: Plan, billing?: BillingUpdate): Promise<boolean> {
+  const columns = billing
+    ? {
+        plan,
+        billing_status: billing.status,
+        billing_updated_at: billing.updatedAt,
+        ...(billing.customerId !== undefined ? { stripe_customer_id: billing.customerId } : {}),
+      }
+    : { plan };
+  return (await trx.updateTable('organizations').set(columns).where('id', '=', orgId).returning('id').executeTakeFirst()) !== undefined;
 }

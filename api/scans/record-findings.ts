@@ -4,7 +4,12 @@
 //   - a new fingerprint becomes a new vulnerability;
 //   - a vulnerability of the target that this scan did not see is resolved as `fixed`.
 // Triage decisions (acknowledged, accepted risk, false positive, notes) survive rescans.
+// Each of the three is also an event (created, updated when reopened, resolved), returned to the
+// caller to record in the same transaction.
 import { sql } from 'kysely';
+import type { NewEvent } from '../events/event-store.ts';
+import { vulnerabilityChanged, vulnerabilityCreated } from '../vulnerabilities/events.ts';
+import type { VulnerabilityRow } from '../vulnerabilities/store.ts';
 import type { Db } from '../db/database.ts';
 import { newId } from '../ids.ts';
 import type { Finding as CodeFinding, UrlLocation } from '../scanners/types.ts';
@@ -20,10 +25,19 @@ export interface RecordedFindings {
   summary: Record<string, number>;
   /** Vulnerabilities first found by this scan. */
   created: number;
-  /** Their ids (for the `vulnerability.created` events). */
-  createdIds: string[];
   /** Vulnerabilities of the target resolved because this scan no longer found them. */
   fixed: number;
+  /** What changed, as events: created, reopened (updated) and fixed (resolved) findings. */
+  events: NewEvent[];
+}
+
+/** Rows by id, read in chunks. */
+async function rowsById(trx: Db, ids: readonly string[]): Promise<VulnerabilityRow[]> {
+  const rows: VulnerabilityRow[] = [];
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    rows.push(...(await trx.selectFrom('vulnerabilities').selectAll().where('id', 'in', ids.slice(i, i + CHUNK)).orderBy('id').execute()));
+  }
+  return rows;
 }
 
 /** One finding per fingerprint: a scanner may report the same problem twice (two lockfiles, two rules). */
@@ -38,6 +52,19 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
   const summary: Record<string, number> = Object.fromEntries(SEVERITIES.map((s) => [s, 0]));
   const createdIds: string[] = [];
   const ids: string[] = [];
+  // Fixed findings this scan may reopen, as they were (their reopening is a `vulnerability.updated`).
+  const fixedBefore = new Map(
+    (
+      await trx
+        .selectFrom('vulnerabilities')
+        .selectAll()
+        .where('org_id', '=', scan.org_id)
+        .where('scan_type', '=', scan.scan_type)
+        .where('target', '=', scan.target)
+        .where('resolution', '=', 'fixed')
+        .execute()
+    ).map((row) => [row.id, row]),
+  );
   for (let i = 0; i < distinct.length; i += CHUNK) {
     const rows = distinct.slice(i, i + CHUNK).map((f) => ({
       id: newId('vuln'),
@@ -95,6 +122,17 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
+  // The findings this scan no longer sees, as they were (locked: the update below changes the same rows).
+  const fixedRows = await trx
+    .selectFrom('vulnerabilities')
+    .selectAll()
+    .where('org_id', '=', scan.org_id)
+    .where('scan_type', '=', scan.scan_type)
+    .where('target', '=', scan.target)
+    .where('status', '!=', 'resolved')
+    .where('id', 'not in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scan.id))
+    .forUpdate()
+    .execute();
   const fixed = await trx
     .updateTable('vulnerabilities')
     .set({ status: 'resolved', resolution: 'fixed', fixed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
@@ -103,7 +141,16 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
     .where('target', '=', scan.target)
     .where('status', '!=', 'resolved')
     .where('id', 'not in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scan.id))
-    .executeTakeFirst();
+    .returningAll()
+    .execute();
+  const reopened = ids.filter((id) => fixedBefore.has(id));
+  const changed = await rowsById(trx, reopened);
+  const fixedById = new Map(fixedRows.map((r) => [r.id, r]));
+  const events: NewEvent[] = [
+    ...(await rowsById(trx, createdIds)).map(vulnerabilityCreated),
+    ...changed.map((after) => vulnerabilityChanged(fixedBefore.get(after.id)!, after)),
+    ...fixed.map((after) => vulnerabilityChanged(fixedById.get(after.id)!, after)),
+  ].filter((event): event is NewEvent => event !== undefined);
   summary.total = distinct.length;
-  return { summary, created: createdIds.length, createdIds, fixed: Number(fixed.numUpdatedRows) };
+  return { summary, created: createdIds.length, fixed: fixed.length, events };
 }

@@ -17,12 +17,12 @@ import { extractArchive, type ArchiveKind } from './sources/archive.ts';
 import { cloneRepository } from '../git/clone.ts';
 import { withWorkspace } from '../git/workspace.ts';
 import { recordFindings } from './record-findings.ts';
-import type { InternalEvents } from '../events/internal-events.ts';
+import { announceDeliveries, recordEvents, type NewEvent } from '../events/event-store.ts';
 import { runUrlScan } from '../url-scans/run.ts';
 import { isUrlSource } from '../url-scans/source.ts';
 import type { CodeScanInput } from './scan-thread.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, type ScanJobPayload, type ScanRow } from './store.ts';
+import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, toScan, type ScanJobPayload, type ScanRow } from './store.ts';
 
 const SCAN_THREAD = new URL('./scan-thread.ts', import.meta.url);
 const PROGRESS_WRITE_MS = 1_000;
@@ -32,8 +32,6 @@ export interface ScanJobOptions {
   allowLocalSources: boolean;
   /** URL scans may reach private addresses (AEGIS_ALLOW_PRIVATE_TARGETS). */
   allowPrivateTargets: boolean;
-  /** Where `scan.completed` and `vulnerability.created` go (in process). */
-  events?: InternalEvents | undefined;
   /** Opens the sealed clone URL of a repository that needs credentials. */
   secretBox: SecretBox;
   cloneTimeoutMs?: number;
@@ -77,12 +75,16 @@ export async function runScanner(db: Db, scan: ScanRow, root: string, signal: Ab
   });
 }
 
-/** Scan completion and new findings as internal events, after the outcome is committed. */
-function announce(events: InternalEvents | undefined, scan: ScanRow, status: 'completed' | 'failed', summary: Record<string, number>, createdIds: string[]): void {
-  if (!events) return;
-  const base = { org_id: scan.org_id, scan_type: scan.scan_type, target: scan.target };
-  events.emit('scan.completed', { ...base, scan_id: scan.id, status, summary });
-  for (const id of createdIds) events.emit('vulnerability.created', { ...base, vulnerability_id: id, scan_id: scan.id });
+/** `scan.started`, `scan.completed` or `scan.failed` for the scan as it now is. */
+const scanEvent = (type: 'scan.started' | 'scan.completed' | 'scan.failed', row: ScanRow): NewEvent => ({ orgId: row.org_id, type, object: toScan(row) });
+
+/** Ends the scan as failed, with its event, in one transaction. */
+async function failScan(db: Db, id: string, error: string): Promise<void> {
+  const deliveries = await db.transaction().execute(async (trx) => {
+    const row = await finishScan(trx, id, { status: 'failed', error });
+    return row ? (await recordEvents(trx, [scanEvent('scan.failed', row)])).deliveries : 0;
+  });
+  announceDeliveries(db, deliveries);
 }
 
 export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobPayload, { scan_id: string; findings: number } | null> {
@@ -93,7 +95,14 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
       // The scheduler's default runner enqueues schedule payloads; scans come only through createScan.
       if (typeof job.payload.scan_id !== 'string') throw new PermanentJobError('a scan job needs a scan_id: start scans through createScan');
       const scan = await getScanById(db, job.payload.scan_id);
-      if (!scan || !(await markRunning(db, scan.id))) return null; // deleted or canceled before it started
+      if (!scan) return null;
+      const start = await db.transaction().execute(async (trx) => {
+        const running = await markRunning(trx, scan.id);
+        const deliveries = running?.first ? (await recordEvents(trx, [scanEvent('scan.started', running.row)])).deliveries : 0;
+        return { running: running !== undefined, deliveries };
+      });
+      announceDeliveries(db, start.deliveries);
+      if (!start.running) return null; // deleted or canceled before it started
       let lastWrite = 0;
       const progress = (fraction: number) => {
         ctx.progress(fraction);
@@ -113,17 +122,17 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
         const recorded = await ctx.completeWith(async (trx) => {
           const recorded = await recordFindings(trx, scan, output.findings);
           const summary = { ...recorded.summary, new: recorded.created, fixed: recorded.fixed, ...(isUrlSource(scan.source) ? { failed_policy: failedPolicy } : {}) };
-          await finishScan(trx, scan.id, { status: 'completed', summary, coverage: { ...output.coverage, ...fetched } });
-          return { summary, createdIds: recorded.createdIds };
+          const finished = await finishScan(trx, scan.id, { status: 'completed', summary, coverage: { ...output.coverage, ...fetched } });
+          // Findings first, then the scan that found them: receivers see them in that order where order holds.
+          return recordEvents(trx, [...recorded.events, ...(finished ? [scanEvent('scan.completed', finished)] : [])]);
         });
-        announce(options.events, scan, 'completed', recorded.summary, recorded.createdIds);
+        announceDeliveries(db, recorded.deliveries);
         return { scan_id: scan.id, findings: output.findings.length };
       } catch (err) {
         if (ctx.signal.aborted) throw err; // canceled (the scan is already marked) or lease lost / shutdown (retried)
         const last = err instanceof PermanentJobError || job.attempts >= job.max_attempts;
         if (last) {
-          await finishScan(db, scan.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
-          announce(options.events, scan, 'failed', {}, []);
+          await failScan(db, scan.id, err instanceof Error ? err.message : String(err));
         }
         throw err;
       }
@@ -136,11 +145,17 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
  * and the scan running): marked failed. Run from housekeeping.
  */
 export async function failOrphanedScans(db: Db): Promise<number> {
-  const res = await db
-    .updateTable('scans')
-    .set({ status: 'failed', error: 'the scan job ended without finishing the scan (worker lost)', finished_at: new Date() })
-    .where('status', 'in', ['queued', 'running'])
-    .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', 'in', ['dead', 'failed', 'canceled']))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+  const failed = await db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .updateTable('scans')
+      .set({ status: 'failed', error: 'the scan job ended without finishing the scan (worker lost)', finished_at: new Date() })
+      .where('status', 'in', ['queued', 'running'])
+      .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', 'in', ['dead', 'failed', 'canceled']))
+      .returningAll()
+      .execute();
+    const recorded = await recordEvents(trx, rows.map((row) => scanEvent('scan.failed', row)));
+    return { count: rows.length, deliveries: recorded.deliveries };
+  });
+  announceDeliveries(db, failed.deliveries);
+  return failed.count;
 }

@@ -136,28 +136,33 @@ export async function previousScan(db: Db, scan: ScanRow): Promise<ScanRow | und
     .executeTakeFirst();
 }
 
-/** Moves a scan to `running` (again, on a retry); false when it was canceled meanwhile. */
-export async function markRunning(db: Db, id: string): Promise<boolean> {
-  const res = await db
+/**
+ * Moves a scan to `running` (again, on a retry). Undefined when it was canceled meanwhile; `first`
+ * when this is its first start (a retry is not a new `scan.started`).
+ */
+export async function markRunning(db: Db, id: string): Promise<{ row: ScanRow; first: boolean } | undefined> {
+  const before = await db.selectFrom('scans').select('started_at').where('id', '=', id).where('status', 'in', ['queued', 'running']).forUpdate().executeTakeFirst();
+  if (!before) return undefined;
+  const row = await db
     .updateTable('scans')
     .set({ status: 'running', started_at: sql<Date>`coalesce(started_at, now())`, error: null })
     .where('id', '=', id)
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { row, first: before.started_at === null };
 }
 
 export async function setProgress(db: Db, id: string, progress: number): Promise<void> {
   await db.updateTable('scans').set({ progress }).where('id', '=', id).where('status', '=', 'running').execute();
 }
 
-/** Ends a scan that has not ended yet; an ended scan (canceled meanwhile) is left as it is. */
+/** Ends a scan that has not ended yet (returning it); an ended scan (canceled meanwhile) is left as it is. */
 export async function finishScan(
   db: Db,
   id: string,
   end: { status: Exclude<ScanStatus, 'queued' | 'running'>; error?: string | null; summary?: Record<string, number>; coverage?: Record<string, unknown> },
-): Promise<boolean> {
-  const res = await db
+): Promise<ScanRow | undefined> {
+  const row = await db
     .updateTable('scans')
     .set({
       status: end.status,
@@ -169,9 +174,10 @@ export async function finishScan(
     })
     .where('id', '=', id)
     .where('status', 'in', ['queued', 'running'])
+    .returningAll()
     .executeTakeFirst();
   await db.deleteFrom('scan_archives').where('scan_id', '=', id).execute();
-  return Number(res.numUpdatedRows) > 0;
+  return row;
 }
 
 /** Seal context of a git source's full URL: binds the sealed text to the target it belongs to. */

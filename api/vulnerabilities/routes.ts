@@ -10,6 +10,8 @@ import { parseEnumList, parseList } from '../http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { SEVERITIES, VulnerabilityResource } from '../scans/schemas.ts';
+import { announceDeliveries, recordEvents } from '../events/event-store.ts';
+import { vulnerabilityChanged } from './events.ts';
 import { findVulnerability, listVulnerabilities, toVulnerability, updateVulnerability, type TriageChanges, type VulnerabilityStatus } from './store.ts';
 import { allowedFrom, transitionAllowed } from './transitions.ts';
 import { sql } from 'kysely';
@@ -127,9 +129,12 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
           target: { type: 'vulnerability', id: before.id },
           metadata: { fields: Object.keys(body).sort(), ...(changes.status ? { from, to: changes.status } : {}) },
         });
-        return after;
+        const event = vulnerabilityChanged(before, after);
+        const recorded = event ? await recordEvents(trx, [event]) : undefined;
+        return { after, deliveries: recorded?.deliveries ?? 0 };
       });
-      return toVulnerability(updated);
+      announceDeliveries(db, updated.deliveries);
+      return toVulnerability(updated.after);
     },
   );
 
@@ -197,19 +202,23 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
           throw conflict('this finding already has a virtual patch', { virtual_patch_id: row.virtual_patch_id, site_id: site.id });
         }
         const created = await insertPatch(trx, orgId, site.id, { ...derived.patch, action: body.action ?? 'block', expires_in_days: body.expires_in_days ?? null });
-        await trx
+        const patched = await trx
           .updateTable('vulnerabilities')
           .set({ virtual_patch_id: created.id, virtual_patch_auto_remove: body.auto_remove ?? false, updated_at: sql<Date>`now()` })
           .where('id', '=', row.id)
-          .execute();
+          .returningAll()
+          .executeTakeFirstOrThrow();
         await auditRequest(trx, request, {
           action: 'virtual_patch.created',
           target: { type: 'virtual_patch', id: created.id },
           metadata: { site_id: site.id, url_pattern: created.url_pattern, match_param: created.match_param, vulnerability_id: row.id, auto_remove: body.auto_remove ?? false },
         });
-        return created;
+        const event = vulnerabilityChanged(row, patched);
+        const recorded = event ? await recordEvents(trx, [event]) : undefined;
+        return { created, deliveries: recorded?.deliveries ?? 0 };
       });
-      return reply.code(201).send(toPatch(patch));
+      announceDeliveries(db, patch.deliveries);
+      return reply.code(201).send(toPatch(patch.created));
     },
   );
 };

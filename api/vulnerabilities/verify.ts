@@ -14,6 +14,8 @@ import { fetchSource, runScanner, type ScanJobOptions } from '../scans/run-scan.
 import { getScanById, type ScanRow } from '../scans/store.ts';
 import type { Recheck } from '../scanners/web/types.ts';
 import { recheckUrlFinding } from '../url-scans/run.ts';
+import { announceDeliveries, recordEvents } from '../events/event-store.ts';
+import { vulnerabilityChanged } from './events.ts';
 import type { Verification, VulnerabilityRow } from './store.ts';
 
 export const VERIFY_JOB_KIND = 'verify-finding';
@@ -86,32 +88,40 @@ async function verify(options: ScanJobOptions, job: Job<VerifyPayload>, ctx: Job
     outcome = { error: err instanceof Error ? err.message : String(err) };
   }
 
-  return ctx.completeWith(async (trx) => {
+  const result = await ctx.completeWith(async (trx) => {
     const finished = new Date().toISOString();
+    let after: VulnerabilityRow;
     if ('error' in outcome) {
       const failed: Verification = { ...running, status: 'error', finished_at: finished, error: outcome.error };
       await trx.updateTable('vulnerabilities').set({ verification: JSON.stringify(failed), updated_at: sql<Date>`now()` }).where('id', '=', vulnerability.id).execute();
-      return { status: 'error' as const };
+      return { status: 'error' as const, deliveries: 0 };
     }
     const done: Verification = { ...running, status: outcome.reproduced ? 'reproduced' : 'not_reproduced', finished_at: finished, evidence: outcome.evidence.slice(0, 4000) };
     if (outcome.reproduced) {
       const reopen = vulnerability.status === 'resolved';
-      await trx
+      after = await trx
         .updateTable('vulnerabilities')
         .set({ verification: JSON.stringify(done), evidence: done.evidence ?? vulnerability.evidence, ...(reopen ? { status: 'open', resolution: null, fixed_at: null } : {}), updated_at: sql<Date>`now()` })
         .where('id', '=', vulnerability.id)
-        .execute();
+        .returningAll()
+        .executeTakeFirstOrThrow();
     } else {
       await deletePatchOf(trx, vulnerability);
       const patchGone = vulnerability.virtual_patch_auto_remove ? { virtual_patch_id: null } : {};
-      await trx
+      after = await trx
         .updateTable('vulnerabilities')
         .set({ verification: JSON.stringify(done), status: 'resolved', resolution: 'verified', fixed_at: sql<Date>`now()`, ...patchGone, updated_at: sql<Date>`now()` })
         .where('id', '=', vulnerability.id)
-        .execute();
+        .returningAll()
+        .executeTakeFirstOrThrow();
     }
-    return { status: done.status };
+    // Compared with the finding as it was before this verification began.
+    const event = vulnerabilityChanged(vulnerability, after);
+    const recorded = event ? await recordEvents(trx, [event]) : undefined;
+    return { status: done.status, deliveries: recorded?.deliveries ?? 0 };
   });
+  announceDeliveries(db, result.deliveries);
+  return { status: result.status };
 }
 
 export function verifyJobKind(options: ScanJobOptions): JobKindDefinition<VerifyPayload> {

@@ -7,10 +7,11 @@ import { auditRequest } from '../audit/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
-import { ApiError, notFound, validationFailed } from '../http/errors.ts';
+import { notFound, validationFailed } from '../http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../resources/labels.ts';
+import { webhookUrlRefusal, type WebhookUrlPolicy } from './url-policy.ts';
 import { deleteWebhook, findWebhook, insertWebhook, listWebhooks, toWebhook, updateWebhook } from './store.ts';
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
@@ -19,30 +20,20 @@ export interface WebhookRoutesOptions {
   db: Db;
   /** Seals signing secrets; without it webhooks can be read and changed but not created. */
   secretBox: SecretBox;
+  /** Where deliveries may go (https, no private addresses unless allowed). */
+  urlPolicy: WebhookUrlPolicy;
 }
 
-/**
- * The schema pattern already limits `url` to http(s). Credentials in the URL would be sent to the
- * receiver with every delivery and shown to every admin in clear, so they are refused. Reachability
- * and SSRF checks belong to delivery time, when the address is resolved.
- */
-function checkUrl(url: string): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw validationFailed('request body is invalid: url is not a valid URL', { fields: [{ field: 'url', message: 'is not a valid URL' }] });
-  }
-  if (parsed.username || parsed.password) {
-    const message = 'must not contain credentials (user:password@); authenticate deliveries with the signing secret';
-    throw validationFailed(`request body is invalid: url ${message}`, { fields: [{ field: 'url', message }] });
-  }
+/** 422 on `url` when the policy refuses it. */
+async function checkUrl(url: string, policy: WebhookUrlPolicy): Promise<void> {
+  const refusal = await webhookUrlRefusal(url, policy);
+  if (refusal) throw validationFailed(`request body is invalid: url ${refusal}`, { fields: [{ field: 'url', message: refusal }] });
 }
 
 /** The audit trail names the receiving host only: webhook paths and queries often embed tokens. */
 const hostOf = (url: string): string => new URL(url).host;
 
-export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookRoutesOptions }> = async (app, { db, secretBox }) => {
+export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookRoutesOptions }> = async (app, { db, secretBox, urlPolicy }) => {
   const tags = ['Webhooks'];
 
   app.get(
@@ -93,7 +84,8 @@ export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookR
       schema: {
         tags,
         summary: 'Create a webhook',
-        description: 'Generates the signing secret and returns it in `secret`, this once; later responses show only `secret_last4`.',
+        description:
+          'Generates the signing secret and returns it in `secret`, this once; later responses show only `secret_last4`. The URL must be https:// and must not be or resolve to a private, loopback, link-local or reserved address (422), unless the server sets AEGIS_ALLOW_PRIVATE_TARGETS.',
         body: WebhookSpec,
         response: { 201: WebhookCreated },
       },
@@ -101,7 +93,7 @@ export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookR
     async (request, reply) => {
       const { orgId } = principalOf(request);
       const { url, events, description = '', enabled = true, labels = {} } = request.body;
-      checkUrl(url);
+      await checkUrl(url, urlPolicy);
       const created = await db.transaction().execute(async (trx) => {
         const result = await insertWebhook(trx, secretBox, orgId, { url, events, description, enabled, labels });
         await auditRequest(trx, request, { action: 'webhook.created', target: { type: 'webhook', id: result.row.id }, metadata: { host: hostOf(url), events, enabled } });
@@ -127,7 +119,7 @@ export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookR
     async (request) => {
       const { orgId } = principalOf(request);
       const { id } = request.params;
-      if (request.body.url !== undefined) checkUrl(request.body.url);
+      if (request.body.url !== undefined) await checkUrl(request.body.url, urlPolicy);
       const webhook = await db.transaction().execute(async (trx) => {
         const after = await updateWebhook(trx, orgId, id, request.body);
         if (!after) throw notFound('webhook');

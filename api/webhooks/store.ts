@@ -9,7 +9,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { newId } from '../ids.ts';
 import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
-import { iso } from '../resources/timestamps.ts';
+import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { WEBHOOK_EVENTS } from '../../schemas/index.ts';
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -51,6 +51,9 @@ export function toWebhook(row: WebhookRow) {
     enabled: row.enabled,
     secret_last4: row.secret_last4,
     labels: row.labels,
+    disabled_reason: row.disabled_reason,
+    failing_since: isoOrNull(row.failing_since),
+    previous_secret_expires_at: isoOrNull(row.previous_secret_expires_at),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -94,7 +97,8 @@ export function openWebhookSecret(box: SecretBox, row: Pick<WebhookRow, 'id' | '
 export async function updateWebhook(db: Db, orgId: string, id: string, changes: Partial<WebhookFields>): Promise<WebhookRow | undefined> {
   return db
     .updateTable('webhooks')
-    .set({ ...jsonColumns(changes, ['events', 'labels']), updated_at: sql<Date>`now()` })
+    // Enabling again (after Aegis disabled it) starts the failure clock afresh.
+    .set({ ...jsonColumns(changes, ['events', 'labels']), ...(changes.enabled === true ? { disabled_reason: null, failing_since: null } : {}), updated_at: sql<Date>`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()

@@ -75,7 +75,7 @@ export class ShopStack extends TerraformStack {
 
     const webhook = new Webhook(this, 'alerts', {
       url: 'https://hooks.example.com/aegis',
-      events: ['finding.created', 'shield.blocked'],
+      events: ['vulnerability.created', 'shield.block'],
       description: 'Security channel',
     });
 

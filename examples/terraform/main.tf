@@ -75,7 +75,7 @@ resource "aegis_scan_schedule" "nightly" {
 
 resource "aegis_webhook" "alerts" {
   url         = "https://hooks.example.com/aegis"
-  events      = ["finding.created", "shield.blocked"]
+  events      = ["vulnerability.created", "shield.block"]
   description = "Security channel"
 }
 

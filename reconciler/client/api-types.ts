@@ -9524,8 +9524,8 @@ export interface paths {
                                 readonly id: string;
                                 /** @description Endpoint that receives the deliveries (`https://` recommended). */
                                 url: string;
-                                /** @description Events delivered to the endpoint. */
-                                events: ("scan.completed" | "scan.failed" | "finding.created" | "finding.updated" | "shield.blocked")[];
+                                /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
                                 /**
                                  * @description What the endpoint is for.
                                  * @default
@@ -9545,6 +9545,18 @@ export interface paths {
                                 };
                                 /** @description Last four characters of the signing secret. */
                                 readonly secret_last4: string;
+                                /** @description Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again. */
+                                readonly disabled_reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Since when every delivery has failed; null after a success.
+                                 */
+                                readonly failing_since: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).
+                                 */
+                                readonly previous_secret_expires_at: string | null;
                                 /**
                                  * Format: date-time
                                  * @description When the object was created.
@@ -9668,7 +9680,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook
-         * @description Generates the signing secret and returns it in `secret`, this once; later responses show only `secret_last4`.
+         * @description Generates the signing secret and returns it in `secret`, this once; later responses show only `secret_last4`. The URL must be https:// and must not be or resolve to a private, loopback, link-local or reserved address (422), unless the server sets AEGIS_ALLOW_PRIVATE_TARGETS.
          */
         post: {
             parameters: {
@@ -9683,8 +9695,8 @@ export interface paths {
                     "application/json": {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url: string;
-                        /** @description Events delivered to the endpoint. */
-                        events: ("scan.completed" | "scan.failed" | "finding.created" | "finding.updated" | "shield.blocked")[];
+                        /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
                         /**
                          * @description What the endpoint is for.
                          * @default
@@ -9717,8 +9729,8 @@ export interface paths {
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
-                            /** @description Events delivered to the endpoint. */
-                            events: ("scan.completed" | "scan.failed" | "finding.created" | "finding.updated" | "shield.blocked")[];
+                            /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -9738,6 +9750,18 @@ export interface paths {
                             };
                             /** @description Last four characters of the signing secret. */
                             readonly secret_last4: string;
+                            /** @description Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again. */
+                            readonly disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Since when every delivery has failed; null after a success.
+                             */
+                            readonly failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).
+                             */
+                            readonly previous_secret_expires_at: string | null;
                             /**
                              * Format: date-time
                              * @description When the object was created.
@@ -9931,8 +9955,8 @@ export interface paths {
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
-                            /** @description Events delivered to the endpoint. */
-                            events: ("scan.completed" | "scan.failed" | "finding.created" | "finding.updated" | "shield.blocked")[];
+                            /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -9952,6 +9976,18 @@ export interface paths {
                             };
                             /** @description Last four characters of the signing secret. */
                             readonly secret_last4: string;
+                            /** @description Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again. */
+                            readonly disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Since when every delivery has failed; null after a success.
+                             */
+                            readonly failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).
+                             */
+                            readonly previous_secret_expires_at: string | null;
                             /**
                              * Format: date-time
                              * @description When the object was created.
@@ -10290,8 +10326,8 @@ export interface paths {
                     "application/json": {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url?: string;
-                        /** @description Events delivered to the endpoint. */
-                        events?: ("scan.completed" | "scan.failed" | "finding.created" | "finding.updated" | "shield.blocked")[];
+                        /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                        events?: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
                         /** @description What the endpoint is for. */
                         description?: string;
                         /** @description Disabled webhooks receive no deliveries. */
@@ -10315,8 +10351,8 @@ export interface paths {
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
-                            /** @description Events delivered to the endpoint. */
-                            events: ("scan.completed" | "scan.failed" | "finding.created" | "finding.updated" | "shield.blocked")[];
+                            /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -10336,6 +10372,18 @@ export interface paths {
                             };
                             /** @description Last four characters of the signing secret. */
                             readonly secret_last4: string;
+                            /** @description Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again. */
+                            readonly disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Since when every delivery has failed; null after a success.
+                             */
+                            readonly failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).
+                             */
+                            readonly previous_secret_expires_at: string | null;
                             /**
                              * Format: date-time
                              * @description When the object was created.
@@ -10511,6 +10559,1494 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description Newest first. Deliveries are kept as long as their events (30 days).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                    /** @description Only deliveries in these states (`pending`, `succeeded`, `failed`). Several values are comma-separated. */
+                    status?: string;
+                    /** @description Only deliveries of these event types. Several values are comma-separated. */
+                    event_type?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
+                                id: string;
+                                /** @enum {string} */
+                                object: "webhook_delivery";
+                                webhook_id: string;
+                                /** @description The event delivered (`X-Service-Event-Id`); redeliveries carry the same id, so receivers dedupe by it. */
+                                event_id: string;
+                                event_type: string;
+                                /**
+                                 * @description `pending`: not delivered yet, attempts left; `succeeded`: an attempt got a 2xx; `failed`: every attempt failed, or the webhook is disabled.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "succeeded" | "failed";
+                                /** @description Attempts made so far (automatic, redeliveries and tests). */
+                                attempt_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the retry schedule tries again; null when no retry is due.
+                                 */
+                                next_attempt_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the last attempt started.
+                                 */
+                                last_attempt_at: string | null;
+                                /** @description HTTP status the endpoint answered with; null when no response came (refused, unreachable, timed out). */
+                                response_status: number | null;
+                                /** @description The first 1 KiB of the response body (at most 4 KiB is read). */
+                                response_body: string | null;
+                                /** @description How long the request took, in milliseconds. */
+                                duration_ms: number | null;
+                                /** @description Why the attempt failed; null on success. */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a delivery and its attempts */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    delivery_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One event on its way to one webhook. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_delivery";
+                            webhook_id: string;
+                            /** @description The event delivered (`X-Service-Event-Id`); redeliveries carry the same id, so receivers dedupe by it. */
+                            event_id: string;
+                            event_type: string;
+                            /**
+                             * @description `pending`: not delivered yet, attempts left; `succeeded`: an attempt got a 2xx; `failed`: every attempt failed, or the webhook is disabled.
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
+                            /** @description Attempts made so far (automatic, redeliveries and tests). */
+                            attempt_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the retry schedule tries again; null when no retry is due.
+                             */
+                            next_attempt_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the last attempt started.
+                             */
+                            last_attempt_at: string | null;
+                            /** @description HTTP status the endpoint answered with; null when no response came (refused, unreachable, timed out). */
+                            response_status: number | null;
+                            /** @description The first 1 KiB of the response body (at most 4 KiB is read). */
+                            response_body: string | null;
+                            /** @description How long the request took, in milliseconds. */
+                            duration_ms: number | null;
+                            /** @description Why the attempt failed; null on success. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description Every attempt, oldest first. */
+                            attempts: {
+                                id: string;
+                                /**
+                                 * @description `automatic`: the retry schedule; `manual`: a redelivery; `test`: a test ping.
+                                 * @enum {string}
+                                 */
+                                trigger: "automatic" | "manual" | "test";
+                                /** Format: date-time */
+                                started_at: string;
+                                /** @description The endpoint answered 2xx. */
+                                succeeded: boolean;
+                                /** @description HTTP status the endpoint answered with; null when no response came (refused, unreachable, timed out). */
+                                response_status: number | null;
+                                /** @description The first 1 KiB of the response body (at most 4 KiB is read). */
+                                response_body: string | null;
+                                /** @description How long the request took, in milliseconds. */
+                                duration_ms: number;
+                                /** @description Why the attempt failed; null on success. */
+                                error: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Queues one more attempt of this delivery, outside the retry schedule and never retried itself; the event keeps its id. A failed delivery becomes `pending` until the attempt is made; a failed redelivery does not undo an earlier success. The webhook must be enabled for the attempt to be made.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    delivery_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One event on its way to one webhook. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_delivery";
+                            webhook_id: string;
+                            /** @description The event delivered (`X-Service-Event-Id`); redeliveries carry the same id, so receivers dedupe by it. */
+                            event_id: string;
+                            event_type: string;
+                            /**
+                             * @description `pending`: not delivered yet, attempts left; `succeeded`: an attempt got a 2xx; `failed`: every attempt failed, or the webhook is disabled.
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
+                            /** @description Attempts made so far (automatic, redeliveries and tests). */
+                            attempt_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the retry schedule tries again; null when no retry is due.
+                             */
+                            next_attempt_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the last attempt started.
+                             */
+                            last_attempt_at: string | null;
+                            /** @description HTTP status the endpoint answered with; null when no response came (refused, unreachable, timed out). */
+                            response_status: number | null;
+                            /** @description The first 1 KiB of the response body (at most 4 KiB is read). */
+                            response_body: string | null;
+                            /** @description How long the request took, in milliseconds. */
+                            duration_ms: number | null;
+                            /** @description Why the attempt failed; null on success. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test ping
+         * @description Records a `ping` event and delivers it to this webhook at once, in the request (one attempt, not retried), disabled webhooks included; answers with the delivery. Only this webhook receives pings.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One event on its way to one webhook. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_delivery";
+                            webhook_id: string;
+                            /** @description The event delivered (`X-Service-Event-Id`); redeliveries carry the same id, so receivers dedupe by it. */
+                            event_id: string;
+                            event_type: string;
+                            /**
+                             * @description `pending`: not delivered yet, attempts left; `succeeded`: an attempt got a 2xx; `failed`: every attempt failed, or the webhook is disabled.
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
+                            /** @description Attempts made so far (automatic, redeliveries and tests). */
+                            attempt_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the retry schedule tries again; null when no retry is due.
+                             */
+                            next_attempt_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the last attempt started.
+                             */
+                            last_attempt_at: string | null;
+                            /** @description HTTP status the endpoint answered with; null when no response came (refused, unreachable, timed out). */
+                            response_status: number | null;
+                            /** @description The first 1 KiB of the response body (at most 4 KiB is read). */
+                            response_body: string | null;
+                            /** @description How long the request took, in milliseconds. */
+                            duration_ms: number | null;
+                            /** @description Why the attempt failed; null on success. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Generates a new signing secret and returns it in `secret`, this once. Until `previous_secret_expires_at` deliveries carry two `v1=` signatures, one per secret, so receivers can switch without missing a delivery. `expire_previous_in_hours: 0` drops the previous secret at once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description How long the previous secret keeps signing (0–24 hours, default 24).
+                         * @default 24
+                         */
+                        expire_previous_in_hours?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Identifier assigned by Aegis. */
+                            readonly id: string;
+                            /** @description Endpoint that receives the deliveries (`https://` recommended). */
+                            url: string;
+                            /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                            /**
+                             * @description What the endpoint is for.
+                             * @default
+                             */
+                            description: string;
+                            /**
+                             * @description Disabled webhooks receive no deliveries.
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
+                             * @default {}
+                             */
+                            labels: {
+                                [key: string]: string;
+                            };
+                            /** @description Last four characters of the signing secret. */
+                            readonly secret_last4: string;
+                            /** @description Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again. */
+                            readonly disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Since when every delivery has failed; null after a success.
+                             */
+                            readonly failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).
+                             */
+                            readonly previous_secret_expires_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the object was created.
+                             */
+                            readonly created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the object last changed.
+                             */
+                            readonly updated_at: string;
+                            /** @description The signing secret (`whsec_…`). Shown once, on creation: store it now. */
+                            readonly secret: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Newest first. Events are kept 30 days. Only the types the caller’s scopes can read are listed (vulnerability events need `vulnerabilities:read`, scan events `scans:read`, Shield events `shield:read`, the rest `admin`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                    /** @description Event types, or families such as `vulnerability.*`. Several values are comma-separated. */
+                    type?: string;
+                    /** @description Only events newer than this event id: catch up from the last event seen. */
+                    ending_before?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                                id: string;
+                                /** @enum {string} */
+                                object: "event";
+                                /** @enum {string} */
+                                type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled";
+                                /** @description Payload version of the type. */
+                                version: number;
+                                organization_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                data: {
+                                    /** @description The object as it was when the event happened (see the `webhooks` section for each type). */
+                                    object: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description Updates only: the changed fields before the change. */
+                                    previous_attributes?: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an event */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                            id: string;
+                            /** @enum {string} */
+                            object: "event";
+                            /** @enum {string} */
+                            type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled";
+                            /** @description Payload version of the type. */
+                            version: number;
+                            organization_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            data: {
+                                /** @description The object as it was when the event happened (see the `webhooks` section for each type). */
+                                object: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Updates only: the changed fields before the change. */
+                                previous_attributes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/shield/sites/{id}/ip-access": {
@@ -20658,8 +22194,1544 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound: Stripe billing events
+         * @description Stripe webhook endpoint. Verified with `Stripe-Signature` against STRIPE_WEBHOOK_SECRET (timestamps older than 5 minutes are refused); idempotent by Stripe's event id. Acts on `customer.subscription.created`, `customer.subscription.updated`, `customer.subscription.deleted`, `invoice.payment_failed`; other types are acknowledged and ignored. A signed delivery is answered 503 while STRIPE_WEBHOOK_SECRET is not set (Stripe retries it).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Always true: the event verified and is recorded. */
+                            received: boolean;
+                            /** @description This event id was received before; nothing was done again. */
+                            duplicate?: boolean;
+                            /** @description The event type does not concern billing. */
+                            ignored?: boolean;
+                            /**
+                             * @description What the event did: `applied` (plan or billing status changed), `unchanged`, `ignored` (type not used), `unmatched` (no organisation), `unknown_plan` (the price names no plan), `stale` (older than the last event applied).
+                             * @enum {string}
+                             */
+                            outcome?: "applied" | "unchanged" | "ignored" | "unmatched" | "unknown_plan" | "stale";
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ping
+         * @description Sent by POST /api/v1/webhooks/:id/test to that webhook only; no subscription selects it. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "ping";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @enum {string} */
+                                object: "ping";
+                                webhook_id: string;
+                                message: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vulnerability.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * vulnerability.created
+         * @description A scan found a vulnerability not seen before on its target. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "vulnerability.created";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                target: string;
+                                /** @description Rule or advisory that found it. */
+                                rule_id: string;
+                                title: string;
+                                /** @enum {string} */
+                                severity: "critical" | "high" | "medium" | "low" | "info";
+                                cwe: string | null;
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                                location: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Code or package around the problem; secrets appear redacted. */
+                                evidence: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                                /**
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                                 * @enum {string|null}
+                                 */
+                                resolution: "fixed" | "verified" | "manual" | null;
+                                false_positive: boolean;
+                                notes: string;
+                                first_scan_id: string;
+                                /** @description The latest scan that found it. */
+                                last_scan_id: string;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /** Format: date-time */
+                                fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vulnerability.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * vulnerability.updated
+         * @description A finding’s status, triage (false positive, notes), verification or virtual patch changed; `data.previous_attributes` holds the old values. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "vulnerability.updated";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                target: string;
+                                /** @description Rule or advisory that found it. */
+                                rule_id: string;
+                                title: string;
+                                /** @enum {string} */
+                                severity: "critical" | "high" | "medium" | "low" | "info";
+                                cwe: string | null;
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                                location: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Code or package around the problem; secrets appear redacted. */
+                                evidence: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                                /**
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                                 * @enum {string|null}
+                                 */
+                                resolution: "fixed" | "verified" | "manual" | null;
+                                false_positive: boolean;
+                                notes: string;
+                                first_scan_id: string;
+                                /** @description The latest scan that found it. */
+                                last_scan_id: string;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /** Format: date-time */
+                                fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vulnerability.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * vulnerability.resolved
+         * @description A finding became resolved: fixed (a later scan no longer sees it), verified, or closed by hand. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "vulnerability.resolved";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                target: string;
+                                /** @description Rule or advisory that found it. */
+                                rule_id: string;
+                                title: string;
+                                /** @enum {string} */
+                                severity: "critical" | "high" | "medium" | "low" | "info";
+                                cwe: string | null;
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                                location: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Code or package around the problem; secrets appear redacted. */
+                                evidence: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                                /**
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                                 * @enum {string|null}
+                                 */
+                                resolution: "fixed" | "verified" | "manual" | null;
+                                false_positive: boolean;
+                                notes: string;
+                                first_scan_id: string;
+                                /** @description The latest scan that found it. */
+                                last_scan_id: string;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /** Format: date-time */
+                                fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "scan.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * scan.started
+         * @description A scan began running. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "scan.started";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                /**
+                                 * @description `queued → running → completed | failed | canceled`.
+                                 * @enum {string}
+                                 */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                                target: string;
+                                /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                                source: {
+                                    [key: string]: unknown;
+                                };
+                                config: {
+                                    [key: string]: unknown;
+                                };
+                                schedule_id: string | null;
+                                progress: number;
+                                /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                                summary: {
+                                    critical?: number;
+                                    high?: number;
+                                    medium?: number;
+                                    low?: number;
+                                    info?: number;
+                                    total?: number;
+                                };
+                                /** @description Why the scan failed. */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                duration_ms: number | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "scan.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * scan.completed
+         * @description A scan finished; `summary` counts findings by severity, new and fixed. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "scan.completed";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                /**
+                                 * @description `queued → running → completed | failed | canceled`.
+                                 * @enum {string}
+                                 */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                                target: string;
+                                /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                                source: {
+                                    [key: string]: unknown;
+                                };
+                                config: {
+                                    [key: string]: unknown;
+                                };
+                                schedule_id: string | null;
+                                progress: number;
+                                /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                                summary: {
+                                    critical?: number;
+                                    high?: number;
+                                    medium?: number;
+                                    low?: number;
+                                    info?: number;
+                                    total?: number;
+                                };
+                                /** @description Why the scan failed. */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                duration_ms: number | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "scan.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * scan.failed
+         * @description A scan ended without a result; `error` says why. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "scan.failed";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                /**
+                                 * @description `queued → running → completed | failed | canceled`.
+                                 * @enum {string}
+                                 */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                                target: string;
+                                /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                                source: {
+                                    [key: string]: unknown;
+                                };
+                                config: {
+                                    [key: string]: unknown;
+                                };
+                                schedule_id: string | null;
+                                progress: number;
+                                /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                                summary: {
+                                    critical?: number;
+                                    high?: number;
+                                    medium?: number;
+                                    low?: number;
+                                    info?: number;
+                                    total?: number;
+                                };
+                                /** @description Why the scan failed. */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                duration_ms: number | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shield.block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * shield.block
+         * @description Shield blocked requests on a site: one event per site, rule and window (AEGIS_SHIELD_ALERT_WINDOW_MS, 10 s by default) with the count and up to five samples, so an attack is a bounded number of events. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "shield.block";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @enum {string} */
+                                object: "shield_alert";
+                                site_id: string;
+                                /** @enum {string} */
+                                action: "block" | "challenge";
+                                /** @description The kind of rule that decided (`virtual_patch`, `ip_rule`, `rate_limit`, `schema`, `managed`, …), or `` for the site mode. */
+                                rule_kind: string;
+                                /** @description The rule that decided, or `` when none did. */
+                                rule_id: string;
+                                /** @description Requests this rule blocked (or challenged) on this site during the window. */
+                                count: number;
+                                /** Format: date-time */
+                                window_start: string;
+                                /** Format: date-time */
+                                window_end: string;
+                                /** Format: date-time */
+                                first_at: string;
+                                /** Format: date-time */
+                                last_at: string;
+                                /** @description Up to five of the requests, as the decision log stores them. */
+                                samples: {
+                                    id?: string;
+                                    /** Format: date-time */
+                                    time?: string;
+                                    client_ip?: string;
+                                    method?: string;
+                                    host?: string;
+                                    path?: string;
+                                    status?: number;
+                                }[];
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shield.challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * shield.challenge
+         * @description Shield challenged requests on a site; aggregated like `shield.block`. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "shield.challenge";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @enum {string} */
+                                object: "shield_alert";
+                                site_id: string;
+                                /** @enum {string} */
+                                action: "block" | "challenge";
+                                /** @description The kind of rule that decided (`virtual_patch`, `ip_rule`, `rate_limit`, `schema`, `managed`, …), or `` for the site mode. */
+                                rule_kind: string;
+                                /** @description The rule that decided, or `` when none did. */
+                                rule_id: string;
+                                /** @description Requests this rule blocked (or challenged) on this site during the window. */
+                                count: number;
+                                /** Format: date-time */
+                                window_start: string;
+                                /** Format: date-time */
+                                window_end: string;
+                                /** Format: date-time */
+                                first_at: string;
+                                /** Format: date-time */
+                                last_at: string;
+                                /** @description Up to five of the requests, as the decision log stores them. */
+                                samples: {
+                                    id?: string;
+                                    /** Format: date-time */
+                                    time?: string;
+                                    client_ip?: string;
+                                    method?: string;
+                                    host?: string;
+                                    path?: string;
+                                    status?: number;
+                                }[];
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "config_repo.sync.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * config_repo.sync.completed
+         * @description A config-repository sync ended (applied, unchanged, planned or refused). Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "config_repo.sync.completed";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                repo_id: string;
+                                /** @enum {string} */
+                                trigger: "push" | "poll" | "manual" | "drift";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed";
+                                /**
+                                 * @description `applied`: the changes were made. `unchanged`: nothing to change. `planned`: changes found and left (auto_sync off, or drift without self-heal); a manual sync applies them. `refused`: held back by a threshold or the weakening rule; waits for `POST …/sync?force=true`. `failed`: see `failure_stage` and `errors`; nothing past the failing step was changed.
+                                 * @enum {string|null}
+                                 */
+                                result: "applied" | "unchanged" | "planned" | "refused" | "failed" | null;
+                                /** @enum {string|null} */
+                                failure_stage: "fetch" | "validate" | "plan" | "apply" | null;
+                                forced: boolean;
+                                /** @description The source-control delivery that triggered a push sync. */
+                                delivery_id: string | null;
+                                commit_sha: string | null;
+                                summary: {
+                                    create?: number;
+                                    update?: number;
+                                    replace?: number;
+                                    delete?: number;
+                                    unchanged?: number;
+                                    checksum?: string | null;
+                                } | null;
+                                /** @description The planned changes, one line each (at most 200). */
+                                changes: string[];
+                                errors: string[];
+                                warnings: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                duration_ms: number | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "config_repo.sync.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * config_repo.sync.failed
+         * @description A config-repository sync failed; `failure_stage` and `errors` say where and why. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "config_repo.sync.failed";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                repo_id: string;
+                                /** @enum {string} */
+                                trigger: "push" | "poll" | "manual" | "drift";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed";
+                                /**
+                                 * @description `applied`: the changes were made. `unchanged`: nothing to change. `planned`: changes found and left (auto_sync off, or drift without self-heal); a manual sync applies them. `refused`: held back by a threshold or the weakening rule; waits for `POST …/sync?force=true`. `failed`: see `failure_stage` and `errors`; nothing past the failing step was changed.
+                                 * @enum {string|null}
+                                 */
+                                result: "applied" | "unchanged" | "planned" | "refused" | "failed" | null;
+                                /** @enum {string|null} */
+                                failure_stage: "fetch" | "validate" | "plan" | "apply" | null;
+                                forced: boolean;
+                                /** @description The source-control delivery that triggered a push sync. */
+                                delivery_id: string | null;
+                                commit_sha: string | null;
+                                summary: {
+                                    create?: number;
+                                    update?: number;
+                                    replace?: number;
+                                    delete?: number;
+                                    unchanged?: number;
+                                    checksum?: string | null;
+                                } | null;
+                                /** @description The planned changes, one line each (at most 200). */
+                                changes: string[];
+                                errors: string[];
+                                warnings: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                duration_ms: number | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.created
+         * @description An API key was created (or issued by rotation). Never carries the key value. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "api_key.created";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description Key id (not the secret). */
+                                id: string;
+                                /** @description Human-readable name. */
+                                name: string;
+                                /** @description `svc_live_` or `svc_test_`. */
+                                prefix: string;
+                                /** @description Last four characters of the value, to recognise it. */
+                                last4: string;
+                                /** @description What the key may do. */
+                                scopes: ("scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin")[];
+                                /**
+                                 * @description `active`; `rotating` (replaced, works until `expires_at`); `revoked`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "rotating" | "revoked";
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Last authenticated request (updated within about 10 s).
+                                 */
+                                last_used_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the key stops working (set by rotation).
+                                 */
+                                expires_at: string | null;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                                /** @description Id of the successor issued by rotation. */
+                                replaced_by: string | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.revoked
+         * @description An API key was revoked. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "api_key.revoked";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description Key id (not the secret). */
+                                id: string;
+                                /** @description Human-readable name. */
+                                name: string;
+                                /** @description `svc_live_` or `svc_test_`. */
+                                prefix: string;
+                                /** @description Last four characters of the value, to recognise it. */
+                                last4: string;
+                                /** @description What the key may do. */
+                                scopes: ("scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin")[];
+                                /**
+                                 * @description `active`; `rotating` (replaced, works until `expires_at`); `revoked`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "rotating" | "revoked";
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Last authenticated request (updated within about 10 s).
+                                 */
+                                last_used_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the key stops working (set by rotation).
+                                 */
+                                expires_at: string | null;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                                /** @description Id of the successor issued by rotation. */
+                                replaced_by: string | null;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description A webhook was disabled because every delivery to it failed for AEGIS_WEBHOOK_DISABLE_AFTER_MS (3 days); `disabled_reason` says why. Re-enable it with PATCH `enabled: true`. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "webhook.disabled";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description Identifier assigned by Aegis. */
+                                readonly id: string;
+                                /** @description Endpoint that receives the deliveries (`https://` recommended). */
+                                url: string;
+                                /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
+                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                                /**
+                                 * @description What the endpoint is for.
+                                 * @default
+                                 */
+                                description: string;
+                                /**
+                                 * @description Disabled webhooks receive no deliveries.
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
+                                 * @default {}
+                                 */
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                /** @description Last four characters of the signing secret. */
+                                readonly secret_last4: string;
+                                /** @description Why Aegis disabled the webhook (every delivery failed for 3 days); cleared when it is enabled again. */
+                                readonly disabled_reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Since when every delivery has failed; null after a success.
+                                 */
+                                readonly failing_since: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description After a secret rotation: until when deliveries are also signed with the previous secret (a second `v1=`).
+                                 */
+                                readonly previous_secret_expires_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object was created.
+                                 */
+                                readonly created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed.
+                                 */
+                                readonly updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;

@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const PATH = '/api/v1/webhooks';
-const webhook = (url: string, extra: Record<string, unknown> = {}) => ({ url, events: ['scan.completed', 'finding.created'], ...extra });
+const webhook = (url: string, extra: Record<string, unknown> = {}) => ({ url, events: ['scan.completed', 'vulnerability.created'], ...extra });
 const SECRET = /^whsec_[A-Za-z0-9]{32,}$/;
 
 const failingFields = (body: { error: { code: string; details: { fields?: { field: string }[] } } }) => {
@@ -36,11 +36,14 @@ describe('webhooks', () => {
     expect(resource).toEqual({
       id: expect.stringMatching(/^whk_/),
       url: 'https://hooks.example.com/aegis',
-      events: ['scan.completed', 'finding.created'],
+      events: ['scan.completed', 'vulnerability.created'],
       description: '',
       enabled: true,
       secret_last4: secret.slice(-4),
       labels: { team: 'sec' },
+      disabled_reason: null,
+      failing_since: null,
+      previous_secret_expires_at: null,
       created_at: resource.created_at,
       updated_at: resource.created_at,
     });
@@ -58,8 +61,8 @@ describe('webhooks', () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({ ...resource, description: 'SOC pager', updated_at: updated.body.updated_at });
     expect(updated.text).not.toContain(secret);
-    const moved = await t.call('PATCH', `${PATH}/${id}`, { body: { url: 'http://10.0.0.7:9000/hook?x=1', events: ['shield.blocked'], enabled: false, labels: {} } });
-    expect(moved.body).toMatchObject({ url: 'http://10.0.0.7:9000/hook?x=1', events: ['shield.blocked'], enabled: false, labels: {}, description: 'SOC pager', secret_last4: secret.slice(-4) });
+    const moved = await t.call('PATCH', `${PATH}/${id}`, { body: { url: 'https://93.184.215.14:9000/hook?x=1', events: ['shield.block', 'vulnerability.*'], enabled: false, labels: {} } });
+    expect(moved.body).toMatchObject({ url: 'https://93.184.215.14:9000/hook?x=1', events: ['shield.block', 'vulnerability.*'], enabled: false, labels: {}, description: 'SOC pager', secret_last4: secret.slice(-4) });
     expect(openWebhookSecret(createSecretBox(await loadServerKey(t.database.dataDir, undefined)), await storedRow(id))).toBe(secret);
 
     expect((await t.call('DELETE', `${PATH}/${id}`)).status).toBe(204);
@@ -103,6 +106,13 @@ describe('webhooks', () => {
       [webhook('https://[::1/x'), ['url']],
       [webhook('https://hooks.example.com', { events: [] }), ['events']],
       [webhook('https://hooks.example.com', { events: ['scan.exploded'] }), ['events[0]']],
+      [webhook('https://hooks.example.com', { events: ['ping'] }), ['events[0]']],
+      [webhook('https://hooks.example.com', { events: ['finding.created'] }), ['events[0]']],
+      [webhook('http://hooks.example.com/x'), ['url']],
+      [webhook('https://127.0.0.1/x'), ['url']],
+      [webhook('https://[::ffff:10.0.0.7]/x'), ['url']],
+      [webhook('https://169.254.169.254/latest'), ['url']],
+      [webhook('https://localhost:8443/x'), ['url']],
       [webhook('https://hooks.example.com', { events: ['scan.failed', 'scan.failed'] }), ['events']],
       [webhook('https://hooks.example.com', { secret: 'whsec_mine' }), ['secret']],
       [webhook('https://hooks.example.com', { enabled: 'yes' }), ['enabled']],
@@ -131,6 +141,25 @@ describe('webhooks', () => {
     expect((await t.call('GET', `${PATH}/${id}`)).body).toEqual(resource);
   });
 
+  it('refuses private endpoints and plain http with the reason; a server allowing private targets takes them', async () => {
+    const refused = await t.call('POST', PATH, { body: webhook('https://10.1.2.3/hook') });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details.fields).toEqual([{ field: 'url', message: expect.stringContaining('10.1.2.3: 10.1.2.3 is a private, loopback, link-local or reserved address') }]);
+    expect(refused.body.error.message).toContain('AEGIS_ALLOW_PRIVATE_TARGETS');
+    const plain = await t.call('POST', PATH, { body: webhook('http://hooks.example.com/x') });
+    expect(plain.body.error.details.fields[0].message).toMatch(/must use https:\/\//);
+
+    const allowing = await startTestServer({ allowPrivateTargets: true }, t.database);
+    try {
+      const local = await allowing.call('POST', PATH, { body: webhook('http://127.0.0.1:9000/hook') });
+      expect(local.status, local.text).toBe(201);
+      // Credentials in the URL stay refused whatever the policy.
+      expect((await allowing.call('POST', PATH, { body: webhook('http://u:p@127.0.0.1:9000/hook') })).status).toBe(422);
+    } finally {
+      await allowing.close();
+    }
+  });
+
   it('filters by enabled and label', async () => {
     await t.call('POST', PATH, { body: webhook('https://a.example.com/h', { labels: { suite: 'filters', team: 'red' } }) });
     await t.call('POST', PATH, { body: webhook('https://b.example.com/h', { labels: { suite: 'filters', team: 'blue' }, enabled: false }) });
@@ -157,7 +186,7 @@ describe('webhooks', () => {
     const audit = await t.call('GET', '/api/v1/audit-log?action=webhook.created,webhook.updated,webhook.deleted');
     const events = audit.body.data.filter((e: { target: { id: string } }) => e.target.id === id);
     expect(events.map((e: { action: string }) => e.action)).toEqual(['webhook.deleted', 'webhook.updated', 'webhook.created']);
-    expect(events[2].metadata).toEqual({ host: 'hooks.example.com', events: ['scan.completed', 'finding.created'], enabled: true });
+    expect(events[2].metadata).toEqual({ host: 'hooks.example.com', events: ['scan.completed', 'vulnerability.created'], enabled: true });
     expect(events[1].metadata).toEqual({ fields: ['enabled'], host: 'hooks.example.com' });
     expect(events[0].metadata).toEqual({ host: 'hooks.example.com' });
     expect(audit.text).not.toContain('tokenpart');

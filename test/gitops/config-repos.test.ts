@@ -240,8 +240,15 @@ describe('config repositories', () => {
     expect(status.status).toBe('error');
     expect(status.last_synced_commit).not.toBe(sha);
 
+    // The failed sync is an event carrying the sync record.
+    const failedEvents = (await t.call('GET', '/api/v1/events?type=config_repo.sync.failed')).body.data as { data: { object: { id: string; errors: string[] } } }[];
+    expect(failedEvents.map((e) => e.data.object.id)).toContain(sync.id);
+
     const fixed = await commit({ 'patches.yaml': patch('(?i)union\\s+select') }, 'fix yaml');
-    expect(await pushAndSync(fixed)).toMatchObject({ result: 'unchanged' });
+    const recovered = await pushAndSync(fixed);
+    expect(recovered).toMatchObject({ result: 'unchanged' });
+    const completed = (await t.call('GET', '/api/v1/events?type=config_repo.sync.*')).body.data as { type: string; data: { object: { id: string } } }[];
+    expect(completed[0]).toMatchObject({ type: 'config_repo.sync.completed', data: { object: { id: recovered.id } } });
     expect((await t.call<Repo>('GET', `/api/v1/config-repos/${repo.id}`)).body).toMatchObject({ status: 'synced', last_synced_commit: fixed });
   });
 

@@ -534,16 +534,16 @@ describe('site rules', () => {
 describe('top-level kinds', () => {
   it('keeps the webhook secret, returned only on create, in state afterwards', async () => {
     const r = resource('aegis_webhook');
-    const { planned, state } = await create(r, { url: 'https://hooks.example.com/aegis', events: ['scan.completed', 'finding.created'] });
+    const { planned, state } = await create(r, { url: 'https://hooks.example.com/aegis', events: ['scan.completed', 'vulnerability.created'] });
     expect(planned.secret).toBe(UNKNOWN);
     expect(state.secret).toMatch(/^whsec_/);
     expect(state).toMatchObject({ enabled: true, description: '' });
-    const changed = await update(r, state, { ...writable(state, r), description: 'SOC pager', events: ['finding.created', 'scan.completed', 'shield.blocked'] });
+    const changed = await update(r, state, { ...writable(state, r), description: 'SOC pager', events: ['vulnerability.created', 'scan.completed', 'shield.block'] });
     expect(changed.plan.requiresReplace).toEqual([]);
     expect(changed.state.secret).toBe(state.secret);
     expect((await r.read(changed.state)).state).toEqual(changed.state);
     // Set order means nothing.
-    const reordered = configOf(r, { ...writable(changed.state, r), events: ['shield.blocked', 'scan.completed', 'finding.created'] });
+    const reordered = configOf(r, { ...writable(changed.state, r), events: ['shield.block', 'scan.completed', 'vulnerability.created'] });
     expect(r.plan({ prior: changed.state, proposed: reordered, config: reordered }).planned).toEqual(changed.state);
     const imported = await r.importState(String(state.id));
     expect(imported.state).toMatchObject({ id: state.id, secret: null });

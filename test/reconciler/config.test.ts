@@ -108,7 +108,7 @@ describe('loading the valid example repository', () => {
     });
     expect(find(objects, 'Webhook', 'security-channel').spec).toEqual({
       url: 'https://hooks.example.com/aegis',
-      events: ['finding.created', 'shield.blocked'],
+      events: ['vulnerability.created', 'shield.block'],
       description: '',
       enabled: true,
       labels: {},

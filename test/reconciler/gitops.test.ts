@@ -157,7 +157,7 @@ describe('aegis dump --source', () => {
         'apiVersion: aegis/v1',
         'kind: Webhook',
         'metadata: { name: alpha-alerts }',
-        'spec: { url: "https://hooks.example.com/alpha", events: [finding.created] }',
+        'spec: { url: "https://hooks.example.com/alpha", events: [vulnerability.created] }',
         '',
       ].join('\n'),
     );

@@ -7,7 +7,6 @@ import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusedAddress } from '../../api/net/address-policy.ts';
-import type { ScanCompletedEvent, VulnerabilityCreatedEvent } from '../../api/events/internal-events.ts';
 import { startCveTarget } from '../fixtures/web/cve-target.ts';
 import { startVulnerableApi } from '../fixtures/web/vulnerable-api.ts';
 import { startVulnerableShop } from '../fixtures/web/vulnerable-shop.ts';
@@ -15,8 +14,6 @@ import { eventually, viaGateway } from '../support/gateway.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
-const completed: ScanCompletedEvent[] = [];
-const created: VulnerabilityCreatedEvent[] = [];
 const closers: (() => Promise<void>)[] = [];
 
 interface Scan {
@@ -56,8 +53,6 @@ const rules = (findings: Vulnerability[]) => [...new Set(findings.map((f) => f.r
 
 beforeAll(async () => {
   t = await startTestServer({ allowPrivateTargets: true, shieldEnabled: true, rateLimitPerMinute: 100_000 });
-  t.server.shieldEvents.internal.on('scan.completed', (e) => completed.push(e));
-  t.server.shieldEvents.internal.on('vulnerability.created', (e) => created.push(e));
 }, 60_000);
 
 afterAll(async () => {
@@ -79,8 +74,10 @@ describe('DAST', () => {
     expect(coverage).toMatchObject({ complete: true });
     expect(coverage.requests).toBeGreaterThan(20);
     expect(coverage.items).toBeGreaterThan(5);
-    expect(completed.some((e) => e.scan_id === scan.id && e.status === 'completed')).toBe(true);
-    expect(created.filter((e) => e.scan_id === scan.id)).toHaveLength(findings.length);
+    // The scan's completion and each new finding are events.
+    const events = (await t.call<{ data: { type: string; data: { object: { id: string; first_scan_id?: string; status?: string } } }[] }>('GET', '/api/v1/events?type=scan.completed,vulnerability.created&limit=200')).body.data;
+    expect(events.some((e) => e.type === 'scan.completed' && e.data.object.id === scan.id && e.data.object.status === 'completed')).toBe(true);
+    expect(events.filter((e) => e.type === 'vulnerability.created' && e.data.object.first_scan_id === scan.id)).toHaveLength(findings.length);
 
     const clean = await startVulnerableShop({ fixed: true });
     closers.push(clean.close);

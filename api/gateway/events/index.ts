@@ -1,8 +1,8 @@
 // The decision pipeline's output side, assembled once per process: the recorder that stores
-// decisions, the live bus that carries them to SSE subscribers, and the in-process platform events.
+// decisions (and counts blocks and challenges into alert windows), and the live bus that carries
+// them to SSE subscribers.
 import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/database.ts';
-import { InternalEvents } from '../../events/internal-events.ts';
 import { createLiveBus, type LiveBus } from './live-bus.ts';
 import { DecisionRecorder } from './recorder.ts';
 
@@ -13,24 +13,23 @@ export interface ShieldEventsOptions {
   databaseUrl?: string | undefined;
   allowSampleRate?: number | undefined;
   flushMs?: number | undefined;
+  /** shield.block / shield.challenge window (config `shieldAlertWindowMs`). */
+  alertWindowMs?: number | undefined;
 }
 
 export interface ShieldEvents {
   recorder: DecisionRecorder;
   bus: LiveBus;
-  internal: InternalEvents;
   /** Writes what is queued, then closes the bus. */
   close(): Promise<void>;
 }
 
 export function createShieldEvents(options: ShieldEventsOptions): ShieldEvents {
   const bus = createLiveBus({ redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, log: options.log });
-  const internal = new InternalEvents(options.log);
-  const recorder = new DecisionRecorder({ db: options.db, bus, internal, log: options.log, allowSampleRate: options.allowSampleRate, flushMs: options.flushMs });
+  const recorder = new DecisionRecorder({ db: options.db, bus, log: options.log, allowSampleRate: options.allowSampleRate, flushMs: options.flushMs, alertWindowMs: options.alertWindowMs });
   return {
     recorder,
     bus,
-    internal,
     async close() {
       await recorder.close();
       await bus.close();

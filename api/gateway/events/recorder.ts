@@ -1,8 +1,10 @@
 // Records the gateway's decisions. `record` runs on the proxy's hot path, so it only counts and
 // queues (O(1), synchronous, never throws); a timer writes the queue in batches. Each batch is one
 // transaction holding both the events and the per-minute rollup increments they account for, so
-// the rollups and the stored events can never disagree. Only once a batch has committed are its
-// events published to the live bus and, for blocks and challenges, emitted as `shield.block`.
+// the rollups and the stored events can never disagree. The same transaction counts the batch's
+// blocks and challenges into their alert windows (api/events/shield-alerts.ts), so each is counted
+// once, with the batch that stores it. Only once a batch has committed are its events published to
+// the live bus.
 //
 // Kept: every non-allow decision, and each allow with probability `allowSampleRate`. Counted in
 // the rollups: every decision. When the database falls behind, the queue stops at `maxQueue` and
@@ -11,15 +13,16 @@
 import { sql } from 'kysely';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/database.ts';
-import type { InternalEvents } from '../../events/internal-events.ts';
+import { addAlert, countShieldAlerts, mergeAlertCounts, type AlertDeltas } from '../../events/shield-alerts.ts';
 import type { DecisionEvent } from '../decision.ts';
 import type { LiveBus } from './live-bus.ts';
 
 export interface RecorderOptions {
   db: Db;
   bus: LiveBus;
-  internal: InternalEvents;
   log: BaseLogger;
+  /** Length of a shield.block / shield.challenge alert window (ms); default 10 000. */
+  alertWindowMs?: number | undefined;
   /** Share of allows stored (0–1); default 0.01. */
   allowSampleRate?: number | undefined;
   /** Interval between writes (ms); default 500. */
@@ -55,6 +58,8 @@ interface RollupDelta {
 interface Batch {
   events: DecisionEvent[];
   rollups: Map<string, RollupDelta>;
+  /** The batch's blocks and challenges, stored or not (dropped ones are counted, never sampled). */
+  alerts: AlertDeltas;
   attempts: number;
 }
 
@@ -108,8 +113,8 @@ const isUniqueViolation = (err: unknown): boolean => typeof err === 'object' && 
 export class DecisionRecorder {
   private readonly db: Db;
   private readonly bus: LiveBus;
-  private readonly internal: InternalEvents;
   private readonly log: BaseLogger;
+  private readonly alertWindowMs: number;
   private readonly allowSampleRate: number;
   private readonly batchSize: number;
   private readonly maxQueue: number;
@@ -119,6 +124,8 @@ export class DecisionRecorder {
   private queue: DecisionEvent[] = [];
   /** Decisions observed but not queued (sampled-out allows, drops), not yet in a batch. */
   private uncounted = new Map<string, RollupDelta>();
+  /** Blocks and challenges not queued (queue full, recorder closed, batch given up), not yet in a batch. */
+  private uncountedAlerts: AlertDeltas = new Map();
   private retry: Batch | undefined;
   private retryAt = 0;
   /** The write in progress, if any: writes never overlap, so batches commit in order. */
@@ -131,7 +138,7 @@ export class DecisionRecorder {
   constructor(options: RecorderOptions) {
     this.db = options.db;
     this.bus = options.bus;
-    this.internal = options.internal;
+    this.alertWindowMs = options.alertWindowMs ?? 10_000;
     this.log = options.log;
     this.allowSampleRate = Math.min(1, Math.max(0, options.allowSampleRate ?? 0.01));
     this.batchSize = options.batchSize ?? 500;
@@ -165,6 +172,8 @@ export class DecisionRecorder {
     if (!keep || this.closed || this.queue.length >= this.maxQueue) {
       if (keep) this.counters.dropped += 1;
       this.countOnly(factsOf(event));
+      // Not stored, still alerted on: the request was blocked all the same.
+      addAlert(this.uncountedAlerts, event, false);
       return;
     }
     this.queue.push(event);
@@ -220,13 +229,18 @@ export class DecisionRecorder {
   }
 
   private takeBatch(): Batch | undefined {
-    if (this.queue.length === 0 && this.uncounted.size === 0) return undefined;
+    if (this.queue.length === 0 && this.uncounted.size === 0 && this.uncountedAlerts.size === 0) return undefined;
     const events = this.queue.length <= this.batchSize ? this.queue : this.queue.slice(0, this.batchSize);
     this.queue = events === this.queue ? [] : this.queue.slice(this.batchSize);
     const rollups = this.uncounted;
     this.uncounted = new Map();
-    for (const event of events) count(rollups, factsOf(event), 1, 1);
-    return { events, rollups, attempts: 0 };
+    const alerts = this.uncountedAlerts;
+    this.uncountedAlerts = new Map();
+    for (const event of events) {
+      count(rollups, factsOf(event), 1, 1);
+      addAlert(alerts, event, true);
+    }
+    return { events, rollups, alerts, attempts: 0 };
   }
 
   /** One transaction; true when the batch is committed (or given up), false to stop draining. */
@@ -234,7 +248,8 @@ export class DecisionRecorder {
     try {
       await this.insert(batch);
     } catch (err) {
-      // A retried batch whose first commit succeeded but was never acknowledged: its ids exist.
+      // A retried batch whose first commit succeeded but was never acknowledged: its ids exist,
+      // and its rollups and alert counts committed with them (one transaction), so nothing is redone.
       if (!(batch.attempts > 0 && isUniqueViolation(err))) return this.failed(batch, err);
     }
     this.retry = undefined;
@@ -256,6 +271,7 @@ export class DecisionRecorder {
     this.counters.dropped += batch.events.length;
     // The decisions happened: keep them in the request counts of a later batch.
     mergeRequests(this.uncounted, batch.rollups);
+    mergeAlertCounts(this.uncountedAlerts, batch.alerts);
     this.log.error({ err, events: batch.events.length, attempts: batch.attempts }, 'shield: writing decisions failed; batch dropped');
     return true;
   }
@@ -302,19 +318,18 @@ export class DecisionRecorder {
           )
           .execute();
       }
+      // Counted at this attempt's write time: a retry lands in the current window, not a closed one.
+      await countShieldAlerts(trx, batch.alerts, this.alertWindowMs);
     });
   }
 
-  /** After commit: the live stream and in-process consumers. Their failures are theirs alone. */
+  /** After commit: the live stream. Its failures are its own. */
   private announce(events: DecisionEvent[]): void {
     if (events.length === 0) return;
     try {
       this.bus.publish(events);
     } catch (err) {
       this.log.error({ err }, 'shield: publishing decisions to the live bus failed');
-    }
-    for (const event of events) {
-      if (event.action === 'block' || event.action === 'challenge') this.internal.emit('shield.block', event);
     }
   }
 }

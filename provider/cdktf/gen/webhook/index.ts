@@ -21,7 +21,7 @@ export interface WebhookConfig extends cdktf.TerraformMetaArguments {
   */
   readonly enabled?: boolean | cdktf.IResolvable;
   /**
-  * Events delivered to the endpoint.
+  * Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/webhook#events Webhook#events}
   */
@@ -121,6 +121,11 @@ export class Webhook extends cdktf.TerraformResource {
     return this._description;
   }
 
+  // disabled_reason - computed: true, optional: false, required: false
+  public get disabledReason() {
+    return this.getStringAttribute('disabled_reason');
+  }
+
   // enabled - computed: true, optional: true, required: false
   private _enabled?: boolean | cdktf.IResolvable; 
   public get enabled() {
@@ -150,6 +155,11 @@ export class Webhook extends cdktf.TerraformResource {
     return this._events;
   }
 
+  // failing_since - computed: true, optional: false, required: false
+  public get failingSince() {
+    return this.getStringAttribute('failing_since');
+  }
+
   // id - computed: true, optional: false, required: false
   public get id() {
     return this.getStringAttribute('id');
@@ -169,6 +179,11 @@ export class Webhook extends cdktf.TerraformResource {
   // Temporarily expose input value. Use with caution.
   public get labelsInput() {
     return this._labels;
+  }
+
+  // previous_secret_expires_at - computed: true, optional: false, required: false
+  public get previousSecretExpiresAt() {
+    return this.getStringAttribute('previous_secret_expires_at');
   }
 
   // secret - computed: true, optional: false, required: false
