@@ -49,6 +49,25 @@ export function resolveAll(resolve: AddressResolver, hostname: string): Promise<
   return new Promise((resolvePromise, reject) => resolve(hostname, {}, (err, addresses) => (err ? reject(err) : resolvePromise(addresses))));
 }
 
+/** The resolver of these DNS servers, or the system resolver when there are none; `setting` names the variable in errors. */
+export function configuredResolver(servers: readonly string[], setting: string): AddressResolver {
+  if (servers.length === 0) return systemResolver;
+  try {
+    return dnsServersResolver(servers);
+  } catch (err) {
+    throw new Error(`${setting}: ${(err as Error).message}`);
+  }
+}
+
+/** Every address `hostname` resolves to within `timeoutMs`; none when it does not resolve (in time). */
+export async function resolveWithin(resolve: AddressResolver, hostname: string, timeoutMs: number): Promise<LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    resolveAll(resolve, hostname).catch(() => []),
+    new Promise<LookupAddress[]>((done) => (timer = setTimeout(() => done([]), timeoutMs))),
+  ]).finally(() => clearTimeout(timer));
+}
+
 export interface GuardedLookupOptions {
   refuse: AddressPolicy;
   /** How names are resolved (default: the system resolver). */

@@ -4,7 +4,7 @@
 // accepts, or a name by every address it resolves to now) and on every new connection the gateway
 // opens (guarded-lookup.ts), which is what actually protects: a name may resolve differently later.
 import { isIP, type LookupFunction } from 'node:net';
-import { allowEveryAddress, dnsServersResolver, guardedLookup, resolveAll, systemResolver, type AddressPolicy, type AddressResolver } from './guarded-lookup.ts';
+import { allowEveryAddress, configuredResolver, guardedLookup, resolveWithin, type AddressPolicy, type AddressResolver } from './guarded-lookup.ts';
 import { metadataAddress } from './metadata-address.ts';
 
 export const ALLOW_METADATA_ORIGINS_SETTING = 'AEGIS_ALLOW_METADATA_ORIGINS';
@@ -24,15 +24,7 @@ export interface OriginPolicySettings {
 }
 
 export function originPolicy(settings: OriginPolicySettings): OriginPolicy {
-  let resolve = systemResolver;
-  if (settings.dnsServers.length > 0) {
-    try {
-      resolve = dnsServersResolver(settings.dnsServers);
-    } catch (err) {
-      throw new Error(`AEGIS_SHIELD_DNS_SERVERS: ${(err as Error).message}`);
-    }
-  }
-  return { refuse: settings.allowMetadataOrigins ? null : metadataAddress, resolve };
+  return { refuse: settings.allowMetadataOrigins ? null : metadataAddress, resolve: configuredResolver(settings.dnsServers, 'AEGIS_SHIELD_DNS_SERVERS') };
 }
 
 /** The URL's host as WHATWG URL parsing normalises it (2852039166 → 169.254.169.254), IPv6 without brackets. */
@@ -62,12 +54,7 @@ export async function originRefusal(originUrl: string, policy: OriginPolicy, tim
     const reason = refuse(host);
     return reason ? `${reason}; Shield does not forward to cloud metadata or link-local addresses ${hint}` : null;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const addresses = await Promise.race([
-    resolveAll(policy.resolve, host).catch(() => []),
-    new Promise<[]>((resolve) => (timer = setTimeout(() => resolve([]), timeoutMs))),
-  ]).finally(() => clearTimeout(timer));
-  for (const { address } of addresses) {
+  for (const { address } of await resolveWithin(policy.resolve, host, timeoutMs)) {
     const reason = refuse(address);
     if (!reason) continue;
     const what = reason.startsWith(`${address} is `) ? `${address}, which ${reason.slice(address.length + 1)}` : `${address}: ${reason}`;

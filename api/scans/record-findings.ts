@@ -122,7 +122,7 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
-  // The findings this scan no longer sees, as they were (locked: the update below changes the same rows).
+  // The findings this scan no longer sees, as they were (locked until the update below resolves them).
   const fixedRows = await trx
     .selectFrom('vulnerabilities')
     .selectAll()
@@ -133,16 +133,18 @@ export async function recordFindings(trx: Db, scan: ScanRow, findings: readonly 
     .where('id', 'not in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scan.id))
     .forUpdate()
     .execute();
-  const fixed = await trx
-    .updateTable('vulnerabilities')
-    .set({ status: 'resolved', resolution: 'fixed', fixed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
-    .where('org_id', '=', scan.org_id)
-    .where('scan_type', '=', scan.scan_type)
-    .where('target', '=', scan.target)
-    .where('status', '!=', 'resolved')
-    .where('id', 'not in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scan.id))
-    .returningAll()
-    .execute();
+  const fixed: VulnerabilityRow[] = [];
+  for (let i = 0; i < fixedRows.length; i += CHUNK) {
+    const chunk = fixedRows.slice(i, i + CHUNK).map((r) => r.id);
+    fixed.push(
+      ...(await trx
+        .updateTable('vulnerabilities')
+        .set({ status: 'resolved', resolution: 'fixed', fixed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+        .where('id', 'in', chunk)
+        .returningAll()
+        .execute()),
+    );
+  }
   const reopened = ids.filter((id) => fixedBefore.has(id));
   const changed = await rowsById(trx, reopened);
   const fixedById = new Map(fixedRows.map((r) => [r.id, r]));

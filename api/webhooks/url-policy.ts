@@ -6,7 +6,7 @@
 // (a name may resolve differently later: DNS rebinding).
 import { isIP } from 'node:net';
 import { refusedAddress } from '../net/address-policy.ts';
-import { dnsServersResolver, resolveAll, systemResolver, type AddressResolver } from '../net/guarded-lookup.ts';
+import { configuredResolver, resolveWithin, type AddressResolver } from '../net/guarded-lookup.ts';
 
 export interface WebhookUrlPolicy {
   allowPrivate: boolean;
@@ -17,15 +17,7 @@ export interface WebhookUrlPolicy {
 const HINT = '(set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow it)';
 
 export function webhookUrlPolicy(settings: { allowPrivateTargets: boolean; dnsServers: readonly string[] }): WebhookUrlPolicy {
-  let resolve = systemResolver;
-  if (settings.dnsServers.length > 0) {
-    try {
-      resolve = dnsServersResolver(settings.dnsServers);
-    } catch (err) {
-      throw new Error(`AEGIS_WEBHOOK_DNS_SERVERS: ${(err as Error).message}`);
-    }
-  }
-  return { allowPrivate: settings.allowPrivateTargets, resolve };
+  return { allowPrivate: settings.allowPrivateTargets, resolve: configuredResolver(settings.dnsServers, 'AEGIS_WEBHOOK_DNS_SERVERS') };
 }
 
 /** The refusal a delivery to a refused address fails with, naming the address and the setting. */
@@ -51,12 +43,7 @@ export async function webhookUrlRefusal(url: string, policy: WebhookUrlPolicy, t
     const reason = refusedAddress(host);
     return reason ? refusalMessage(host, reason) : null;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const addresses = await Promise.race([
-    resolveAll(policy.resolve, host).catch(() => []),
-    new Promise<[]>((resolve) => (timer = setTimeout(() => resolve([]), timeoutMs))),
-  ]).finally(() => clearTimeout(timer));
-  for (const { address } of addresses) {
+  for (const { address } of await resolveWithin(policy.resolve, host, timeoutMs)) {
     const reason = refusedAddress(address);
     if (reason) return refusalMessage(`${host} resolves to ${address}, which`, reason.slice(address.length + 1));
   }
