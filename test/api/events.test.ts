@@ -5,10 +5,11 @@
 // vulnerability.created events signed, and the signature verifies with the exported helper — a
 // tampered body or an old timestamp does not. GET /api/v1/events pages, filters by type and family,
 // catches up from an id, and shows a key only the types its scopes can read.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +38,8 @@ let repo: string;
 let receiver: Server;
 let receiverUrl: string;
 const received: Received[] = [];
+
+const execFileAsync = promisify(execFile);
 
 const git = (...args: string[]) => execFileSync('git', ['-C', repo, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], { stdio: 'pipe' }).toString();
 
@@ -145,6 +148,32 @@ describe('events from a real scan', () => {
     expect(verifyServiceSignature(sample!.body, header, webhookSecret, 300, t0 + 301)).toBe(false);
     expect(verifyServiceSignature(sample!.body, header, webhookSecret, 300, t0 + 299)).toBe(true);
   }, 30_000);
+
+  it('a receiver in another project verifies the same delivery with `aegis/webhooks`, the package export', async () => {
+    // The export points into dist/ (npm ci builds it); rebuilt here only if the sources are newer.
+    await execFileAsync(process.execPath, ['bin/build.mjs', '--if-stale'], { timeout: 120_000 });
+    const project = await mkdtemp(join(tmpdir(), 'aegis-receiver-'));
+    try {
+      await mkdir(join(project, 'node_modules'));
+      await symlink(process.cwd(), join(project, 'node_modules', 'aegis'), 'dir');
+      const delivery = received.find((r) => r.headers['x-service-event-type'] === 'vulnerability.created')!;
+      await writeFile(join(project, 'body.json'), delivery.body);
+      await writeFile(
+        join(project, 'check.mjs'),
+        [
+          "import { readFileSync } from 'node:fs';",
+          "import { verifyServiceSignature } from 'aegis/webhooks';",
+          "const body = readFileSync(new URL('./body.json', import.meta.url));",
+          'const [header, secret] = process.argv.slice(2);',
+          'console.log(verifyServiceSignature(body, header, secret), verifyServiceSignature(Buffer.concat([body, Buffer.from(" ")]), header, secret));',
+        ].join('\n'),
+      );
+      const run = await execFileAsync(process.execPath, [join(project, 'check.mjs'), String(delivery.headers['x-service-signature']), webhookSecret], { cwd: project });
+      expect(run.stdout.trim()).toBe('true false');
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  }, 150_000);
 
   it('triage raises vulnerability.updated with the old values; a rescan that no longer sees it, vulnerability.resolved', async () => {
     const [first, second] = findingIds;
