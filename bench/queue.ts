@@ -12,7 +12,7 @@ import { migrateToLatest } from '../api/db/migrate.ts';
 import { enqueue, enqueueMany } from '../api/jobs/queue.ts';
 import type { JobHandlers } from '../api/jobs/types.ts';
 import { Worker } from '../api/jobs/worker.ts';
-import { createScratchDatabase } from './support/scratch-database.ts';
+import { onEachDatabase } from './support/scratch-database.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 4);
@@ -81,14 +81,4 @@ async function run(label: string, databaseUrl: string | undefined): Promise<void
   }
 }
 
-const scratch = await createScratchDatabase();
-if (scratch) {
-  try {
-    await run('PostgreSQL', scratch.url);
-  } finally {
-    await scratch.drop();
-  }
-} else {
-  console.log('PostgreSQL: skipped, no server reachable (set BENCH_DATABASE_URL)');
-}
-await run('embedded', undefined);
+await onEachDatabase(run);

@@ -21,7 +21,7 @@ import { ensureOrganization } from '../api/keys/bootstrap.ts';
 import { webhookJobHandlers } from '../api/webhooks/delivery-job.ts';
 import { signatureHeader } from '../api/webhooks/signature.ts';
 import { insertWebhook } from '../api/webhooks/store.ts';
-import { createScratchDatabase } from './support/scratch-database.ts';
+import { onEachDatabase } from './support/scratch-database.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2_000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 4);
@@ -140,14 +140,4 @@ async function run(label: string, databaseUrl: string | undefined): Promise<void
   }
 }
 
-const scratch = await createScratchDatabase();
-if (scratch) {
-  try {
-    await run('PostgreSQL', scratch.url);
-  } finally {
-    await scratch.drop();
-  }
-} else {
-  console.log('PostgreSQL: skipped, no server reachable (set BENCH_DATABASE_URL)');
-}
-await run('embedded', undefined);
+await onEachDatabase(run);

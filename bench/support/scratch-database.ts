@@ -30,3 +30,18 @@ export async function createScratchDatabase(): Promise<ScratchDatabase | undefin
     },
   };
 }
+
+/** Runs a benchmark on a scratch PostgreSQL database (when a server is reachable), then on the embedded one. */
+export async function onEachDatabase(run: (label: string, databaseUrl: string | undefined) => Promise<void>): Promise<void> {
+  const scratch = await createScratchDatabase();
+  if (scratch) {
+    try {
+      await run('PostgreSQL', scratch.url);
+    } finally {
+      await scratch.drop();
+    }
+  } else {
+    console.log('PostgreSQL: skipped, no server reachable (set BENCH_DATABASE_URL)');
+  }
+  await run('embedded', undefined);
+}

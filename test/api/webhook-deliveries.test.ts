@@ -3,18 +3,17 @@
 // test pings, secret rotation, timeouts, redirects, disabling and the delivery-time address check
 // are observed through HTTP. On PostgreSQL, real `aegis worker` processes show that two workers
 // never deliver one attempt twice and that a killed worker's deliveries still arrive.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyServiceSignature } from '../../api/webhooks/signature.ts';
 import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
 import { eventually } from '../support/gateway.ts';
+import { spawnWorker } from '../support/worker-process.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const postgres = inject('databaseTemplate').kind === 'postgres';
-const AEGIS = resolve('bin/aegis.mjs');
 
 interface Received {
   path: string;
@@ -346,30 +345,15 @@ describe.skipIf(!postgres)('deliveries by `aegis worker` processes (PostgreSQL)'
   const workers: ChildProcess[] = [];
 
   function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [AEGIS, 'worker', '--data-dir', t4.database.dataDir, '--no-scheduler'], {
-      env: {
-        ...process.env,
-        AEGIS_FROM_SOURCE: '1',
-        DATABASE_URL: t4.database.databaseUrl,
-        AEGIS_JOB_LEASE_MS: '2000',
-        AEGIS_ALLOW_PRIVATE_TARGETS: 'true',
-        AEGIS_WEBHOOK_RETRY_DELAYS_MS: '200,200,200',
-        AEGIS_WORKER_CONCURRENCY: '16',
-        AEGIS_LOG_LEVEL: 'warn',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    workers.push(child);
-    let output = '';
-    return new Promise((ready, fail) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Aegis worker ')) ready(child);
-      });
-      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.once('exit', (code, signal) => fail(new Error(`aegis worker exited (${code ?? signal}): ${output}`)));
-    });
+    const settings = {
+      AEGIS_FROM_SOURCE: '1',
+      AEGIS_JOB_LEASE_MS: '2000',
+      AEGIS_ALLOW_PRIVATE_TARGETS: 'true',
+      AEGIS_WEBHOOK_RETRY_DELAYS_MS: '200,200,200',
+      AEGIS_WORKER_CONCURRENCY: '16',
+      AEGIS_LOG_LEVEL: 'warn',
+    };
+    return spawnWorker(t4.database, { ...settings, ...env }, (child) => workers.push(child));
   }
 
   async function stopWorkers(): Promise<void> {

@@ -2,36 +2,23 @@
 // queue). The API runs no worker of its own here; two `aegis worker` processes do. The one running
 // the scan is killed with SIGKILL; after its lease the other takes the job over and completes the
 // scan, and the findings are recorded exactly once.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../jobs/support.ts';
+import { spawnWorker } from '../support/worker-process.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const postgres = inject('databaseTemplate').kind === 'postgres';
-const AEGIS = resolve('bin/aegis.mjs');
 
 let t: TestServer;
 let repo: string;
 const workers: ChildProcess[] = [];
 
 function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [AEGIS, 'worker', '--data-dir', t.database.dataDir, '--no-scheduler'], {
-    env: { ...process.env, DATABASE_URL: t.database.databaseUrl, AEGIS_JOB_LEASE_MS: '2000', AEGIS_ALLOW_LOCAL_SOURCES: 'true', AEGIS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.push(child);
-  let output = '';
-  return new Promise((ready, fail) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Aegis worker ')) ready(child);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code, signal) => fail(new Error(`aegis worker exited (${code ?? signal}): ${output}`)));
-  });
+  return spawnWorker(t.database, { AEGIS_JOB_LEASE_MS: '2000', AEGIS_ALLOW_LOCAL_SOURCES: 'true', AEGIS_LOG_LEVEL: 'warn' }, (child) => workers.push(child));
 }
 
 beforeAll(async () => {
