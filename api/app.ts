@@ -53,6 +53,8 @@ import { configRepoRoutes } from './config-repos/routes.ts';
 import { urlScanRoutes } from './url-scans/routes.ts';
 import { pushRoutes } from './config-repos/push-routes.ts';
 import { stripeWebhookRoutes } from './billing/stripe-webhook-routes.ts';
+import { sandboxRoutes } from './sandbox/routes.ts';
+import { DEMO_TARGET_PATH, demoTargetRoutes } from './sandbox/demo-target.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -157,7 +159,9 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });
-  await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets });
+  await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets, publicUrl });
+  await app.register(sandboxRoutes, { db, publicUrl });
+  await app.register(demoTargetRoutes, { prefix: DEMO_TARGET_PATH });
   await app.register(vulnerabilityRoutes, { db });
   await app.register(advisoryRoutes, { db });
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds });

@@ -6,6 +6,8 @@ export interface ServerConfig {
   host: string;
   port: number;
   shieldPort: number;
+  /** Where the sandbox's gateway listens (test-mode sites only); unset: no sandbox listener. */
+  sandboxShieldPort: number | undefined;
   dataDir: string;
   databaseUrl: string | undefined;
   /** Redis for state shared between processes (rate-limit counters); in process when unset. */
@@ -131,6 +133,7 @@ export interface ConfigFlags {
   host?: string | undefined;
   port?: string | undefined;
   shieldPort?: string | undefined;
+  sandboxShieldPort?: string | undefined;
   dataDir?: string | undefined;
   asnDb?: string | undefined;
   shieldWorkers?: string | undefined;
@@ -162,6 +165,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     host: flags.host ?? env.HOST ?? '0.0.0.0',
     port: positiveInt('--port', flags.port ?? env.PORT, 3000),
     shieldPort: positiveInt('--shield-port', flags.shieldPort ?? env.AEGIS_SHIELD_PORT, 8080),
+    sandboxShieldPort:
+      (flags.sandboxShieldPort ?? env.AEGIS_SANDBOX_SHIELD_PORT) !== undefined && (flags.sandboxShieldPort ?? env.AEGIS_SANDBOX_SHIELD_PORT) !== ''
+        ? positiveInt('--sandbox-shield-port', flags.sandboxShieldPort ?? env.AEGIS_SANDBOX_SHIELD_PORT, 8081)
+        : undefined,
     dataDir: flags.dataDir ?? env.AEGIS_DATA_DIR ?? './.aegis',
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,

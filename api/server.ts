@@ -34,6 +34,8 @@ export interface RunningServer {
   shieldEvents: ShieldEvents;
   /** The Shield gateway, when `shieldEnabled`. */
   gateway: RunningGateway | undefined;
+  /** The sandbox's gateway (test-mode sites), when `sandboxShieldPort` is set. */
+  sandboxGateway: RunningGateway | undefined;
   /** The Prometheus endpoint, when `metricsPort` is set; and the metrics and traces of this server. */
   metricsServer: RunningMetricsServer | undefined;
   observability: Observability;
@@ -104,14 +106,19 @@ export async function startServer(config: ServerConfig, services: ServerServices
     const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs, config.shieldEventRetentionDays);
     await app.listen({ host: config.host, port: config.port });
     let gateway: RunningGateway | undefined;
+    let sandboxGateway: RunningGateway | undefined;
     try {
-      if (config.shieldEnabled) gateway = await launchGateway(config, { db: database.db, log: shieldLog, recorder: events.recorder, serverKey, metrics: observability.metrics?.gateway });
+      const gatewayDeps = { db: database.db, log: shieldLog, recorder: events.recorder, serverKey, metrics: observability.metrics?.gateway };
+      if (config.shieldEnabled) gateway = await launchGateway(config, gatewayDeps);
+      // In this process even when the live gateway runs as a cluster: the sandbox carries test traffic only.
+      if (config.sandboxShieldPort !== undefined) sandboxGateway = await launchGateway(config, gatewayDeps, 'test');
       if (observability.metrics && config.metricsPort !== undefined) {
         metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics: observability.metrics, onError: (err) => app.log.error({ err }, 'metrics: scrape failed') });
       }
     } catch (err) {
       stopHousekeeping();
       await gateway?.close();
+      await sandboxGateway?.close();
       await app.close();
       throw err;
     }
@@ -132,7 +139,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       },
       observe: jobObserver(observability),
       shieldAlertWindowMs: config.shieldAlertWindowMs,
-      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
+      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => publicUrl ?? url }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;
     return {
@@ -142,6 +149,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       bootstrap,
       shieldEvents: events,
       gateway,
+      sandboxGateway,
       metricsServer,
       observability,
       mailDestination: mailer.destination,
@@ -151,6 +159,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
         stopHousekeeping();
         await metricsServer?.close();
         await gateway?.close();
+        await sandboxGateway?.close();
         await events.close();
         await app.close();
         await authenticator.close();

@@ -6,6 +6,7 @@ import { migrateToLatest } from '../api/db/migrate.ts';
 import { SCOPES, type Scope } from '../api/auth/scopes.ts';
 import { ensureOrganization } from '../api/keys/bootstrap.ts';
 import { insertKey } from '../api/keys/key-store.ts';
+import { dataSpaceOf } from '../api/orgs/environments.ts';
 import { recordAudit } from '../api/audit/audit-log.ts';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -15,6 +16,8 @@ export interface KeysCreateOptions {
   scopes?: string | undefined;
   name?: string | undefined;
   dataDir?: string | undefined;
+  /** A `svc_test_` key of the organisation's sandbox. */
+  test?: boolean | undefined;
 }
 
 export async function keysCreateCommand(values: KeysCreateOptions): Promise<number> {
@@ -30,7 +33,7 @@ export async function keysCreateCommand(values: KeysCreateOptions): Promise<numb
   try {
     await migrateToLatest(database.db);
     const issued = await database.db.transaction().execute(async (trx) => {
-      const orgId = await ensureOrganization(trx, values.org!);
+      const orgId = dataSpaceOf(await ensureOrganization(trx, values.org!), values.test ? 'test' : 'live');
       const created = await insertKey(trx, { orgId, name, scopes: scopes as Scope[], createdBy: null });
       await recordAudit(trx, {
         orgId,
@@ -41,7 +44,7 @@ export async function keysCreateCommand(values: KeysCreateOptions): Promise<numb
       });
       return created;
     });
-    process.stderr.write(`created API key ${issued.row.id} in organisation ${values.org} with scopes ${scopes.join(',')}; it is shown once:\n`);
+    process.stderr.write(`created ${values.test ? 'test (sandbox) ' : ''}API key ${issued.row.id} in organisation ${values.org} with scopes ${scopes.join(',')}; it is shown once:\n`);
     process.stdout.write(`${issued.value}\n`);
     return 0;
   } finally {

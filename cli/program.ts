@@ -111,6 +111,7 @@ ${examples(
     .description('run the API, job workers, scheduler and the Shield gateway in one process')
     .option('--port <n>', 'API port (env PORT, default 3000)')
     .option('--shield-port <n>', 'Shield gateway port (env AEGIS_SHIELD_PORT, default 8080; 0: any free port)')
+    .option('--sandbox-shield-port <n>', 'also serve the sandbox\'s (test-mode) Shield sites on this port (env AEGIS_SANDBOX_SHIELD_PORT; default: not served)')
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
     .option('--data-dir <dir>', 'embedded database, bootstrap key, secret key (env AEGIS_DATA_DIR, default ./.aegis)')
     .option('--asn-db <file>', 'ip2asn TSV for ASN and country rules (env AEGIS_ASN_DB)')
@@ -190,6 +191,7 @@ ${examples(['eight scans at once, no scheduler', 'DATABASE_URL=postgres://aegis@
     .requiredOption('--org <slug>', 'organisation slug (lowercase letters, digits, dashes)')
     .requiredOption('--scopes <a,b>', 'comma-separated scopes, e.g. admin or shield:read,scans:read')
     .option('--name <name>', 'a name to recognise the key by')
+    .option('--test', "a svc_test_ key of the organisation's sandbox (test mode)")
     .option('--data-dir <dir>', 'data directory (env AEGIS_DATA_DIR, default ./.aegis)')
     .addHelpText(
       'after',
@@ -198,6 +200,7 @@ With the embedded database, stop the server first (PGlite is single-process).
 ${examples(
   ['an admin key for organisation acme', 'aegis keys create --org acme --scopes admin --name bootstrap'],
   ['a read-only key on PostgreSQL', 'DATABASE_URL=postgres://aegis@db/aegis aegis keys create --org acme --scopes shield:read,scans:read'],
+  ['an admin key of the sandbox', 'aegis keys create --org acme --scopes admin --test'],
 )}`,
     )
     .action(run(async (options: import('./keys.ts').KeysCreateOptions) => (await import('./keys.ts')).keysCreateCommand(options)));

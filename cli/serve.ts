@@ -11,6 +11,7 @@ import { watchConfigDir } from './serve-config-dir.ts';
 export interface ServeOptions {
   port?: string | undefined;
   shieldPort?: string | undefined;
+  sandboxShieldPort?: string | undefined;
   dataDir?: string | undefined;
   host?: string | undefined;
   asnDb?: string | undefined;
@@ -31,7 +32,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
   const gatewayFlags = { shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb };
   let config;
   try {
-    config = loadConfig({ ...gatewayFlags, port: values.port, shieldWorkers: values.shieldWorkers });
+    config = loadConfig({ ...gatewayFlags, port: values.port, shieldWorkers: values.shieldWorkers, sandboxShieldPort: values.sandboxShieldPort });
   } catch (err) {
     // loadConfig names `aegis shield`'s flag; this command's is --shield-workers.
     if (err instanceof Error) err.message = err.message.replace(/^--workers\b/, '--shield-workers');
@@ -65,6 +66,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
   ];
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
   if (gatewayCluster) lines.push(`  Shield     ${gatewayCluster.url} (routes by Host to each site's origin; ${shieldWorkers} worker processes)`);
+  if (server.sandboxGateway) lines.push(`  Sandbox    ${server.sandboxGateway.url} (Shield for test-mode sites only)`);
   if (server.bootstrap.kind === 'key-file-written') lines.push(`  API key    created; read it from ${server.bootstrap.path} (shown nowhere else)`);
   if (server.bootstrap.kind === 'env-key-revoked') lines.push('  warning    AEGIS_BOOTSTRAP_API_KEY names a revoked key; it stays revoked');
   let watcher: ConfigWatcher | undefined;

@@ -58,7 +58,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
         ...webhookJobHandlers({ db: database.db, secretBox, config }),
         ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl, configSync: syncConfigDirectory }) : {}),
       },
-      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
+      startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}` }),
     });
     if (observability.metrics && config.metricsPort !== undefined) {
       metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics: observability.metrics, onError: (err) => log.error({ err }, 'metrics: scrape failed') });

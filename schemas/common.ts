@@ -11,6 +11,8 @@ export const labelsSchema = {
   default: {},
 } as const;
 
+/** Stripe's word: true for live objects, false for the sandbox's (made with a `svc_test_` key or a session in test mode). */
+export const livemodeSchema = { type: 'boolean', description: 'True for live objects; false for objects of the sandbox (test mode).', readOnly: true } as const;
 export const idSchema = { type: 'string', description: 'Identifier assigned by Aegis.', readOnly: true } as const;
 export const createdAtSchema = { type: 'string', format: 'date-time', description: 'When the object was created.', readOnly: true } as const;
 export const updatedAtSchema = { type: 'string', format: 'date-time', description: 'When the object last changed.', readOnly: true } as const;

@@ -1,4 +1,4 @@
-import { createdAtSchema, idSchema, labelsSchema, siteIdSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, idSchema, labelsSchema, siteIdSchema, updatedAtSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 
 export const IP_RULE_TYPES = ['ip', 'cidr', 'asn', 'country'] as const;
 export const IP_RULE_ACTIONS = ['deny', 'allow', 'challenge'] as const;
@@ -48,8 +48,9 @@ export const IpAccessRuleUpdate = {
 
 export const IpAccessRuleResource = {
   type: 'object',
-  required: ['id', 'site_id', 'type', 'value', 'action', 'note', 'expires_at', 'status', 'labels', 'created_at', 'updated_at'],
+  required: ['livemode', 'id', 'site_id', 'type', 'value', 'action', 'note', 'expires_at', 'status', 'labels', 'created_at', 'updated_at'],
   properties: {
+    livemode: livemodeSchema,
     id: idSchema,
     site_id: siteIdSchema,
     ...properties,

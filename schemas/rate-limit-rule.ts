@@ -1,4 +1,4 @@
-import { createdAtSchema, idSchema, labelsSchema, methodSchema, siteIdSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, idSchema, labelsSchema, methodSchema, siteIdSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 
 const properties = {
   identity: {
@@ -44,8 +44,8 @@ export const RateLimitRuleUpdate = {
 
 export const RateLimitRuleResource = {
   type: 'object',
-  required: ['id', 'site_id', 'identity', 'url_pattern', 'method', 'budget', 'window_seconds', 'action', 'escalate_to_deny_minutes', 'labels', 'created_at', 'updated_at'],
-  properties: { id: idSchema, site_id: siteIdSchema, ...properties, created_at: createdAtSchema, updated_at: updatedAtSchema },
+  required: ['livemode', 'id', 'site_id', 'identity', 'url_pattern', 'method', 'budget', 'window_seconds', 'action', 'escalate_to_deny_minutes', 'labels', 'created_at', 'updated_at'],
+  properties: { id: idSchema, livemode: livemodeSchema, site_id: siteIdSchema, ...properties, created_at: createdAtSchema, updated_at: updatedAtSchema },
 } as const;
 
 export const rateLimitRuleMeta: KindMeta = {

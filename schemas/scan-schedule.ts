@@ -1,4 +1,4 @@
-import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 
 export const SCAN_TYPES = ['dast', 'sast', 'sca', 'secrets', 'api', 'cve'] as const;
 
@@ -41,8 +41,9 @@ export const ScanScheduleUpdate = { type: 'object', additionalProperties: false,
 
 export const ScanScheduleResource = {
   type: 'object',
-  required: ['id', 'name', 'scan_type', 'target', 'cron', 'timezone', 'enabled', 'config', 'next_run_at', 'labels', 'created_at', 'updated_at'],
+  required: ['livemode', 'id', 'name', 'scan_type', 'target', 'cron', 'timezone', 'enabled', 'config', 'next_run_at', 'labels', 'created_at', 'updated_at'],
   properties: {
+    livemode: livemodeSchema,
     id: idSchema,
     ...properties,
     next_run_at: { type: ['string', 'null'], format: 'date-time', readOnly: true, description: 'Next time a scan starts; null when disabled.' },

@@ -1,4 +1,4 @@
-import { createdAtSchema, labelsSchema, siteIdSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, labelsSchema, siteIdSchema, updatedAtSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 
 export const SCHEMA_STRICTNESS = ['lenient', 'standard', 'strict'] as const;
 export const MAX_SCHEMA_BYTES = 5 * 1024 * 1024;
@@ -42,8 +42,8 @@ export const SchemaConfigUpdate = {
 
 export const SchemaConfigResource = {
   type: 'object',
-  required: ['site_id', 'strictness', 'labels', 'updated_at'],
-  properties: { site_id: siteIdSchema, strictness, labels: labelsSchema, updated_at: updatedAtSchema },
+  required: ['livemode', 'site_id', 'strictness', 'labels', 'updated_at'],
+  properties: { livemode: livemodeSchema, site_id: siteIdSchema, strictness, labels: labelsSchema, updated_at: updatedAtSchema },
 } as const;
 
 export const schemaOperationSchema = {
@@ -58,8 +58,9 @@ export const schemaOperationSchema = {
 
 export const ShieldSchemaResource = {
   type: 'object',
-  required: ['site_id', 'openapi_version', 'hash', 'operations', 'strictness', 'labels', 'document', 'created_at', 'updated_at'],
+  required: ['livemode', 'site_id', 'openapi_version', 'hash', 'operations', 'strictness', 'labels', 'document', 'created_at', 'updated_at'],
   properties: {
+    livemode: livemodeSchema,
     site_id: siteIdSchema,
     openapi_version: { type: 'string', readOnly: true, description: 'The `openapi` version the document declares.' },
     hash: { type: 'string', readOnly: true, description: 'SHA-256 of the uploaded document text (`sha256:<hex>`).' },

@@ -1,4 +1,4 @@
-import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 
 /** Managed-rule ids are `<category>.<name>`; an exclusion may name a whole category. */
 export const MANAGED_RULE_REF_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)?$';
@@ -107,8 +107,8 @@ const managedRulesResource = {
 
 export const ShieldSiteResource = {
   type: 'object',
-  required: ['id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules', 'labels', 'created_at', 'updated_at'],
-  properties: { id: idSchema, ...properties, managed_rules: managedRulesResource, created_at: createdAtSchema, updated_at: updatedAtSchema },
+  required: ['livemode', 'id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules', 'labels', 'created_at', 'updated_at'],
+  properties: { id: idSchema, livemode: livemodeSchema, ...properties, managed_rules: managedRulesResource, created_at: createdAtSchema, updated_at: updatedAtSchema },
 } as const;
 
 export const shieldSiteMeta: KindMeta = {

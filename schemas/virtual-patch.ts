@@ -1,4 +1,4 @@
-import { createdAtSchema, idSchema, labelsSchema, methodSchema, siteIdSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, idSchema, labelsSchema, methodSchema, siteIdSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 
 export const MAX_REGEX_LENGTH = 1024;
 
@@ -53,8 +53,9 @@ export const VirtualPatchUpdate = {
 
 export const VirtualPatchResource = {
   type: 'object',
-  required: ['id', 'site_id', 'url_pattern', 'method', 'match_param', 'match_regex', 'action', 'expires_in_days', 'expires_at', 'status', 'source_finding_id', 'labels', 'created_at', 'updated_at'],
+  required: ['livemode', 'id', 'site_id', 'url_pattern', 'method', 'match_param', 'match_regex', 'action', 'expires_in_days', 'expires_at', 'status', 'source_finding_id', 'labels', 'created_at', 'updated_at'],
   properties: {
+    livemode: livemodeSchema,
     id: idSchema,
     site_id: siteIdSchema,
     ...properties,

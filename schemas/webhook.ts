@@ -1,4 +1,4 @@
-import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, type KindMeta, withoutDefaults } from './common.ts';
+import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
 
 const properties = {
@@ -35,8 +35,9 @@ export const WebhookUpdate = { type: 'object', additionalProperties: false, minP
 
 export const WebhookResource = {
   type: 'object',
-  required: ['id', 'url', 'events', 'description', 'enabled', 'secret_last4', 'labels', 'disabled_reason', 'failing_since', 'previous_secret_expires_at', 'created_at', 'updated_at'],
+  required: ['livemode', 'id', 'url', 'events', 'description', 'enabled', 'secret_last4', 'labels', 'disabled_reason', 'failing_since', 'previous_secret_expires_at', 'created_at', 'updated_at'],
   properties: {
+    livemode: livemodeSchema,
     id: idSchema,
     ...properties,
     secret_last4: { type: 'string', readOnly: true, description: 'Last four characters of the signing secret.' },

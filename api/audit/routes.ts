@@ -10,11 +10,14 @@ import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
 import { listAudit, type AuditQuery } from './audit-log.ts';
 import { csvRow } from './csv.ts';
+import { livemodeSchema } from '../../schemas/common.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 const auditEventSchema = {
   type: 'object',
-  required: ['id', 'actor', 'action', 'target', 'ip', 'metadata', 'created_at'],
+  required: ['livemode', 'id', 'actor', 'action', 'target', 'ip', 'metadata', 'created_at'],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string' },
     actor: {
       type: 'object',
@@ -41,6 +44,7 @@ const CSV_PAGE = 1000;
 function toAuditEvent(row: AuditEventRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     actor: { type: row.actor_type as 'api_key' | 'user' | 'system', id: row.actor_id },
     action: row.action,
     target: row.target_type && row.target_id ? { type: row.target_type, id: row.target_id } : null,

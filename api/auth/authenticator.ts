@@ -7,6 +7,7 @@ import type { Db } from '../db/database.ts';
 import { asPlan } from '../orgs/plans.ts';
 import { findUsableKeyByHash, recordKeyUse } from '../keys/key-store.ts';
 import { hashKey, isWellFormedKey } from './key-material.ts';
+import { environmentOf } from '../orgs/environments.ts';
 import type { KeyPrincipal } from './principal.ts';
 import type { Scope } from './scopes.ts';
 
@@ -74,7 +75,8 @@ export class Authenticator {
       keyId: row.id,
       keyName: row.name,
       orgId: row.org_id,
-      organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
+      environment: environmentOf(row.org_id),
+      organization: { id: row.org_live_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
       scopes: new Set(row.scopes as Scope[]),
       actor: { type: 'api_key', id: row.id },
       expiresAt: row.expires_at ? row.expires_at.getTime() : null,

@@ -3,7 +3,7 @@
 // nothing is ever exposed by omission. A caller is an API key (Authorization: Bearer) or a signed-in
 // person (the session cookie); both become a principal with scopes, checked the same way.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError } from '../http/errors.ts';
 import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
 import { clearedCookieOptions, SESSION_COOKIE, sessionCookieOptions } from '../sessions/cookies.ts';
@@ -16,6 +16,8 @@ import { ssoRequired } from './sso-required.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthRequirement;
+    /** Changes the organisation itself (members, invites, SSO): refused in test mode. */
+    organizationLevel?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -82,6 +84,9 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenti
     }
     const principal = value !== undefined ? await keyPrincipal(value, reply) : await sessionPrincipal(cookie ?? '', request, reply);
     request.principal = principal;
+    if (principal.environment === 'test' && request.routeOptions.config.organizationLevel && !SAFE_METHODS.has(request.method)) {
+      throw new ApiError(403, 'live_mode_required', 'this changes the organisation itself, which the sandbox cannot do: use a live key, or switch the session to live');
+    }
     if (requirement === 'authenticated') return;
     if (requirement === 'user') {
       if (principal.kind !== 'session') throw new ApiError(403, 'forbidden', 'this route belongs to a signed-in person; API keys have no sessions or invites');
@@ -95,6 +100,14 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenti
 };
 
 export default fp(authPlugin, { name: 'aegis-auth', dependencies: ['@fastify/cookie'] });
+
+/**
+ * For a route plugin whose routes all belong to the organisation rather than to an environment's
+ * data (members, invites, SSO): `app.addHook('onRoute', organizationLevel)`.
+ */
+export function organizationLevel(route: RouteOptions): void {
+  route.config = { ...route.config, organizationLevel: true };
+}
 
 /** The caller of a route that requires authentication (the plugin guarantees it is set). */
 export function principalOf(request: FastifyRequest): Principal {

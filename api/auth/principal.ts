@@ -4,6 +4,7 @@
 import type { Scope } from './scopes.ts';
 import type { Role } from './roles.ts';
 import type { Plan } from '../orgs/plans.ts';
+import type { Environment } from '../orgs/environments.ts';
 
 // A type alias, not an interface, so it fits the response types inferred from JSON Schema.
 export type OrganizationSummary = {
@@ -20,8 +21,13 @@ export interface Actor {
 }
 
 interface PrincipalBase {
+  /**
+   * The data space the caller works in: the organisation's live data (its own id) or its sandbox
+   * (api/orgs/environments.ts). Stores scope every environment-owned row by it.
+   */
   orgId: string;
-  /** The organisation as of the lookup (cached with it). */
+  environment: Environment;
+  /** The organisation as of the lookup (cached with it); organisation-level routes use its id. */
   organization: OrganizationSummary;
   scopes: ReadonlySet<Scope>;
   /** Who acts, for the audit log and `created_by` / `triggered_by` fields. */

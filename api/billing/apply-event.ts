@@ -101,7 +101,8 @@ async function applyIntent(trx: Db, log: FastifyBaseLogger, event: Stripe.Event,
 async function findOrganization(trx: Db, intent: BillingIntent) {
   const columns = ['id', 'plan', 'stripe_customer_id', 'billing_status', 'billing_updated_at'] as const;
   if (intent.orgId !== undefined) {
-    const named = await trx.selectFrom('organizations').select(columns).where('id', '=', intent.orgId).forUpdate().executeTakeFirst();
+    // A sandbox (`sbx_…`) is never billed: its plan is its organisation's.
+    const named = await trx.selectFrom('organizations').select(columns).where('id', '=', intent.orgId).where('live_org_id', 'is', null).forUpdate().executeTakeFirst();
     if (named) return named;
   }
   if (intent.customerId === undefined) return undefined;

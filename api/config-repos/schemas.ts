@@ -1,5 +1,6 @@
 // Request and response shapes of /api/v1/config-repos (OpenAPI via the route schemas).
 import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { livemodeSchema } from '../../schemas/common.ts';
 
 export const REPO_STATUSES = ['unknown', 'synced', 'out_of_sync', 'error'] as const;
 export type RepoStatus = (typeof REPO_STATUSES)[number];
@@ -77,12 +78,13 @@ export const ConfigRepoUpdate = {
 
 export const ConfigRepoResource = {
   type: 'object',
-  required: [
+  required: ['livemode', 
     'id', 'name', 'url', 'branch', 'path', 'source', 'auto_sync', 'prune', 'self_heal', 'deny_weakening', 'max_changes', 'max_change_percent',
     'poll_interval_seconds', 'credentials_ref', 'webhook_secret_last4', 'api_key_id', 'status', 'status_message', 'last_synced_commit', 'last_synced_at',
     'last_checked_at', 'next_poll_at', 'created_at', 'updated_at',
   ],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string' },
     name: { type: 'string' },
     url: { type: 'string', description: 'Without credentials.' },
@@ -124,8 +126,9 @@ const lines = { type: 'array', items: { type: 'string' } } as const;
 
 export const SyncResource = {
   type: 'object',
-  required: ['id', 'repo_id', 'trigger', 'status', 'result', 'failure_stage', 'forced', 'delivery_id', 'commit_sha', 'summary', 'changes', 'errors', 'warnings', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
+  required: ['livemode', 'id', 'repo_id', 'trigger', 'status', 'result', 'failure_stage', 'forced', 'delivery_id', 'commit_sha', 'summary', 'changes', 'errors', 'warnings', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string' },
     repo_id: { type: 'string' },
     trigger: { type: 'string', enum: SYNC_TRIGGERS },

@@ -13,6 +13,7 @@ import { generateWebhookSecret } from '../webhooks/store.ts';
 import { withoutCredentials, type GitSource } from '../git/url.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { RepoStatus, SyncResult, SyncStatus, SyncTrigger } from './schemas.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export const CONFIG_SYNC_JOB_KIND = 'config-repo-sync';
 
@@ -66,6 +67,7 @@ export function nextPollAt(intervalSeconds: number, from = Date.now()): Date {
 export function toConfigRepo(row: ConfigRepoRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     name: row.name,
     url: row.url,
     branch: row.branch,
@@ -98,6 +100,7 @@ const durationMs = (row: ConfigRepoSyncRow): number | null =>
 export function toSync(row: ConfigRepoSyncRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     repo_id: row.repo_id,
     trigger: row.trigger as SyncTrigger,
     status: row.status as SyncStatus,

@@ -15,6 +15,7 @@ import * as ipRulesSiteCheck from './migrations/0010_ip_rules_site_check.ts';
 import * as people from './migrations/0011_people.ts';
 import * as events from './migrations/0012_events.ts';
 import * as billing from './migrations/0013_billing.ts';
+import * as sandbox from './migrations/0014_sandbox.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0011_people': people,
   '0012_events': events,
   '0013_billing': billing,
+  '0014_sandbox': sandbox,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -20,6 +20,10 @@ export interface OrganizationsTable {
   billing_status: Generated<string | null>;
   /** `created` of the last Stripe event applied; older events are ignored. */
   billing_updated_at: NullableTimestamp;
+  /** Set on a sandbox (migration 0014): the organisation whose test environment this row is. */
+  live_org_id: Generated<string | null>;
+  /** Hosts test-mode URL scans may probe (sandbox rows only). */
+  sandbox_targets: ColumnType<string[], string | undefined, string>;
 }
 
 export interface UsersTable {
@@ -461,6 +465,8 @@ export interface SessionsTable {
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   expires_at: Timestamp;
   revoked_at: NullableTimestamp;
+  /** The environment the session works in (migration 0014). */
+  environment: ColumnType<'live' | 'test', 'live' | 'test' | undefined, 'live' | 'test'>;
 }
 
 export interface InvitesTable {

@@ -98,9 +98,10 @@ export const EVENT_VERSIONS = Object.fromEntries(Object.entries(EVENT_CATALOGUE)
 export function eventSchema<const O extends JSONSchema>(types: readonly string[], object: O) {
   return {
     type: 'object',
-    required: ['id', 'object', 'type', 'version', 'organization_id', 'created_at', 'data'],
+    required: ['id', 'livemode', 'object', 'type', 'version', 'organization_id', 'created_at', 'data'],
     properties: {
       id: { type: 'string', description: 'Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate.' },
+      livemode: { type: 'boolean', description: 'False for events of the sandbox (test mode): receivers can tell test traffic from real.' },
       object: { type: 'string', enum: ['event'] },
       type: { type: 'string', enum: types },
       version: { type: 'integer', description: 'Payload version of the type.' },

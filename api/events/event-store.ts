@@ -9,6 +9,7 @@ import { iso } from '../resources/timestamps.ts';
 import { queueDeliveries } from '../webhooks/fanout.ts';
 import type { EventType } from '../../schemas/events.ts';
 import { EVENT_VERSIONS } from './catalogue.ts';
+import { livemodeOf, organizationOf } from '../orgs/environments.ts';
 
 export interface NewEvent {
   orgId: string;
@@ -59,10 +60,11 @@ export async function publishEvents(db: Db, events: readonly NewEvent[]): Promis
 export function toEvent(row: EventRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     object: 'event' as const,
     type: row.type,
     version: row.version,
-    organization_id: row.org_id,
+    organization_id: organizationOf(row.org_id),
     created_at: iso(row.created_at),
     data: row.data,
   };

@@ -23,6 +23,7 @@ import { hasBody, mediaType, readBody } from './proxy/request-body.ts';
 import type { AsnDatabase } from './rules/asn-db.ts';
 import { bodyReaders, type CompiledSite } from './sites/compile.ts';
 import { SiteRegistry } from './sites/registry.ts';
+import type { Environment } from '../orgs/environments.ts';
 import { MemoryRateState } from './state/memory-rate-state.ts';
 import type { RateState } from './state/rate-state.ts';
 import { RedisRateState } from './state/redis-rate-state.ts';
@@ -47,6 +48,8 @@ export interface GatewayOptions {
   metrics?: GatewayMetrics | undefined;
   /** Rate-limit state to use instead of Redis (redisUrl) or this process's memory: a cluster worker's IPC state. Closed with the gateway. */
   rateState?: RateState | undefined;
+  /** `test`: the sandbox listener, serving only sandbox sites (default `live`: only live ones). */
+  environment?: Environment | undefined;
 }
 
 export interface RunningGateway {
@@ -75,7 +78,7 @@ function blockAnswer(verdict: Verdict): GatewayAnswer {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const registry = new SiteRegistry(options.db, { refreshMs: options.refreshMs, log: options.log });
+  const registry = new SiteRegistry(options.db, { refreshMs: options.refreshMs, log: options.log, environment: options.environment });
   await registry.start();
   const state: RateState = options.rateState ?? (options.redisUrl ? new RedisRateState(options.redisUrl) : new MemoryRateState());
   const upstreams = new Upstreams({ log: options.log, ...options.upstream });

@@ -8,6 +8,7 @@ import { startGateway, type RunningGateway } from './gateway.ts';
 import type { RateState } from './state/rate-state.ts';
 import { AsnDatabase } from './rules/asn-db.ts';
 import { originPolicy } from '../net/origin-policy.ts';
+import type { Environment } from '../orgs/environments.ts';
 
 export interface LaunchDeps {
   db: Db;
@@ -18,13 +19,15 @@ export interface LaunchDeps {
   rateState?: RateState | undefined;
 }
 
-export async function launchGateway(config: ServerConfig, deps: LaunchDeps): Promise<RunningGateway> {
+/** The production gateway on `shieldPort`, or with `environment: 'test'` the sandbox's on `sandboxShieldPort`. */
+export async function launchGateway(config: ServerConfig, deps: LaunchDeps, environment: Environment = 'live'): Promise<RunningGateway> {
   const asnDb = config.asnDbPath ? await AsnDatabase.load(config.asnDbPath) : undefined;
   if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
   return startGateway({
     ...deps,
     host: config.host,
-    port: config.shieldPort,
+    port: environment === 'test' ? (config.sandboxShieldPort ?? 0) : config.shieldPort,
+    environment,
     trustedProxies: config.trustedProxies,
     redisUrl: config.redisUrl,
     asnDb,

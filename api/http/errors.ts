@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'csrf_failed'
   | 'sso_required'
   | 'plan_required'
+  | 'live_mode_required'
   | 'not_found'
   | 'method_not_allowed'
   | 'request_timeout'

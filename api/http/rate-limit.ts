@@ -23,7 +23,9 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, option
     ...(options.redis ? { redis: options.redis, nameSpace: 'aegis-api-rate:' } : {}),
     // Health probes and the reference pages are not API traffic.
     allowList: (request) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz' || !request.routeOptions.url?.startsWith('/api/'),
-    keyGenerator: (request) => (request.principal ? `${request.principal.actor.type}:${request.principal.actor.id}` : `ip:${request.ip}`),
+    // Budgets are per caller and per environment: a person trying things in the sandbox does not
+    // spend their live budget (keys have one environment each anyway).
+    keyGenerator: (request) => (request.principal ? `${request.principal.actor.type}:${request.principal.actor.id}:${request.principal.environment}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) =>
       new ApiError(429, 'rate_limited', `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`, {
         limit: context.max,

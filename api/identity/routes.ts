@@ -7,6 +7,7 @@ import { ROLES } from '../auth/roles.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import { timestampSchema } from '../http/schemas.ts';
 import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
+import { ENVIRONMENTS } from '../orgs/environments.ts';
 
 export const organizationSchema = {
   type: 'object',
@@ -22,8 +23,10 @@ export const organizationSchema = {
 
 const meSchema = {
   type: 'object',
-  required: ['type', 'api_key', 'user', 'organization', 'role', 'scopes', 'memberships', 'session_id'],
+  required: ['type', 'api_key', 'user', 'organization', 'environment', 'livemode', 'role', 'scopes', 'memberships', 'session_id'],
   properties: {
+    environment: { type: 'string', enum: ENVIRONMENTS, description: 'The environment the caller works in: a `svc_test_` key, or a session switched to test, sees only the sandbox.' },
+    livemode: { type: 'boolean', description: '`environment` is live.' },
     type: { type: 'string', enum: ['api_key', 'session'], description: 'How the caller authenticated.' },
     api_key: {
       type: ['object', 'null'],
@@ -62,8 +65,9 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { sessi
     async (request) => {
       const principal = principalOf(request);
       const scopes = [...principal.scopes];
+      const mode = { environment: principal.environment, livemode: principal.environment === 'live' };
       if (principal.kind === 'api_key') {
-        return { type: 'api_key' as const, api_key: { id: principal.keyId, name: principal.keyName, scopes }, user: null, organization: principal.organization, role: null, scopes, memberships: [], session_id: null };
+        return { type: 'api_key' as const, api_key: { id: principal.keyId, name: principal.keyName, scopes }, user: null, organization: principal.organization, ...mode, role: null, scopes, memberships: [], session_id: null };
       }
       const found = sessions.memberships(principal.user.id);
       const memberships = Array.isArray(found) ? found : await found;
@@ -72,6 +76,7 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { sessi
         api_key: null,
         user: principal.user,
         organization: principal.organization,
+        ...mode,
         role: principal.role,
         scopes,
         memberships, // serialised by the response schema: only organization, role and sso_enforced leave

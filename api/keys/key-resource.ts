@@ -3,11 +3,14 @@ import type { ApiKeyRow } from '../db/schema.ts';
 import { SCOPES, type Scope } from '../auth/scopes.ts';
 import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
 import { KEY_STATUSES, keyStatus } from './key-store.ts';
+import { livemodeSchema } from '../../schemas/common.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export const apiKeySchema = {
   type: 'object',
-  required: ['id', 'name', 'prefix', 'last4', 'scopes', 'status', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'replaced_by'],
+  required: ['livemode', 'id', 'name', 'prefix', 'last4', 'scopes', 'status', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'replaced_by'],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string', description: 'Key id (not the secret).' },
     name: { type: 'string', description: 'Human-readable name.' },
     prefix: { type: 'string', description: '`svc_live_` or `svc_test_`.' },
@@ -31,6 +34,7 @@ export const issuedKeySchema = {
 export function toApiKey(row: ApiKeyRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     name: row.name,
     prefix: row.prefix,
     last4: row.last4,

@@ -5,7 +5,8 @@ import type { Db } from '../db/database.ts';
 import type { ApiKeyRow, Database } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import type { Scope } from '../auth/scopes.ts';
-import { generateKey, hashKey, keyPrefix, last4 } from '../auth/key-material.ts';
+import { generateKey, hashKey, keyEnvironment, keyPrefix, last4 } from '../auth/key-material.ts';
+import { dataSpaceOf, ensureSandbox, environmentOf, organizationOf } from '../orgs/environments.ts';
 
 export const ROTATION_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 export const KEY_STATUSES = ['active', 'rotating', 'revoked'] as const;
@@ -17,6 +18,7 @@ export interface IssuedKey {
 }
 
 export interface NewKey {
+  /** The data space the key works in (its organisation's live one, or the sandbox). */
   orgId: string;
   name: string;
   scopes: readonly Scope[];
@@ -25,13 +27,18 @@ export interface NewKey {
   value?: string;
 }
 
+/** A key lives in the data space of its environment: a test key's rows are the sandbox's. */
 export async function insertKey(db: Db, key: NewKey): Promise<IssuedKey> {
-  const value = key.value ?? generateKey();
+  // An operator's chosen value (bootstrap) says its environment by its prefix.
+  const environment = key.value ? keyEnvironment(keyPrefix(key.value)) : environmentOf(key.orgId);
+  const orgId = dataSpaceOf(organizationOf(key.orgId), environment);
+  if (environment === 'test') await ensureSandbox(db, organizationOf(orgId));
+  const value = key.value ?? generateKey(environment);
   const row = await db
     .insertInto('api_keys')
     .values({
       id: newId('key'),
-      org_id: key.orgId,
+      org_id: orgId,
       name: key.name,
       prefix: keyPrefix(value),
       key_hash: hashKey(value),
@@ -86,7 +93,10 @@ export async function findKey(db: Db, orgId: string, id: string): Promise<ApiKey
 export interface KeyLookup {
   id: string;
   name: string;
+  /** The key's data space. */
   org_id: string;
+  /** Its organisation (the same id for a live key). */
+  org_live_id: string;
   org_slug: string;
   org_name: string;
   org_plan: string;
@@ -99,11 +109,13 @@ export interface KeyLookup {
 export async function findUsableKeyByHash(db: Db, hash: string): Promise<KeyLookup | undefined> {
   return db
     .selectFrom('api_keys')
-    .innerJoin('organizations', 'organizations.id', 'api_keys.org_id')
+    .innerJoin('organizations as space', 'space.id', 'api_keys.org_id')
+    .innerJoin('organizations', (join) => join.on('organizations.id', '=', sql<string>`coalesce(space.live_org_id, space.id)`))
     .select([
       'api_keys.id',
       'api_keys.name',
       'api_keys.org_id',
+      'organizations.id as org_live_id',
       'organizations.slug as org_slug',
       'organizations.name as org_name',
       'organizations.plan as org_plan',

@@ -6,7 +6,8 @@ import { auditRequest } from '../audit/audit-log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf } from '../auth/plugin.ts';
 import { SCOPES } from '../auth/scopes.ts';
-import { notFound, conflict } from '../http/errors.ts';
+import { ApiError, notFound, conflict } from '../http/errors.ts';
+import { dataSpaceOf, ENVIRONMENTS } from '../orgs/environments.ts';
 import { parseEnumList } from '../http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
@@ -35,7 +36,8 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
       schema: {
         tags,
         summary: 'Create an API key',
-        description: 'A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`).',
+        description:
+          'A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).',
         body: {
           type: 'object',
           additionalProperties: false,
@@ -43,6 +45,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
           properties: {
             name: { type: 'string', minLength: 1, maxLength: 100, description: 'Human-readable name.' },
             scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: SCOPES }, description: 'Scopes granted.' },
+            environment: { type: 'string', enum: ENVIRONMENTS, description: "Where the key works: `live` or `test` (the sandbox). Defaults to the caller's environment." },
           },
         },
         response: { 201: issuedKeySchema },
@@ -50,16 +53,20 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      const environment = request.body.environment ?? principal.environment;
+      if (environment === 'live' && principal.environment === 'test') throw new ApiError(403, 'live_mode_required', 'the sandbox cannot make live keys: use a live key, or switch the session to live');
       // Read from the database, not the cached principal: a plan change takes effect at once.
       if (request.body.scopes.includes('admin')) await requirePlan(db, principal.orgId, ADMIN_KEY_PLANS, 'an admin API key');
+      const orgId = dataSpaceOf(principal.organization.id, environment);
       const issued = await db.transaction().execute(async (trx) => {
-        const created = await insertKey(trx, { orgId: principal.orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.actor.id });
+        const created = await insertKey(trx, { orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.actor.id });
         await auditRequest(trx, request, {
           action: 'api_key.created',
           target: { type: 'api_key', id: created.row.id },
           metadata: { name: created.row.name, scopes: request.body.scopes },
         });
-        const events = await recordEvents(trx, [{ orgId: principal.orgId, type: 'api_key.created', object: toApiKey(created.row) }]);
+        // The event belongs with the key; the audit entry with whoever made it.
+        const events = await recordEvents(trx, [{ orgId, type: 'api_key.created', object: toApiKey(created.row) }]);
         return { ...created, deliveries: events.deliveries };
       });
       announceDeliveries(db, issued.deliveries);

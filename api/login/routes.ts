@@ -189,7 +189,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       const principal = sessionOf(request);
       await changes.commit(db, async (trx) => {
         const ended = await revokeAllSessions(trx, principal.user.id);
-        await recordAudit(trx, { orgId: principal.orgId, actor: principal.actor, ip: request.ip, action: 'user.logout', target: { type: 'user', id: principal.user.id }, metadata: { sessions_ended: ended } });
+        await recordAudit(trx, { orgId: principal.organization.id, actor: principal.actor, ip: request.ip, action: 'user.logout', target: { type: 'user', id: principal.user.id }, metadata: { sessions_ended: ended } });
       });
       reply.clearCookie(SESSION_COOKIE, clearedCookieOptions);
       if (isFormPost(request)) return reply.redirect('/auth/login', 303);

@@ -3,6 +3,7 @@
 import type { Db } from '../db/database.ts';
 import { ApiError } from '../http/errors.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
+import { organizationOf } from './environments.ts';
 
 export const PLANS = ['trial', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -12,7 +13,8 @@ export const isPlan = (value: string): value is Plan => (PLANS as readonly strin
 export const asPlan = (value: string): Plan => (isPlan(value) ? value : 'trial');
 
 export async function currentPlan(db: Db, orgId: string): Promise<Plan> {
-  const row = await db.selectFrom('organizations').select('plan').where('id', '=', orgId).executeTakeFirstOrThrow();
+  // A sandbox has its organisation's plan.
+  const row = await db.selectFrom('organizations').select('plan').where('id', '=', organizationOf(orgId)).executeTakeFirstOrThrow();
   return asPlan(row.plan);
 }
 
@@ -59,5 +61,6 @@ export async function writePlan(trx: Db, orgId: string, plan: Plan, billing?: Bi
         ...(billing.customerId !== undefined ? { stripe_customer_id: billing.customerId } : {}),
       }
     : { plan };
-  return (await trx.updateTable('organizations').set(columns).where('id', '=', orgId).returning('id').executeTakeFirst()) !== undefined;
+  // Only organisations have plans; a sandbox reads its organisation's (currentPlan).
+  return (await trx.updateTable('organizations').set(columns).where('id', '=', orgId).where('live_org_id', 'is', null).returning('id').executeTakeFirst()) !== undefined;
 }

@@ -15,7 +15,7 @@ import formBody from '@fastify/formbody';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import { principalOf, sessionOf } from '../auth/plugin.ts';
+import { organizationLevel, principalOf, sessionOf } from '../auth/plugin.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ROLES, type Role } from '../auth/roles.ts';
 import type { Db } from '../db/database.ts';
@@ -112,6 +112,7 @@ async function keepAnOwner(trx: Db, orgId: string, member: MemberRow, what: stri
 }
 
 export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOptions }> = async (app, { db, mailer, changes, tokens, publicUrl }) => {
+  app.addHook('onRoute', organizationLevel);
   await app.register(formBody, { bodyLimit: 16 * 1024 });
   await app.register(invitePageRoutes, { db, tokens, changes });
   const tags = ['Members'];
@@ -124,7 +125,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
     },
     async (request) => {
       const limit = pageLimit(request.query);
-      const rows = await listMembers(db, { orgId: principalOf(request).orgId, after: decodeCursor(request.query.cursor), limit });
+      const rows = await listMembers(db, { orgId: principalOf(request).organization.id, after: decodeCursor(request.query.cursor), limit });
       return toPage(rows, limit, toMember);
     },
   );
@@ -147,12 +148,12 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
       const principal = principalOf(request);
       const { role } = request.body;
       const member = await changes.commit(db, async (trx) => {
-        const current = await findMember(trx, principal.orgId, request.params.user_id);
+        const current = await findMember(trx, principal.organization.id, request.params.user_id);
         if (!current) throw notFound('member');
         if (current.role === role) return current;
         if (current.role === 'owner' || role === 'owner') requireOwnerPower(principal, current.role === 'owner' ? 'take the owner role away' : 'grant the owner role');
-        if (current.role === 'owner') await keepAnOwner(trx, principal.orgId, current, 'demoted');
-        await setMemberRole(trx, principal.orgId, current.id, role);
+        if (current.role === 'owner') await keepAnOwner(trx, principal.organization.id, current, 'demoted');
+        await setMemberRole(trx, principal.organization.id, current.id, role);
         await auditRequest(trx, request, {
           action: 'member.role_changed',
           target: { type: 'user', id: current.id },
@@ -178,13 +179,13 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
     async (request, reply) => {
       const principal = principalOf(request);
       await changes.commit(db, async (trx) => {
-        const member = await findMember(trx, principal.orgId, request.params.user_id);
+        const member = await findMember(trx, principal.organization.id, request.params.user_id);
         if (!member) throw notFound('member');
         if (member.role === 'owner') {
           requireOwnerPower(principal, 'remove an owner');
-          await keepAnOwner(trx, principal.orgId, member, 'removed');
+          await keepAnOwner(trx, principal.organization.id, member, 'removed');
         }
-        await removeMembership(trx, principal.orgId, member.id);
+        await removeMembership(trx, principal.organization.id, member.id);
         await auditRequest(trx, request, { action: 'member.removed', target: { type: 'user', id: member.id }, metadata: { email: member.email, role: member.role } });
       });
       return reply.code(204).send();
@@ -210,10 +211,10 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
       if (role === 'owner') requireOwnerPower(principal, 'invite an owner');
       const { row, token } = await db.transaction().execute(async (trx) => {
         const user = await findUserByEmail(trx, email);
-        const member = user && (await findMember(trx, principal.orgId, user.id));
+        const member = user && (await findMember(trx, principal.organization.id, user.id));
         if (member) throw conflict(`${email} is already a member of this organisation (role ${member.role}); change the role instead`, { user_id: member.id, role: member.role });
-        const replaced = await revokePendingInvites(trx, principal.orgId, email);
-        const created = await createInvite(trx, { orgId: principal.orgId, email, role, invitedBy: principal.actor });
+        const replaced = await revokePendingInvites(trx, principal.organization.id, email);
+        const created = await createInvite(trx, { orgId: principal.organization.id, email, role, invitedBy: principal.actor });
         await auditRequest(trx, request, { action: 'invite.sent', target: { type: 'invite', id: created.row.id }, metadata: { email, role, replaced } });
         return created;
       });
@@ -241,7 +242,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
     async (request) => {
       const limit = pageLimit(request.query);
       const rows = await listInvites(db, {
-        orgId: principalOf(request).orgId,
+        orgId: principalOf(request).organization.id,
         after: decodeCursor(request.query.cursor),
         limit,
         statuses: parseEnumList('status', request.query.status, INVITE_STATUSES),
@@ -265,7 +266,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
     async (request) => {
       const principal = principalOf(request);
       const result = await db.transaction().execute(async (trx) => {
-        const revoked = await revokeInvite(trx, principal.orgId, request.params.id);
+        const revoked = await revokeInvite(trx, principal.organization.id, request.params.id);
         if (revoked?.changed) await auditRequest(trx, request, { action: 'invite.revoked', target: { type: 'invite', id: revoked.row.id }, metadata: { email: revoked.row.email, role: revoked.row.role } });
         return revoked;
       });

@@ -12,6 +12,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { createScan, SCAN_JOB_KIND, storedGitSource } from './store.ts';
 import { prepareUrlSource } from '../url-scans/source.ts';
 import type { CommonScanInput } from '../url-scans/schemas.ts';
+import { sandboxScopeOf } from '../sandbox/target-policy.ts';
 
 const CODE_SCANS = new Set(['sast', 'sca', 'secrets']);
 const URL_SCANS = new Set(['dast', 'api', 'cve']);
@@ -34,7 +35,7 @@ export function scanJobHandlers(options: ScanJobOptions): JobHandlers {
  * A schedule whose target or config no longer passes the checks of its scan type is skipped.
  * API scans need `config.document_url` (a schedule has no upload).
  */
-export function scheduledScanStarter(options: { allowLocalSources: boolean; allowPrivateTargets: boolean; secretBox: SecretBox }) {
+export function scheduledScanStarter(options: { allowLocalSources: boolean; allowPrivateTargets: boolean; secretBox: SecretBox; publicUrl: () => string }) {
   return async (trx: Db, schedule: ScanScheduleRow, dueAt: Date, dedupeKey: string): Promise<boolean> => {
     // Schedule configs are stored and shown in clear, so credentials are never taken from them.
     const { auth: _auth, ...config } = schedule.config;
@@ -42,8 +43,9 @@ export function scheduledScanStarter(options: { allowLocalSources: boolean; allo
     if (URL_SCANS.has(schedule.scan_type)) {
       if (schedule.scan_type === 'api' && typeof schedule.config.document_url !== 'string') return false;
       let prepared: ReturnType<typeof prepareUrlSource>;
+      const sandbox = await sandboxScopeOf(trx, schedule.org_id, options.publicUrl());
       try {
-        prepared = prepareUrlSource(schedule.target, config as CommonScanInput, { allowPrivateTargets: options.allowPrivateTargets, box: options.secretBox });
+        prepared = prepareUrlSource(schedule.target, config as CommonScanInput, { allowPrivateTargets: options.allowPrivateTargets, box: options.secretBox, sandbox });
       } catch {
         return false;
       }

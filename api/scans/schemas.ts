@@ -1,6 +1,7 @@
 // Response and request shapes of the scans API (OpenAPI via the route schemas).
 import { SCAN_TYPES } from '../../schemas/index.ts';
 import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { livemodeSchema } from '../../schemas/common.ts';
 
 export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];
@@ -15,8 +16,9 @@ const severityCounts = {
 
 export const ScanResource = {
   type: 'object',
-  required: ['id', 'scan_type', 'status', 'target', 'source', 'config', 'schedule_id', 'progress', 'summary', 'error', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
+  required: ['livemode', 'id', 'scan_type', 'status', 'target', 'source', 'config', 'schedule_id', 'progress', 'summary', 'error', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string' },
     scan_type: { type: 'string', enum: SCAN_TYPES },
     status: { type: 'string', enum: SCAN_STATUSES, description: '`queued → running → completed | failed | canceled`.' },
@@ -63,11 +65,12 @@ export const CodeScanBody = {
 
 export const VulnerabilityResource = {
   type: 'object',
-  required: [
+  required: ['livemode', 
     'id', 'scan_type', 'target', 'rule_id', 'title', 'severity', 'cwe', 'location', 'evidence', 'details', 'status', 'resolution', 'false_positive', 'notes',
     'first_scan_id', 'last_scan_id', 'first_seen_at', 'last_seen_at', 'fixed_at', 'verification', 'virtual_patch', 'created_at', 'updated_at',
   ],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string' },
     scan_type: { type: 'string', enum: SCAN_TYPES },
     target: { type: 'string' },

@@ -12,6 +12,7 @@ import type { ScanType } from '../schedules/validate.ts';
 import type { ScanStatus } from './schemas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { withoutCredentials, type GitSource } from '../git/url.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export type ScanRow = Selectable<ScansTable>;
 
@@ -76,6 +77,7 @@ export async function createScan(trx: Db, scan: NewScan): Promise<ScanRow | null
 export function toScan(row: ScanRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     scan_type: row.scan_type as ScanType,
     status: row.status as ScanStatus,
     target: row.target,

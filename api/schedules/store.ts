@@ -7,6 +7,7 @@ import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from './validate.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export interface ScheduleFields {
   name: string;
@@ -32,6 +33,7 @@ export interface ScheduleListQuery {
 export function toSchedule(row: ScanScheduleRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     name: row.name,
     scan_type: row.scan_type as ScanType,
     target: row.target,

@@ -13,11 +13,12 @@ import { listResponseSchema, pageQueryProperties, timestampSchema } from '../htt
 import { organizationSchema } from '../identity/routes.ts';
 import { membershipsOf } from '../orgs/org-store.ts';
 import { clearedCookieOptions, SESSION_COOKIE } from './cookies.ts';
-import { listSessions, revokeSession, SIGN_IN_METHODS, switchSessionOrganization } from './session-store.ts';
+import { listSessions, revokeSession, SIGN_IN_METHODS, switchSessionEnvironment, switchSessionOrganization } from './session-store.ts';
+import { ENVIRONMENTS, ensureSandbox } from '../orgs/environments.ts';
 
 const sessionSchema = {
   type: 'object',
-  required: ['id', 'browser', 'user_agent', 'ip', 'method', 'organization_id', 'current', 'created_at', 'last_seen_at', 'expires_at'],
+  required: ['id', 'browser', 'user_agent', 'ip', 'method', 'organization_id', 'environment', 'current', 'created_at', 'last_seen_at', 'expires_at'],
   properties: {
     id: { type: 'string' },
     browser: { type: ['string', 'null'], description: 'Browser and system, from the user agent (e.g. `Chrome 156 on Linux`).' },
@@ -25,6 +26,7 @@ const sessionSchema = {
     ip: { type: ['string', 'null'], description: 'Client IP at sign-in.' },
     method: { type: 'string', enum: SIGN_IN_METHODS, description: 'How the person signed in.' },
     organization_id: { type: 'string', description: 'The organisation the session works in.' },
+    environment: { type: 'string', enum: ENVIRONMENTS, description: 'The environment it works in (PUT /api/v1/me/current-environment).' },
     current: { type: 'boolean', description: 'The session making this request.' },
     created_at: timestampSchema,
     last_seen_at: { ...timestampSchema, description: 'Last request (updated within about 10 s).' },
@@ -39,6 +41,7 @@ const toSession = (row: SessionRow, currentId: string) => ({
   ip: row.ip,
   method: row.method as (typeof SIGN_IN_METHODS)[number],
   organization_id: row.org_id,
+  environment: row.environment,
   current: row.id === currentId,
   created_at: row.created_at.toISOString(),
   last_seen_at: row.last_seen_at.toISOString(),
@@ -78,7 +81,7 @@ export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db
       const principal = sessionOf(request);
       const revoked = await changes.commit(db, async (trx) => {
         const row = await revokeSession(trx, principal.user.id, request.params.id);
-        if (row) await recordAudit(trx, { orgId: principal.orgId, actor: principal.actor, ip: request.ip, action: 'session.revoked', target: { type: 'session', id: row.id }, metadata: { browser: row.browser, ip: row.ip } });
+        if (row) await recordAudit(trx, { orgId: principal.organization.id, actor: principal.actor, ip: request.ip, action: 'session.revoked', target: { type: 'session', id: row.id }, metadata: { browser: row.browser, ip: row.ip } });
         return row;
       });
       if (!revoked) throw notFound('session');
@@ -109,6 +112,31 @@ export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db
       }
       await changes.commit(db, (trx) => switchSessionOrganization(trx, principal.sessionId, target.organization.id));
       return target.organization;
+    },
+  );
+
+  app.put(
+    '/api/v1/me/current-environment',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Switch environment',
+        description: "Makes the session work in its organisation's live data or its sandbox (`test`): the dashboard's test-mode toggle. Switching organisation starts in live.",
+        body: { type: 'object', additionalProperties: false, required: ['environment'], properties: { environment: { type: 'string', enum: ENVIRONMENTS } } },
+        response: {
+          200: { type: 'object', required: ['environment', 'livemode'], properties: { environment: { type: 'string', enum: ENVIRONMENTS }, livemode: { type: 'boolean' } } },
+        },
+      },
+    },
+    async (request) => {
+      const principal = sessionOf(request);
+      const { environment } = request.body;
+      await changes.commit(db, async (trx) => {
+        if (environment === 'test') await ensureSandbox(trx, principal.organization.id);
+        await switchSessionEnvironment(trx, principal.sessionId, environment);
+      });
+      return { environment, livemode: environment === 'live' };
     },
   );
 };

@@ -9,6 +9,7 @@ import type { SessionPrincipal } from '../auth/principal.ts';
 import { isRole, ROLE_SCOPES } from '../auth/roles.ts';
 import type { Db } from '../db/database.ts';
 import { asPlan } from '../orgs/plans.ts';
+import { dataSpaceOf } from '../orgs/environments.ts';
 import { membershipsOf, type MembershipView } from '../orgs/org-store.ts';
 import { findSessionContext, recordSessionUse, type SessionContextRow } from './session-store.ts';
 import { SESSION_REFRESH_AFTER_MS, type SessionTokens } from './session-token.ts';
@@ -37,7 +38,8 @@ function grantOf(row: SessionContextRow): SessionGrant | undefined {
       sessionId: row.session_id,
       user: { id: row.user_id, email: row.email, name: row.user_name },
       role: row.role,
-      orgId: row.org_id,
+      orgId: dataSpaceOf(row.org_id, row.environment),
+      environment: row.environment,
       organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
       scopes: new Set(ROLE_SCOPES[row.role]),
       actor: { type: 'user', id: row.user_id },

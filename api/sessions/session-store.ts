@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { SessionRow } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { SESSION_LIFETIME_MS } from './session-token.ts';
+import type { Environment } from '../orgs/environments.ts';
 
 export const SIGN_IN_METHODS = ['magic_link', 'google', 'sso_oidc', 'sso_saml', 'invite'] as const;
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
@@ -63,6 +64,7 @@ export interface SessionContextRow {
   role: string;
   sso_org_id: string | null;
   sso_enforced: boolean | null;
+  environment: 'live' | 'test';
 }
 
 /**
@@ -90,6 +92,7 @@ export async function findSessionContext(db: Db, sessionId: string, userId: stri
       'memberships.role',
       'sessions.sso_org_id',
       'sso_connections.enforced as sso_enforced',
+      'sessions.environment',
     ])
     .where('sessions.id', '=', sessionId)
     .where('sessions.user_id', '=', userId)
@@ -127,8 +130,13 @@ export async function revokeAllSessions(db: Db, userId: string): Promise<number>
   return rows.length;
 }
 
+/** A session switching organisation starts in its live environment. */
 export async function switchSessionOrganization(db: Db, sessionId: string, orgId: string): Promise<void> {
-  await db.updateTable('sessions').set({ org_id: orgId }).where('id', '=', sessionId).execute();
+  await db.updateTable('sessions').set({ org_id: orgId, environment: 'live' }).where('id', '=', sessionId).execute();
+}
+
+export async function switchSessionEnvironment(db: Db, sessionId: string, environment: Environment): Promise<void> {
+  await db.updateTable('sessions').set({ environment }).where('id', '=', sessionId).execute();
 }
 
 /** Last-seen times (batched by the session authenticator); each also slides the row's expiry. */

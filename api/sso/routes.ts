@@ -15,7 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { organizationLevel, principalOf } from '../auth/plugin.ts';
 import type { Role } from '../auth/roles.ts';
 import { hashToken } from '../crypto/tokens.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
@@ -138,6 +138,7 @@ const NO_SSO = 'no single sign-on is set up for this organisation or address';
 const FLOW_INVALID = 'this sign-in was not started in this browser, has expired (10 minutes) or was finished already: start again';
 
 export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOptions }> = async (app, options) => {
+  app.addHook('onRoute', organizationLevel);
   const { db, secretBox, tokens, changes, publicUrl } = options;
   const clients = new OidcClients({ allowPrivate: options.allowPrivateTargets });
   const metadataFetch = guardedFetch({ allowPrivate: options.allowPrivateTargets });
@@ -208,7 +209,7 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
       config: { auth: 'admin' },
       schema: { tags, summary: 'Get the SSO connection', description: "The organisation's SSO connection; 404 when none. The OIDC client secret is never returned.", response: { 200: connectionSchema } },
     },
-    async (request) => toJson(await existing(principalOf(request).orgId)),
+    async (request) => toJson(await existing(principalOf(request).organization.id)),
   );
 
   app.put(
@@ -226,9 +227,9 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
     },
     async (request) => {
       const principal = principalOf(request);
-      await requirePlan(db, principal.orgId, ['enterprise'], 'SSO');
+      await requirePlan(db, principal.organization.id, ['enterprise'], 'SSO');
       const body = request.body;
-      const current = await findSsoConnection(db, secretBox, principal.orgId);
+      const current = await findSsoConnection(db, secretBox, principal.organization.id);
       if (current?.enforced) throw conflict('SSO is enforced for this organisation: stop enforcing it (POST /api/v1/orgs/current/sso/enforcement {"enforced": false}) before changing its settings', { reason: 'sso_enforced' });
       const missing = (field: string, why: string) => validationFailed(`${field}: ${why}`, { fields: [{ field, message: why }] });
       const unexpected = (fields: string[], protocol: string) => {
@@ -282,12 +283,12 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
       const jitRole: Role = body.jit_role ?? 'member';
       const saved = await db.transaction().execute(async (trx) => {
         // Enforcement may have been switched on meanwhile: settings of an enforced connection stay as they are.
-        const locked = await trx.selectFrom('sso_connections').select('enforced').where('org_id', '=', principal.orgId).forUpdate().executeTakeFirst();
+        const locked = await trx.selectFrom('sso_connections').select('enforced').where('org_id', '=', principal.organization.id).forUpdate().executeTakeFirst();
         if (locked?.enforced) throw conflict('SSO is enforced for this organisation: stop enforcing it before changing its settings', { reason: 'sso_enforced' });
-        const connection = await saveSsoConnection(trx, secretBox, principal.orgId, settings, { jitDomains, jitRole });
+        const connection = await saveSsoConnection(trx, secretBox, principal.organization.id, settings, { jitDomains, jitRole });
         await auditRequest(trx, request, {
           action: 'sso.configured',
-          target: { type: 'organization', id: principal.orgId },
+          target: { type: 'organization', id: principal.organization.id },
           metadata: { ...auditDetails, jit_domains: connection.jitDomains, jit_role: jitRole, replaced: current !== undefined },
         });
         return connection;
@@ -304,13 +305,13 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      await requirePlan(db, principal.orgId, ['enterprise'], 'SSO');
+      await requirePlan(db, principal.organization.id, ['enterprise'], 'SSO');
       await db.transaction().execute(async (trx) => {
-        const locked = await trx.selectFrom('sso_connections').select(['enforced', 'protocol']).where('org_id', '=', principal.orgId).forUpdate().executeTakeFirst();
+        const locked = await trx.selectFrom('sso_connections').select(['enforced', 'protocol']).where('org_id', '=', principal.organization.id).forUpdate().executeTakeFirst();
         if (!locked) throw notFound('SSO connection');
         if (locked.enforced) throw conflict('SSO is enforced for this organisation: stop enforcing it before removing the connection', { reason: 'sso_enforced' });
-        await deleteSsoConnection(trx, principal.orgId);
-        await auditRequest(trx, request, { action: 'sso.deleted', target: { type: 'organization', id: principal.orgId }, metadata: { protocol: locked.protocol } });
+        await deleteSsoConnection(trx, principal.organization.id);
+        await auditRequest(trx, request, { action: 'sso.deleted', target: { type: 'organization', id: principal.organization.id }, metadata: { protocol: locked.protocol } });
       });
       return reply.code(204).send();
     },
@@ -336,8 +337,8 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
     },
     async (request) => {
       const principal = principalOf(request);
-      await requirePlan(db, principal.orgId, ['enterprise'], 'SSO');
-      const connection = await existing(principal.orgId);
+      await requirePlan(db, principal.organization.id, ['enterprise'], 'SSO');
+      const connection = await existing(principal.organization.id);
       const { state, row } = await newFlow(connection, 'test', principal.actor.id);
       return { url: `${publicUrl()}/auth/sso/start/${encodeURIComponent(state)}`, expires_at: row.expires_at.toISOString() };
     },
@@ -358,19 +359,19 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
     },
     async (request) => {
       const principal = principalOf(request);
-      await requirePlan(db, principal.orgId, ['enterprise'], 'SSO');
+      await requirePlan(db, principal.organization.id, ['enterprise'], 'SSO');
       const { enforced } = request.body;
       await changes.commit(db, async (trx) => {
-        const row = await trx.selectFrom('sso_connections').select(['tested_at', 'enforced', 'protocol']).where('org_id', '=', principal.orgId).forUpdate().executeTakeFirst();
+        const row = await trx.selectFrom('sso_connections').select(['tested_at', 'enforced', 'protocol']).where('org_id', '=', principal.organization.id).forUpdate().executeTakeFirst();
         if (!row) throw notFound('SSO connection');
         if (enforced && !row.tested_at) {
           throw conflict('try login first: SSO can be enforced only after a successful "Try login" (POST /api/v1/orgs/current/sso/test) since the settings last changed', { reason: 'sso_not_tested' });
         }
         if (row.enforced === enforced) return;
-        await setSsoEnforced(trx, principal.orgId, enforced);
-        await auditRequest(trx, request, { action: enforced ? 'sso.enforced' : 'sso.unenforced', target: { type: 'organization', id: principal.orgId }, metadata: { protocol: row.protocol } });
+        await setSsoEnforced(trx, principal.organization.id, enforced);
+        await auditRequest(trx, request, { action: enforced ? 'sso.enforced' : 'sso.unenforced', target: { type: 'organization', id: principal.organization.id }, metadata: { protocol: row.protocol } });
       });
-      return toJson(await existing(principal.orgId));
+      return toJson(await existing(principal.organization.id));
     },
   );
 

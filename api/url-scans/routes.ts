@@ -15,11 +15,14 @@ import { checkCveSelection } from '../scanners/cve/scan.ts';
 import { parseApiDocument } from '../scanners/api-scan/scan.ts';
 import { ApiScanBody, CveScanBody, DastScanBody, type CommonScanInput } from './schemas.ts';
 import { prepareUrlSource, urlTarget } from './source.ts';
+import { checkSandboxHosts, sandboxScopeOf } from '../sandbox/target-policy.ts';
 
 export interface UrlScanRoutesOptions {
   db: Db;
   secretBox: SecretBox;
   allowPrivateTargets: boolean;
+  /** Aegis's public URL: test-mode scans may probe the demo target under it. */
+  publicUrl: () => string;
 }
 
 const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
@@ -31,12 +34,13 @@ function runConfig(body: CommonScanInput & Record<string, unknown>, drop: string
   return Object.fromEntries(Object.entries(body).filter(([key]) => key !== 'auth' && !drop.includes(key)));
 }
 
-export const urlScanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: UrlScanRoutesOptions }> = async (app, { db, secretBox, allowPrivateTargets }) => {
+export const urlScanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: UrlScanRoutesOptions }> = async (app, { db, secretBox, allowPrivateTargets, publicUrl }) => {
   const tags = ['Scans'];
 
   const start = async (request: FastifyRequest, scanType: 'dast' | 'api' | 'cve', url: string, urlField: string, body: CommonScanInput & Record<string, unknown>, config: Record<string, unknown>, document?: Buffer) => {
     const { orgId, actor } = principalOf(request);
-    const { target, source } = prepareUrlSource(url, body, { allowPrivateTargets, box: secretBox, field: urlField });
+    const sandbox = await sandboxScopeOf(db, orgId, publicUrl());
+    const { target, source } = prepareUrlSource(url, body, { allowPrivateTargets, box: secretBox, field: urlField, sandbox });
     const scan = await db.transaction().execute(async (trx) => {
       const created = await createScan(trx, { orgId, scanType, target, source, config, triggeredBy: actor.id, ...(document ? { archive: document } : {}) });
       await auditRequest(trx, request, { action: 'scan.created', target: { type: 'scan', id: created!.id }, metadata: { scan_type: scanType, source: 'url', target } });
@@ -92,7 +96,9 @@ export const urlScanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: UrlScanR
         }
         document = Buffer.from(text);
       } else {
-        urlTarget(body.document_url!, 'document_url');
+        const { parsed } = urlTarget(body.document_url!, 'document_url');
+        const sandbox = await sandboxScopeOf(db, principalOf(request).orgId, publicUrl());
+        if (sandbox) checkSandboxHosts(sandbox, [parsed.host], 'document_url');
       }
       const config = runConfig(body, ['base_url', 'document', 'scope', 'max_requests', 'requests_per_second']);
       return reply.code(202).send(await start(request, 'api', body.base_url, 'base_url', body, config, document));

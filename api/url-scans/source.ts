@@ -8,6 +8,7 @@ import { validationFailed } from '../http/errors.ts';
 import { refusedAddress } from '../net/address-policy.ts';
 import { DEFAULT_LIMITS, ScanHttp, type ScanAuth } from '../scanners/web/http.ts';
 import type { CommonScanInput } from './schemas.ts';
+import { checkSandboxHosts, isDemoTarget, type SandboxScope } from '../sandbox/target-policy.ts';
 
 export interface UrlSource {
   [key: string]: unknown;
@@ -17,6 +18,8 @@ export interface UrlSource {
   limits: { max_requests: number; requests_per_second: number };
   /** The `auth` of the request, sealed with the scan's target as context. */
   sealed_auth?: string;
+  /** A test-mode scan of Aegis's own demo target: allowed to reach this server, within its path only. */
+  sandbox_demo?: true;
 }
 
 const invalid = (field: string, message: string) => validationFailed(`request body is invalid: ${field} ${message}`, { fields: [{ field, message }] });
@@ -46,6 +49,8 @@ export interface PrepareOptions {
   allowPrivateTargets: boolean;
   box: SecretBox;
   field?: string;
+  /** Test mode: the hosts the scan may probe (api/sandbox/target-policy.ts); undefined for live data. */
+  sandbox?: SandboxScope | undefined;
 }
 
 export function prepareUrlSource(url: string, input: CommonScanInput, options: PrepareOptions): { target: string; source: UrlSource } {
@@ -53,10 +58,14 @@ export function prepareUrlSource(url: string, input: CommonScanInput, options: P
   const { target, parsed } = urlTarget(url, field);
   const resolve = Object.fromEntries(Object.entries(input.scope?.resolve ?? {}).map(([name, address]) => [name.toLowerCase(), address]));
   for (const [name, address] of Object.entries(resolve)) if (isIP(address) === 0) throw invalid(`scope.resolve.${name}`, 'must be an IP address');
-  checkAddress(parsed, options.allowPrivateTargets, field, resolve);
-  const hosts = (input.scope?.hosts ?? [parsed.host]).map((h) => h.toLowerCase());
+  // The demo target is this server: the scan is held to the demo's path, whatever scope was asked.
+  const demo = options.sandbox !== undefined && isDemoTarget(options.sandbox, parsed);
+  if (demo && Object.keys(resolve).length > 0) throw invalid('scope.resolve', 'cannot be used with the demo target');
+  if (!demo) checkAddress(parsed, options.allowPrivateTargets, field, resolve);
+  const hosts = demo ? [parsed.host] : (input.scope?.hosts ?? [parsed.host]).map((h) => h.toLowerCase());
   if (!hosts.includes(parsed.host)) throw invalid('scope.hosts', `must include the target's host ${parsed.host}`);
-  const prefixes = input.scope?.path_prefixes ?? ['/'];
+  if (options.sandbox && !demo) checkSandboxHosts(options.sandbox, hosts, field);
+  const prefixes = demo ? [new URL(options.sandbox!.demoUrl).pathname] : (input.scope?.path_prefixes ?? ['/']);
   if (!prefixes.some((p) => parsed.pathname.startsWith(p))) throw invalid('scope.path_prefixes', `must include the target's path ${parsed.pathname}`);
   const source: UrlSource = {
     kind: 'url',
@@ -66,6 +75,7 @@ export function prepareUrlSource(url: string, input: CommonScanInput, options: P
     ...(input.auth && (Object.keys(input.auth.headers ?? {}).length > 0 || Object.keys(input.auth.cookies ?? {}).length > 0)
       ? { sealed_auth: options.box.seal(JSON.stringify(input.auth), target) }
       : {}),
+    ...(demo ? { sandbox_demo: true as const } : {}),
   };
   return { target, source };
 }
@@ -81,7 +91,7 @@ export function scanHttpFor(source: UrlSource, target: string, options: { box: S
     scope: { hosts: source.scope.hosts, pathPrefixes: source.scope.path_prefixes },
     limits: { maxRequests: source.limits.max_requests, requestsPerSecond: source.limits.requests_per_second },
     ...(auth ? { auth } : {}),
-    allowPrivate: options.allowPrivateTargets,
+    allowPrivate: options.allowPrivateTargets || source.sandbox_demo === true,
     signal: options.signal,
     ...(source.scope.resolve ? { resolve: source.scope.resolve } : {}),
   });

@@ -5,6 +5,7 @@ import type { VulnerabilitiesTable } from '../db/schema.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from '../schedules/validate.ts';
 import type { Severity } from '../scanners/types.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export type VulnerabilityRow = Selectable<VulnerabilitiesTable>;
 export type VulnerabilityStatus = 'open' | 'acknowledged' | 'resolved' | 'accepted_risk';
@@ -12,6 +13,7 @@ export type VulnerabilityStatus = 'open' | 'acknowledged' | 'resolved' | 'accept
 export function toVulnerability(row: VulnerabilityRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     scan_type: row.scan_type as ScanType,
     target: row.target,
     rule_id: row.rule_id,

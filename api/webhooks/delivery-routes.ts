@@ -16,6 +16,7 @@ import { attemptDelivery, previousSecretContext, senderFor, type DeliveryConfig,
 import { findDelivery, listAttempts, listDeliveries, loadDelivery, toAttempt, toDelivery } from './delivery-store.ts';
 import { enqueueDeliveryJobs } from './fanout.ts';
 import { findWebhook, generateWebhookSecret, openWebhookSecret, toWebhook } from './store.ts';
+import { livemodeSchema } from '../../schemas/common.ts';
 
 const webhookParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
 const deliveryParams = {
@@ -34,8 +35,9 @@ const responseFields = {
 const DeliveryResource = {
   type: 'object',
   description: 'One event on its way to one webhook.',
-  required: ['id', 'object', 'webhook_id', 'event_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'last_attempt_at', 'response_status', 'response_body', 'duration_ms', 'error', 'created_at', 'updated_at'],
+  required: ['livemode', 'id', 'object', 'webhook_id', 'event_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'last_attempt_at', 'response_status', 'response_body', 'duration_ms', 'error', 'created_at', 'updated_at'],
   properties: {
+    livemode: livemodeSchema,
     id: { type: 'string', description: 'Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`.' },
     object: { type: 'string', enum: ['webhook_delivery'] },
     webhook_id: { type: 'string' },

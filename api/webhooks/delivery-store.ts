@@ -11,6 +11,7 @@ import { newId } from '../ids.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { SendResult } from './send.ts';
 import { toWebhook } from './store.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export interface LoadedDelivery {
   delivery: WebhookDeliveryRow;
@@ -164,6 +165,7 @@ export async function listAttempts(db: Db, deliveryId: string): Promise<WebhookD
 export function toDelivery(row: WebhookDeliveryRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     object: 'webhook_delivery' as const,
     webhook_id: row.webhook_id,
     event_id: row.event_id,

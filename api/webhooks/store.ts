@@ -11,6 +11,7 @@ import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { WEBHOOK_EVENTS } from '../../schemas/index.ts';
+import { livemodeOf } from '../orgs/environments.ts';
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
@@ -45,6 +46,7 @@ export interface WebhookListQuery {
 export function toWebhook(row: WebhookRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     url: row.url,
     events: row.events as WebhookEvent[],
     description: row.description,

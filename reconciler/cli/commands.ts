@@ -9,7 +9,7 @@ import { hasChanges } from '../plan/plan.ts';
 import { DEFAULT_THRESHOLDS, thresholdViolation, type Thresholds } from '../plan/safety.ts';
 import { renderJson, renderMarkdown, renderText } from '../output/render.ts';
 import { colourEnabled } from './colour.ts';
-import { connect, preparePlan, type PlanSession } from './session.ts';
+import { connect, preparePlan, type Connection, type PlanSession } from './session.ts';
 import { configDirOf, configPath, resolveSource } from './source.ts';
 
 export interface PlanOptions {
@@ -26,13 +26,13 @@ export interface PlanOptions {
 
 type Format = 'text' | 'json' | 'markdown';
 
-async function session(dir: string | undefined, options: PlanOptions): Promise<{ session: PlanSession; format: Format } | number> {
+async function session(dir: string | undefined, options: PlanOptions): Promise<{ session: PlanSession; format: Format; environment: Connection['environment'] } | number> {
   const path = configPath(dir, options);
   const format: Format = options.json ? 'json' : options.markdown ? 'markdown' : 'text';
   // The live read starts while the config is checked (preparePlan); bad config cancels it, so the
   // errors are not followed by a wait for an API that may be slow or down.
   const reads = new AbortController();
-  const { api } = connect(process.env, reads.signal);
+  const { api, environment } = connect(process.env, reads.signal);
   const source = await resolveSource(options.source, await configDirOf(path));
   const prepared = await preparePlan(api, {
     path,
@@ -47,18 +47,18 @@ async function session(dir: string | undefined, options: PlanOptions): Promise<{
     process.stderr.write(`${prepared.configErrors.length} error(s) in the configuration; nothing was changed.\n`);
     return 1;
   }
-  return { session: prepared, format };
+  return { session: prepared, format, environment };
 }
 
-function print(s: PlanSession, format: Format, stream: NodeJS.WriteStream): void {
-  const context = { warnings: s.warnings, errors: s.errors };
+function print(s: PlanSession, format: Format, environment: Connection['environment'], stream: NodeJS.WriteStream): void {
+  const context = { warnings: s.warnings, errors: s.errors, environment };
   stream.write(format === 'json' ? renderJson(s.plan, context) : format === 'markdown' ? renderMarkdown(s.plan, context) : renderText(s.plan, context, colourEnabled(stream)));
 }
 
 export async function planCommand(dir: string | undefined, options: PlanOptions): Promise<number> {
   const prepared = await session(dir, options);
   if (typeof prepared === 'number') return prepared;
-  print(prepared.session, prepared.format, process.stdout);
+  print(prepared.session, prepared.format, prepared.environment, process.stdout);
   if (prepared.session.errors.length > 0) return 1;
   return hasChanges(prepared.session.plan) ? 2 : 0;
 }
@@ -98,7 +98,7 @@ export async function applyCommand(dir: string | undefined, options: ApplyOption
   const prepared = await session(dir, options);
   if (typeof prepared === 'number') return prepared;
   const { session: s } = prepared;
-  print(s, prepared.format === 'json' ? 'json' : 'text', process.stdout);
+  print(s, prepared.format === 'json' ? 'json' : 'text', prepared.environment, process.stdout);
   if (s.errors.length > 0) {
     process.stderr.write('Not applying: the plan has errors.\n');
     return 1;

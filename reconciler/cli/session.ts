@@ -11,13 +11,18 @@ import { weakeningWarnings } from '../plan/safety.ts';
 
 export interface Connection {
   api: ResourceApi;
+  /** Where the key works: a `svc_test_` key talks to the organisation's sandbox (the key decides). */
+  environment: 'live' | 'test';
 }
 
 export function connect(env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Connection {
   const baseUrl = env.AEGIS_API_URL;
   const apiKey = env.AEGIS_API_KEY;
   if (!baseUrl || !apiKey) throw new Error('set AEGIS_API_URL (e.g. http://localhost:3000) and AEGIS_API_KEY');
-  return { api: restResources(createAegisClient({ baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1', ...(signal ? { signal } : {}) })) };
+  return {
+    api: restResources(createAegisClient({ baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1', ...(signal ? { signal } : {}) })),
+    environment: apiKey.startsWith('svc_test_') ? 'test' : 'live',
+  };
 }
 
 export interface PlanSession {

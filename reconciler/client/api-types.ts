@@ -206,6 +206,13 @@ export interface paths {
                     content: {
                         "application/json": {
                             /**
+                             * @description The environment the caller works in: a `svc_test_` key, or a session switched to test, sees only the sandbox.
+                             * @enum {string}
+                             */
+                            environment: "live" | "test";
+                            /** @description `environment` is live. */
+                            livemode: boolean;
+                            /**
                              * @description How the caller authenticated.
                              * @enum {string}
                              */
@@ -1002,6 +1009,11 @@ export interface paths {
                                 method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite";
                                 /** @description The organisation the session works in. */
                                 organization_id: string;
+                                /**
+                                 * @description The environment it works in (PUT /api/v1/me/current-environment).
+                                 * @enum {string}
+                                 */
+                                environment: "live" | "test";
                                 /** @description The session making this request. */
                                 current: boolean;
                                 /** Format: date-time */
@@ -1179,6 +1191,11 @@ export interface paths {
                             method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite";
                             /** @description The organisation the session works in. */
                             organization_id: string;
+                            /**
+                             * @description The environment it works in (PUT /api/v1/me/current-environment).
+                             * @enum {string}
+                             */
+                            environment: "live" | "test";
                             /** @description The session making this request. */
                             current: boolean;
                             /** Format: date-time */
@@ -1408,6 +1425,196 @@ export interface paths {
                             plan: "trial" | "pro" | "enterprise";
                             /** Format: date-time */
                             created_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `user`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/current-environment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Switch environment
+         * @description Makes the session work in its organisation's live data or its sandbox (`test`): the dashboard's test-mode toggle. Switching organisation starts in live.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        environment: "live" | "test";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            environment: "live" | "test";
+                            livemode: boolean;
                         };
                     };
                 };
@@ -4841,6 +5048,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Key id (not the secret). */
                                 id: string;
                                 /** @description Human-readable name. */
@@ -4985,7 +5194,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`).
+         * @description A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).
          */
         post: {
             parameters: {
@@ -5001,6 +5210,11 @@ export interface paths {
                         name: string;
                         /** @description Scopes granted. */
                         scopes: ("scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin")[];
+                        /**
+                         * @description Where the key works: `live` or `test` (the sandbox). Defaults to the caller's environment.
+                         * @enum {string}
+                         */
+                        environment?: "live" | "test";
                     };
                 };
             };
@@ -5012,6 +5226,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Key id (not the secret). */
                             id: string;
                             /** @description Human-readable name. */
@@ -5222,6 +5438,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Key id (not the secret). */
                             id: string;
                             /** @description Human-readable name. */
@@ -5402,6 +5620,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Key id (not the secret). */
                             id: string;
                             /** @description Human-readable name. */
@@ -5634,6 +5854,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Key id (not the secret). */
                             id: string;
                             /** @description Human-readable name. */
@@ -5875,6 +6097,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @description Who acted. */
                                 actor: {
@@ -6054,6 +6278,8 @@ export interface paths {
                             data: {
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                                 domain: string;
                                 /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
@@ -6294,6 +6520,8 @@ export interface paths {
                         "application/json": {
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                             domain: string;
                             /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
@@ -6531,6 +6759,8 @@ export interface paths {
                         "application/json": {
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                             domain: string;
                             /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
@@ -6964,6 +7194,8 @@ export interface paths {
                         "application/json": {
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
                             domain: string;
                             /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
@@ -7368,6 +7600,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /** @description The `openapi` version the document declares. */
@@ -7566,6 +7800,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /** @description The `openapi` version the document declares. */
@@ -7992,6 +8228,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /**
@@ -8179,6 +8417,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /**
@@ -8402,6 +8642,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
                                 /** @description Human-readable name. */
@@ -8626,6 +8868,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Human-readable name. */
@@ -8855,6 +9099,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Human-readable name. */
@@ -9267,6 +9513,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Human-readable name. */
@@ -9520,6 +9768,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
                                 /** @description Endpoint that receives the deliveries (`https://` recommended). */
@@ -9725,6 +9975,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
@@ -9951,6 +10203,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
@@ -10347,6 +10601,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
@@ -10600,6 +10856,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
                                 id: string;
                                 /** @enum {string} */
@@ -10802,6 +11060,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
                             id: string;
                             /** @enum {string} */
@@ -11025,6 +11285,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
                             id: string;
                             /** @enum {string} */
@@ -11264,6 +11526,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Delivery id (`whd_…`), sent as `X-Service-Delivery-Id`. */
                             id: string;
                             /** @enum {string} */
@@ -11513,6 +11777,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
@@ -11772,6 +12038,8 @@ export interface paths {
                             data: {
                                 /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                                 id: string;
+                                /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 object: "event";
                                 /** @enum {string} */
@@ -11917,6 +12185,8 @@ export interface paths {
                         "application/json": {
                             /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                             id: string;
+                            /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                            livemode: boolean;
                             /** @enum {string} */
                             object: "event";
                             /** @enum {string} */
@@ -12088,6 +12358,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
                                 /** @description Id of the Shield site the rule belongs to. */
@@ -12322,6 +12594,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -12570,6 +12844,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -12977,6 +13253,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -13448,6 +13726,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
                                 /** @description Id of the Shield site the rule belongs to. */
@@ -13686,6 +13966,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -13938,6 +14220,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -14337,6 +14621,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -14593,6 +14879,8 @@ export interface paths {
                             data: {
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Id of the Shield site the rule belongs to. */
                                 readonly site_id: string;
                                 /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
@@ -14824,6 +15112,8 @@ export interface paths {
                         "application/json": {
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
@@ -15068,6 +15358,8 @@ export interface paths {
                         "application/json": {
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
@@ -15476,6 +15768,8 @@ export interface paths {
                         "application/json": {
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Id of the Shield site the rule belongs to. */
                             readonly site_id: string;
                             /** @description What requests are counted by: the client `ip`, the `api_key` presented (Authorization bearer or X-API-Key), or a request header (`header:X-Tenant`). */
@@ -16418,6 +16712,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -16656,6 +16952,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -16894,6 +17192,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -17120,6 +17420,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -17324,6 +17626,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -17538,6 +17842,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -17724,6 +18030,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -18306,6 +18614,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -18559,6 +18869,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -18747,6 +19059,513 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sandbox */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            organization_id: string;
+                            /**
+                             * @description The caller's environment.
+                             * @enum {string}
+                             */
+                            environment: "live" | "test";
+                            /** @description Hosts (`name` or `name:port`) test-mode URL scans may probe. */
+                            targets: string[];
+                            /** @description The deliberately vulnerable demo application Aegis serves: test-mode scans may always probe it. */
+                            demo_target_url: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sandbox/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the sandbox targets
+         * @description Replaces the hosts test-mode URL scans may probe. Live keys and sessions only (403 `live_mode_required` from the sandbox).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        targets: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            organization_id: string;
+                            /**
+                             * @description The caller's environment.
+                             * @enum {string}
+                             */
+                            environment: "live" | "test";
+                            /** @description Hosts (`name` or `name:port`) test-mode URL scans may probe. */
+                            targets: string[];
+                            /** @description The deliberately vulnerable demo application Aegis serves: test-mode scans may always probe it. */
+                            demo_target_url: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sandbox/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Empty the sandbox
+         * @description Deletes every object of the test environment (Shield sites and rules, schedules, webhooks and deliveries, scans, findings, config repositories, events, audit entries) in one transaction. Keys and targets stay. Test keys and test sessions only: from live it is 403, so live data can never be emptied by it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Rows deleted, by table. */
+                            deleted: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vulnerabilities": {
         parameters: {
             query?: never;
@@ -18790,6 +19609,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -18992,6 +19813,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -19211,6 +20034,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -19467,6 +20292,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             /** @enum {string} */
                             scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -19740,6 +20567,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             /** @description Identifier assigned by Aegis. */
                             readonly id: string;
                             /** @description Id of the Shield site the rule belongs to. */
@@ -20183,6 +21012,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 name: string;
                                 /** @description Without credentials. */
@@ -20382,6 +21213,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             name: string;
                             /** @description Without credentials. */
@@ -20596,6 +21429,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             name: string;
                             /** @description Without credentials. */
@@ -20997,6 +21832,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             name: string;
                             /** @description Without credentials. */
@@ -21232,6 +22069,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             repo_id: string;
                             /** @enum {string} */
@@ -21476,6 +22315,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 repo_id: string;
                                 /** @enum {string} */
@@ -21677,6 +22518,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
                             id: string;
                             repo_id: string;
                             /** @enum {string} */
@@ -22372,6 +23215,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -22437,6 +23282,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -22448,6 +23295,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -22556,6 +23405,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -22567,6 +23418,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -22675,6 +23528,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -22686,6 +23541,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -22794,6 +23651,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -22805,6 +23664,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -22892,6 +23753,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -22903,6 +23766,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -22990,6 +23855,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23001,6 +23868,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 /** @enum {string} */
                                 scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
@@ -23088,6 +23957,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23179,6 +24050,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23270,6 +24143,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23281,6 +24156,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 repo_id: string;
                                 /** @enum {string} */
@@ -23367,6 +24244,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23378,6 +24257,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 id: string;
                                 repo_id: string;
                                 /** @enum {string} */
@@ -23464,6 +24345,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23475,6 +24358,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Key id (not the secret). */
                                 id: string;
                                 /** @description Human-readable name. */
@@ -23556,6 +24441,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23567,6 +24454,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Key id (not the secret). */
                                 id: string;
                                 /** @description Human-readable name. */
@@ -23648,6 +24537,8 @@ export interface webhooks {
                     "application/json": {
                         /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
                         id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
@@ -23659,6 +24550,8 @@ export interface webhooks {
                         created_at: string;
                         data: {
                             object: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
                                 /** @description Identifier assigned by Aegis. */
                                 readonly id: string;
                                 /** @description Endpoint that receives the deliveries (`https://` recommended). */

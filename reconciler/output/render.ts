@@ -6,7 +6,11 @@ import { summarise } from '../plan/plan.ts';
 export interface RenderContext {
   warnings: string[];
   errors: string[];
+  /** The environment the key works in; a plan against the sandbox says so. */
+  environment: 'live' | 'test';
 }
+
+const ENVIRONMENT_NAME = { live: 'live environment', test: 'test environment (sandbox)' } as const;
 
 const SYMBOL = { create: '+', update: '~', replace: '-/+', delete: '-' } as const;
 const COLOUR = { create: 32, update: 33, replace: 35, delete: 31 } as const;
@@ -33,7 +37,7 @@ function summaryLine(plan: Plan): string {
 
 export function renderText(plan: Plan, context: RenderContext, colour: boolean): string {
   const paint = (code: number, text: string) => (colour ? `\u001b[${code}m${text}\u001b[0m` : text);
-  const out: string[] = [`Aegis plan for source "${plan.source}" (${plan.reads} reads)`, ''];
+  const out: string[] = [`Aegis plan for source "${plan.source}" in the ${ENVIRONMENT_NAME[context.environment]} (${plan.reads} reads)`, ''];
   if (plan.changes.length === 0) out.push('  No changes. Live state matches the configuration.');
   for (const change of plan.changes) {
     const head = `${SYMBOL[change.action].padStart(3)} ${change.kind} ${change.name}${change.id ? ` (${change.id})` : ''}${change.adopted ? ' [adopt]' : ''}`;
@@ -55,6 +59,7 @@ export function renderJson(plan: Plan, context: RenderContext): string {
   const document = {
     format_version: 1,
     source: plan.source,
+    environment: context.environment,
     checksum: plan.checksum,
     summary: { ...summarise(plan), unchanged: plan.unchanged },
     changes: plan.changes.map((c) => ({
@@ -80,7 +85,7 @@ export function renderJson(plan: Plan, context: RenderContext): string {
 
 export function renderMarkdown(plan: Plan, context: RenderContext): string {
   const s = summarise(plan);
-  const out = [`### Aegis plan — \`${plan.source}\``, '', `**${s.create}** to create · **${s.update}** to update · **${s.replace}** to replace · **${s.delete}** to delete · ${plan.unchanged} unchanged`, ''];
+  const out = [`### Aegis plan — \`${plan.source}\` (${ENVIRONMENT_NAME[context.environment]})`, '', `**${s.create}** to create · **${s.update}** to update · **${s.replace}** to replace · **${s.delete}** to delete · ${plan.unchanged} unchanged`, ''];
   if (plan.changes.length > 0) {
     out.push('| | kind | name | details |', '|---|---|---|---|');
     for (const c of plan.changes) {

@@ -299,7 +299,7 @@ describe('Shield schema settings', () => {
     const siteId = await newSite('config.example.com');
     const initial = await t.call('GET', configUrl(siteId));
     expect(initial.status).toBe(200);
-    expect(initial.body).toEqual({ site_id: siteId, strictness: 'standard', labels: {}, updated_at: expect.any(String) });
+    expect(initial.body).toEqual({ livemode: true, site_id: siteId, strictness: 'standard', labels: {}, updated_at: expect.any(String) });
 
     const strict = await t.call('PATCH', configUrl(siteId), { body: { strictness: 'strict', labels: { team: 'api' } } });
     expect(strict.status).toBe(200);

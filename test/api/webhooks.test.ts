@@ -35,6 +35,7 @@ describe('webhooks', () => {
     expect(secret).toMatch(SECRET);
     expect(resource).toEqual({
       id: expect.stringMatching(/^whk_/),
+      livemode: true,
       url: 'https://hooks.example.com/aegis',
       events: ['scan.completed', 'vulnerability.created'],
       description: '',

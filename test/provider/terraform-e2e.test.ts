@@ -2,49 +2,26 @@
 // examples/terraform applied through the API, then drift, in-place updates, replacements,
 // import, a config error and destroy — as a Terraform user sees them. The shop site carries
 // `path_case` and `managed_rules` (a nested attribute with a nested list of exclusions).
-import { execFile, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installProvider } from '../../provider/install/install.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { terraformWorkspace, type TerraformWorkspace } from '../support/terraform.ts';
 
 let t: TestServer;
-let dir = '';
-let env: NodeJS.ProcessEnv = {};
-const work = () => join(dir, 'work');
-// Asynchronous on purpose: the API server runs in this process, so a blocking spawn would leave
-// the provider's requests unanswered.
-const terraform = (...args: string[]): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile('terraform', [...args, '-no-color'], { cwd: work(), env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
+let tf: TerraformWorkspace;
+const terraform = (...args: string[]) => tf.run(...args);
+const work = () => tf.dir;
 const mainTf = () => join(work(), 'main.tf');
 const edit = (from: string, to: string) => writeFileSync(mainTf(), readFileSync(mainTf(), 'utf8').replace(from, to));
 
 beforeAll(async () => {
-  const version = spawnSync('terraform', ['version'], { encoding: 'utf8', env: { ...process.env, CHECKPOINT_DISABLE: '1' } });
-  if (version.error || version.status !== 0) throw new Error('These tests need the `terraform` binary on PATH; it was not found or did not run.');
   t = await startTestServer({ rateLimitPerMinute: 1_000_000 });
-  dir = mkdtempSync(join(tmpdir(), 'aegis-tf-'));
-  cpSync('examples/terraform', work(), { recursive: true });
-  const installed = installProvider({ dir: join(dir, 'mirror') });
-  env = { ...process.env, CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1', TF_CLI_CONFIG_FILE: installed.configFile, AEGIS_API_URL: t.url, AEGIS_API_KEY: t.adminKey };
-  delete env.TF_PLUGIN_CACHE_DIR;
-  delete env.TF_LOG;
+  tf = terraformWorkspace('examples/terraform', t.url, t.adminKey);
 }, 120_000);
 afterAll(async () => {
   await t?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  tf?.remove();
 });
 
 describe('terraform with the Aegis provider', () => {

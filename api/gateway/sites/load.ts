@@ -2,6 +2,7 @@
 // every configuration write, migration 0003) and one site's complete, currently active rule set.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { environmentOf, inEnvironment, type Environment } from '../../orgs/environments.ts';
 import type { IpAccessRuleRow, RateLimitRuleRow, ShieldSiteRow, VirtualPatchRow } from '../../db/schema.ts';
 
 export interface SiteConfig {
@@ -12,17 +13,23 @@ export interface SiteConfig {
   schema: { hash: string; document: string; strictness: string } | null;
 }
 
-export async function loadVersions(db: Db): Promise<Map<string, number>> {
-  const rows = await db.selectFrom('shield_config_versions').select(['site_id', 'version']).execute();
+/** Versions of the sites of one environment: the live gateway never sees a sandbox site, and the reverse. */
+export async function loadVersions(db: Db, environment: Environment): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('shield_config_versions as v')
+    .innerJoin('shield_sites as s', 's.id', 'v.site_id')
+    .select(['v.site_id', 'v.version'])
+    .where(inEnvironment('s.org_id', environment))
+    .execute();
   return new Map(rows.map((r) => [r.site_id, Number(r.version)]));
 }
 
-export async function loadSiteIds(db: Db): Promise<string[]> {
-  return (await db.selectFrom('shield_sites').select('id').execute()).map((r) => r.id);
+export async function loadSiteIds(db: Db, environment: Environment): Promise<string[]> {
+  return (await db.selectFrom('shield_sites').select('id').where(inEnvironment('org_id', environment)).execute()).map((r) => r.id);
 }
 
-/** One site with its active rules (expired ones excluded), or null when it no longer exists. */
-export async function loadSite(db: Db, siteId: string): Promise<SiteConfig | null> {
+/** One site of `environment` with its active rules (expired ones excluded), or null when there is none. */
+export async function loadSite(db: Db, siteId: string, environment: Environment): Promise<SiteConfig | null> {
   const active = sql<boolean>`(expires_at is null or expires_at > now())`;
   const [site, ipRules, patches, rateLimits, schema] = await Promise.all([
     db.selectFrom('shield_sites').select(['id', 'org_id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules']).where('id', '=', siteId).executeTakeFirst(),
@@ -47,7 +54,7 @@ export async function loadSite(db: Db, siteId: string): Promise<SiteConfig | nul
       .where('s.site_id', '=', siteId)
       .executeTakeFirst(),
   ]);
-  if (!site) return null;
+  if (!site || environmentOf(site.org_id) !== environment) return null;
   return {
     site,
     ipRules,

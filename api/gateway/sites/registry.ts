@@ -10,11 +10,14 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import { compileSite, type CompiledSite } from './compile.ts';
+import type { Environment } from '../../orgs/environments.ts';
 import { loadSite, loadSiteIds, loadVersions } from './load.ts';
 
 export interface SiteRegistryOptions {
   refreshMs?: number;
   log: Logger;
+  /** Which sites this gateway serves: live ones (the production listener) or the sandboxes' (default live). */
+  environment?: Environment | undefined;
 }
 
 export class SiteRegistry {
@@ -27,11 +30,15 @@ export class SiteRegistry {
   #polling: Promise<void> | undefined;
   #closed = false;
 
-  constructor(private readonly db: Db, private readonly options: SiteRegistryOptions) {}
+  readonly #environment: Environment;
+
+  constructor(private readonly db: Db, private readonly options: SiteRegistryOptions) {
+    this.#environment = options.environment ?? 'live';
+  }
 
   async start(): Promise<void> {
-    this.#versions = await loadVersions(this.db);
-    const ids = await loadSiteIds(this.db);
+    this.#versions = await loadVersions(this.db, this.#environment);
+    const ids = await loadSiteIds(this.db, this.#environment);
     await this.#reload(ids);
     this.#schedule();
   }
@@ -70,7 +77,7 @@ export class SiteRegistry {
 
   async #poll(): Promise<void> {
     try {
-      const versions = await loadVersions(this.db);
+      const versions = await loadVersions(this.db, this.#environment);
       const now = Date.now();
       const changed: string[] = [];
       for (const [id, version] of versions) if (this.#versions.get(id) !== version) changed.push(id);
@@ -89,7 +96,7 @@ export class SiteRegistry {
     const queue = [...ids];
     const worker = async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        const config = await loadSite(this.db, id);
+        const config = await loadSite(this.db, id, this.#environment);
         if (!config) {
           this.#sites.delete(id);
           continue;

@@ -7,6 +7,7 @@ import { newId } from '../../ids.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
+import { livemodeOf } from '../../orgs/environments.ts';
 
 export interface NewIpRule {
   type: string;
@@ -21,6 +22,7 @@ export interface NewIpRule {
 export function toIpRule(row: IpAccessRuleRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     site_id: row.site_id,
     type: row.type as 'ip' | 'cidr' | 'asn' | 'country',
     value: row.value,

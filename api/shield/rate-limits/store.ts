@@ -8,6 +8,7 @@ import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
+import { livemodeOf } from '../../orgs/environments.ts';
 
 export interface RateLimitFields {
   identity: string;
@@ -29,6 +30,7 @@ export function newRateLimitFrom(spec: Omit<RateLimitFields, 'escalate_to_deny_m
 export function toRateLimit(row: RateLimitRuleRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     site_id: row.site_id,
     identity: row.identity,
     url_pattern: row.url_pattern,

@@ -151,7 +151,7 @@ export const schemaRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db 
     },
     async (request) => {
       const site = await requireSite(db, principalOf(request).orgId, request.params.id);
-      return toSchemaConfig(site.id, await findSchemaConfig(db, site.id), site.created_at);
+      return toSchemaConfig(site, await findSchemaConfig(db, site.id));
     },
   );
 
@@ -186,7 +186,7 @@ export const schemaRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db 
         }
         return { site: found, config: after };
       });
-      return toSchemaConfig(site.id, config, site.created_at);
+      return toSchemaConfig(site, config);
     },
   );
 };

@@ -5,7 +5,8 @@
 import { sql } from 'kysely';
 import { SCHEMA_STRICTNESS } from '../../../schemas/index.ts';
 import type { Db } from '../../db/database.ts';
-import type { ShieldSchemaConfigRow, ShieldSchemaRow } from '../../db/schema.ts';
+import type { ShieldSchemaConfigRow, ShieldSchemaRow, ShieldSiteRow } from '../../db/schema.ts';
+import { livemodeOf } from '../../orgs/environments.ts';
 import { iso } from '../../resources/timestamps.ts';
 import type { SchemaOperation } from './openapi-document.ts';
 
@@ -33,15 +34,16 @@ export function effectiveConfig(config: ShieldSchemaConfigRow | undefined): { st
   return { strictness: (config?.strictness as Strictness | undefined) ?? DEFAULT_STRICTNESS, labels: config?.labels ?? {} };
 }
 
-export function toSchemaConfig(siteId: string, config: ShieldSchemaConfigRow | undefined, siteCreatedAt: Date) {
+export function toSchemaConfig(site: Pick<ShieldSiteRow, 'id' | 'org_id' | 'created_at'>, config: ShieldSchemaConfigRow | undefined) {
   // Without a settings row nothing has been changed since the site was created.
-  return { site_id: siteId, ...effectiveConfig(config), updated_at: iso(config?.updated_at ?? siteCreatedAt) };
+  return { livemode: livemodeOf(site.org_id), site_id: site.id, ...effectiveConfig(config), updated_at: iso(config?.updated_at ?? site.created_at) };
 }
 
 export function toShieldSchema(row: ShieldSchemaRow, config: ShieldSchemaConfigRow | undefined) {
   // Strictness and labels are part of the resource, so changing them changes it too.
   const updatedAt = config && config.updated_at > row.updated_at ? config.updated_at : row.updated_at;
   return {
+    livemode: livemodeOf(row.org_id),
     site_id: row.site_id,
     openapi_version: row.openapi_version,
     hash: row.hash,

@@ -7,6 +7,7 @@ import { newId } from '../../ids.ts';
 import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
+import { livemodeOf } from '../../orgs/environments.ts';
 
 export interface SiteFields {
   domain: string;
@@ -32,6 +33,7 @@ export interface SiteListQuery {
 export function toSite(row: ShieldSiteRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     domain: row.domain,
     origin_url: row.origin_url,
     mode: row.mode as 'log' | 'block' | 'challenge',

@@ -7,6 +7,7 @@ import { newId } from '../../ids.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
+import { livemodeOf } from '../../orgs/environments.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -37,6 +38,7 @@ export function newPatchFrom(spec: { url_pattern: string; method: string; match_
 export function toPatch(row: VirtualPatchRow) {
   return {
     id: row.id,
+    livemode: livemodeOf(row.org_id),
     site_id: row.site_id,
     url_pattern: row.url_pattern,
     method: row.method as HttpMethod,
