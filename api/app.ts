@@ -48,6 +48,7 @@ import { analyticsRoutes } from './shield/analytics/routes.ts';
 import { liveRoutes } from './shield/live/routes.ts';
 import { advisoryRoutes } from './advisories/routes.ts';
 import { scanRoutes } from './scans/routes.ts';
+import { scanSarifRoutes } from './scans/sarif-route.ts';
 import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
 import { configRepoRoutes } from './config-repos/routes.ts';
 import { urlScanRoutes } from './url-scans/routes.ts';
@@ -159,6 +160,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });
+  await app.register(scanSarifRoutes, { db });
   await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets, publicUrl });
   await app.register(sandboxRoutes, { db, publicUrl });
   await app.register(demoTargetRoutes, { prefix: DEMO_TARGET_PATH });

@@ -56,6 +56,8 @@ export interface ServerConfig {
   analyticsRateLimitPerMinute: number;
   /** Code scans may read `file://` URLs and local paths (AEGIS_ALLOW_LOCAL_SOURCES; off: a server should not scan its own disk for callers). */
   allowLocalSources: boolean;
+  /** Start a scan thread (scanners loaded) with the job worker, so even the first code scan starts warm (AEGIS_WARM_SCAN_THREADS). */
+  warmScanThreads: boolean;
   /** URL scans may reach private, loopback and link-local addresses (AEGIS_ALLOW_PRIVATE_TARGETS; off: no scanning the server's own network). */
   allowPrivateTargets: boolean;
   /** Shield origins may be cloud metadata and link-local addresses (AEGIS_ALLOW_METADATA_ORIGINS; off: the API refuses such an origin_url and the gateway never connects to one). */
@@ -194,6 +196,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldLiveHeartbeatMs: positiveInt('AEGIS_SHIELD_LIVE_HEARTBEAT_MS', env.AEGIS_SHIELD_LIVE_HEARTBEAT_MS, 15_000) || 15_000,
     analyticsRateLimitPerMinute: positiveInt('AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE', env.AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE, 30),
     allowLocalSources: bool('AEGIS_ALLOW_LOCAL_SOURCES', env.AEGIS_ALLOW_LOCAL_SOURCES, false),
+    warmScanThreads: bool('AEGIS_WARM_SCAN_THREADS', env.AEGIS_WARM_SCAN_THREADS, true),
     allowPrivateTargets: bool('AEGIS_ALLOW_PRIVATE_TARGETS', env.AEGIS_ALLOW_PRIVATE_TARGETS, false),
     allowMetadataOrigins: bool('AEGIS_ALLOW_METADATA_ORIGINS', env.AEGIS_ALLOW_METADATA_ORIGINS, false),
     shieldDnsServers: (env.AEGIS_SHIELD_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),

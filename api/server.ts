@@ -133,7 +133,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       log: app.log,
       databaseUrl: config.databaseUrl,
       handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads }),
         ...webhookJobHandlers({ db: database.db, secretBox, config }),
         ...(services.configSync ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url, configSync: services.configSync }) : {}),
       },

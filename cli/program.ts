@@ -271,6 +271,41 @@ ${examples(
       ),
     );
 
+  // ---------------------------------------------------------------- scanning
+
+  program
+    .command('scan')
+    .helpGroup('Scanning:')
+    .description('scan a directory for secrets, SAST or SCA findings (in CI): text, JSON, SARIF or JUnit; exit 1 on findings')
+    .argument('<type>', 'secrets, sast or sca')
+    .argument('[path]', 'directory to scan (default .)')
+    .option('--format <format>', 'text, json, sarif or junit (default text)')
+    .option('--output <file>', 'write the report to FILE instead of stdout')
+    .option('--fail-on <severity>', 'exit 1 when a reported finding is at least critical, high, medium or low; none: never (default high)')
+    .option('--baseline <file>', 'an earlier --format json report: findings it holds (by fingerprint) are not reported')
+    .option('--diff-base <ref>', 'only findings introduced since git REF (e.g. origin/main)')
+    .option('--advisories <dir|zip>', 'sca, local: OSV advisories (a directory of JSON files or a ZIP export)')
+    .option('--local', 'scan in this process even when AEGIS_API_URL is set')
+    .option('--quiet', 'no progress or summary on stderr')
+    .addHelpText(
+      'after',
+      `
+Local (no AEGIS_API_URL, or --local): the scanners run in this process, no server or database.
+Server (AEGIS_API_URL and AEGIS_API_KEY with scans:write, scans:read, vulnerabilities:read): PATH is
+uploaded as a zip archive scan and the findings are read back through the API.
+Fingerprints do not contain line numbers, so a baseline survives edits that move code (docs/scan-cli.md).
+Exit status: 0 no reported finding reaches --fail-on, 1 one does, 2 usage or scan error.
+${examples(
+  ['secrets in the checkout, as SARIF for GitHub code scanning', 'aegis scan secrets . --format sarif --output aegis.sarif'],
+  ['only SAST findings a pull request introduces', 'aegis scan sast . --diff-base origin/main'],
+  ['accept what is known today, fail on anything new', 'aegis scan secrets . --format json --output baseline.json; aegis scan secrets . --baseline baseline.json'],
+  ['dependencies against an OSV export, JUnit for GitLab', 'aegis scan sca . --advisories npm-all.zip --format junit --output aegis-junit.xml'],
+)}`,
+    )
+    .action(
+      run(async (type: string, path: string | undefined, options: import('./scan.ts').ScanCommandOptions) => (await import('./scan.ts')).scanCommand(type, path, options)),
+    );
+
   // ---------------------------------------------------------------- configuration as code
 
   const planOptions = (cmd: Command): Command =>

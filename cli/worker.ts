@@ -54,7 +54,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       observe: jobObserver(observability),
       shieldAlertWindowMs: config.shieldAlertWindowMs,
       handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox }),
+        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads }),
         ...webhookJobHandlers({ db: database.db, secretBox, config }),
         ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl, configSync: syncConfigDirectory }) : {}),
       },

@@ -8,7 +8,7 @@
 // the last attempt fails, or at once for an error retrying cannot fix. Cancellation (DELETE
 // /scans/:id) marks the scan canceled and aborts the job's signal, which stops git and the thread.
 import type { Db } from '../db/database.ts';
-import { runInThread } from '../jobs/thread-runner.ts';
+import { runInThread, ThreadPool } from '../jobs/thread-runner.ts';
 import { PermanentJobError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
 import { DbAdvisoryStore } from '../advisories/store.ts';
 import { scanSca } from '../scanners/sca/scan.ts';
@@ -35,6 +35,8 @@ export interface ScanJobOptions {
   /** Opens the sealed clone URL of a repository that needs credentials. */
   secretBox: SecretBox;
   cloneTimeoutMs?: number;
+  /** Load the scanners in a scan thread now rather than at the first scan. */
+  warmThreads?: boolean;
 }
 
 interface GitSource {
@@ -63,16 +65,13 @@ export async function fetchSource(db: Db, scan: ScanRow, dir: string, options: S
   return { commit: cloned.commit };
 }
 
-export async function runScanner(db: Db, scan: ScanRow, root: string, signal: AbortSignal, progress: (f: number) => void): Promise<ScanOutput> {
+/** Runs a code scan's scanner: SCA here, SAST and secrets in a scan thread (of `threads` when given: warm ones). */
+export async function runScanner(db: Db, scan: ScanRow, root: string, signal: AbortSignal, progress: (f: number) => void, threads?: ThreadPool): Promise<ScanOutput> {
   if (scan.scan_type === 'sca') return scanSca({ root, signal, onProgress: progress }, new DbAdvisoryStore(db));
   if (scan.scan_type !== 'sast' && scan.scan_type !== 'secrets') throw new PermanentJobError(`scan type ${scan.scan_type} is not a code scan`);
-  return runInThread<ScanOutput, CodeScanInput>({
-    module: SCAN_THREAD,
-    exportName: 'runCodeScan',
-    input: { scanType: scan.scan_type, root, history: scan.config.history === true },
-    signal,
-    onProgress: progress,
-  });
+  const input: CodeScanInput = { scanType: scan.scan_type, root, history: scan.config.history === true };
+  if (threads) return threads.run<ScanOutput>('runCodeScan', input, { signal, onProgress: progress });
+  return runInThread<ScanOutput, CodeScanInput>({ module: SCAN_THREAD, exportName: 'runCodeScan', input, signal, onProgress: progress });
 }
 
 /** `scan.started`, `scan.completed` or `scan.failed` for the scan as it now is. */
@@ -89,6 +88,10 @@ async function failScan(db: Db, id: string, error: string): Promise<void> {
 
 export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobPayload, { scan_id: string; findings: number } | null> {
   const { db } = options;
+  // Scan threads are kept between scans: starting one and loading the scanners costs more than
+  // scanning a small repository.
+  const threads = new ThreadPool(SCAN_THREAD, { idleMs: 60_000 });
+  if (options.warmThreads) threads.warm('warmUp');
   return {
     concurrency: 2,
     async run(job: Job<ScanJobPayload>, ctx: JobContext) {
@@ -116,7 +119,7 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
           ? { output: await runUrlScan(scan, { db, secretBox: options.secretBox, allowPrivateTargets: options.allowPrivateTargets }, ctx.signal, progress), fetched: {} }
           : await withWorkspace(async (dir) => {
               const fetched = await fetchSource(db, scan, dir, options, ctx.signal);
-              return { fetched, output: await runScanner(db, scan, dir, ctx.signal, progress) };
+              return { fetched, output: await runScanner(db, scan, dir, ctx.signal, progress, threads) };
             });
         const failedPolicy = output.findings.filter((f) => f.details.policy === 'fail').length;
         const recorded = await ctx.completeWith(async (trx) => {

@@ -2,8 +2,10 @@
 // the API and the job heartbeats share. Input and output cross the thread boundary by structured
 // clone, so they are plain data.
 import type { ThreadFunction } from '../jobs/thread-runner.ts';
+import { defaultRules } from '../scanners/sast/rules.ts';
 import { scanSast } from '../scanners/sast/scan.ts';
 import { scanSecrets } from '../scanners/secrets/index.ts';
+import { loadRuleSet } from '../scanners/secrets/rules.ts';
 import type { ScanOutput } from '../scanners/types.ts';
 
 export interface CodeScanInput {
@@ -16,4 +18,11 @@ export const runCodeScan: ThreadFunction<CodeScanInput, ScanOutput> = async (inp
   const ctx = { root: input.root, signal, onProgress: progress };
   if (input.scanType === 'secrets') return scanSecrets(ctx, { history: input.history });
   return scanSast(ctx);
+};
+
+/** Compiles both rule sets (cached for the thread's life), so a warmed thread's first scan starts at once. */
+export const warmUp: ThreadFunction<null, null> = () => {
+  loadRuleSet();
+  defaultRules();
+  return null;
 };

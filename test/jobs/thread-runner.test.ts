@@ -1,7 +1,7 @@
 // CPU-heavy work in a worker thread: TypeScript modules load there, the event loop of the caller
 // stays free, aborting terminates even a loop that never checks its signal, errors come back.
 import { describe, expect, it } from 'vitest';
-import { runInThread, ThreadError } from '../../api/jobs/thread-runner.ts';
+import { runInThread, ThreadError, ThreadPool } from '../../api/jobs/thread-runner.ts';
 
 const CPU = new URL('./fixtures/cpu.ts', import.meta.url);
 
@@ -52,3 +52,40 @@ describe('runInThread', () => {
     await expect(runInThread({ module: CPU, exportName: 'burn', input: { ms: 10 }, signal: AbortSignal.abort(new Error('no')) })).rejects.toThrow('no');
   });
 });
+
+describe('ThreadPool', () => {
+  it('keeps its thread between tasks (what the module loaded stays), also after a task that threw', async () => {
+    const pool = new ThreadPool(CPU);
+    try {
+      pool.warm();
+      expect(await pool.run<number>('countCalls', null)).toBe(1);
+      expect(await pool.run<number>('countCalls', null)).toBe(2);
+      await expect(pool.run('explode', { message: 'bad input' })).rejects.toThrow('bad input');
+      expect(await pool.run<number>('countCalls', null)).toBe(3);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('runs tasks side by side in separate threads, and never reuses a thread whose task was aborted', async () => {
+    const pool = new ThreadPool(CPU);
+    try {
+      const [a, b] = await Promise.all([pool.run<{ turns: number }>('burn', { ms: 200 }), pool.run<{ turns: number }>('burn', { ms: 200 })]);
+      expect(a.turns).toBeGreaterThan(0);
+      expect(b.turns).toBeGreaterThan(0);
+      // After close the pool starts over: one thread, which counts once; the spin takes it and the abort retires it.
+      await pool.close();
+      expect(await pool.run<number>('countCalls', null)).toBe(1);
+      const controller = new AbortController();
+      const spinning = pool.run('spin', null, { signal: controller.signal, graceMs: 50 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      controller.abort(new Error('canceled'));
+      await expect(spinning).rejects.toThrow('canceled');
+      // A fresh thread (its count starts again), not the one still spinning.
+      expect(await pool.run<number>('countCalls', null)).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+

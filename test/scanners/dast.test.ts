@@ -2,6 +2,8 @@
 // whose header lists the planted flaws) and its fixed twin: every planted flaw is found with proof
 // and nothing else, the twin yields nothing, scope, budget, policy and abort are respected, and a
 // finding's check re-runs on demand (verify-fix).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { XSS_MARKER_PREFIX } from '../../api/scanners/dast/active.ts';
 import { dedupeKey, extractLinks, linkRequest } from '../../api/scanners/dast/crawl.ts';
@@ -143,6 +145,30 @@ describe('timing proofs', () => {
     // The long probes were slow enough to pass the first gate; the zero-delay controls stopped them.
     const controls = http.attempted.filter((r) => decodeURIComponent(r.url).includes('sleep 0'));
     expect(controls.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a single-page app', () => {
+  it("probes the start page's own directory for traversal, though it links to no file", async () => {
+    // An SPA shell with no links; its static handler joins the raw path onto its root.
+    const server = createServer((req, res) => {
+      const raw = req.url ?? '/';
+      if (/(\.\.(\/|%2f)){3,}etc(\/|%2f)passwd$/i.test(raw)) return res.end('root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n');
+      res.setHeader('content-type', 'text/html');
+      res.setHeader('x-frame-options', 'DENY');
+      res.setHeader('content-security-policy', "default-src 'self'");
+      res.end(raw === '/app/' ? '<!doctype html><html><head><title>app</title></head><body><div id="root"></div></body></html>' : 'not found');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const http = new RecordingHttp({ scope: { hosts: [new URL(url).host], pathPrefixes: ['/'] }, allowPrivate: true, limits: { requestsPerSecond: 1000 } });
+      clients.push(http);
+      const out = await scanDast({ target: `${url}/app/` }, ctxFor(http));
+      expect(out.findings.filter((f) => f.rule_id === 'dast-path-traversal')).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

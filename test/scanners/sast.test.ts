@@ -191,7 +191,7 @@ ${extra}`;
     ['a missing message', [taintRule('').replace('    message: m\n', '')], /rule 't-rule': message: required/],
     ['an unknown rule key', [taintRule('    patterns: []')], /unknown key 'patterns' for a taint rule/],
     ['an unknown matcher kind', [taintRule('    sanitizers: [{ function: escape }]')], /sanitizers\[0\]: no matcher kind \(unknown key 'function'\)/],
-    ['an unknown modifier', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, args: 0 }]')], /sinks\[0\]: unknown key 'args' for a sink 'call' matcher \(allowed: arg, when, unless_option\)/],
+    ['an unknown modifier', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, args: 0 }]')], /sinks\[0\]: unknown key 'args' for a sink 'call' matcher \(allowed: arg, when, unless_option, with_arg\)/],
     ['an unknown condition', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, when: concat }]')], /when: unknown condition 'concat'/],
     ['two kinds in one matcher', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, new: Function }]')], /more than one matcher kind/],
     ['a bad severity', [taintRule('').replace('severity: high', 'severity: urgent')], /severity: expected one of/],
@@ -199,6 +199,9 @@ ${extra}`;
     ['a bad regex', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null, patterns: [{ string_binding: "(" }] }'], /patterns\[0\]: string_binding: invalid regular expression/],
     ['an unbalanced brace', [taintRule('').replace('member: req.query', "member: '{req,request.query'")], /unbalanced '\{'/],
     ['a pattern rule without patterns', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null }'], /rule 'p': patterns: required/],
+    ['a bad arg_constant', [taintRule("    sanitizers: [{ call: '*.startsWith', arg_constant: '(' }]")], /sanitizers\[0\]: arg_constant: invalid regular expression/],
+    ['a bad with_arg', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, with_arg: x }]')], /with_arg: expected an argument index/],
+    ['an option_literal without keys', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null, patterns: [{ call: f, option_literal: { arg: 0 } }] }'], /option_literal: keys\[0\]: expected a non-empty string/],
     ['a bad mode', ['rules:\n  - { id: p, mode: flow, message: m, severity: low, cwe: null }'], /rule 'p': mode: expected 'taint' or 'pattern'/],
   ])('rejects %s with a clear error', (_name, texts, message) => {
     const files = texts.map((text, i) => ({ name: `r${i}.yaml`, text }));
@@ -263,6 +266,103 @@ app.post('/x', (req, res) => {
 });`;
     const found = analyzeSource('a.js', code, defaultRules()).findings.map((f) => f.location.kind === 'file' && f.location.line);
     expect(found).toEqual([7, 12]);
+  });
+});
+
+describe('SAST request data destructured in handler parameters', () => {
+  const lines = (code: string, file = 'a.ts'): Array<[string, number]> =>
+    analyzeSource(file, code, defaultRules()).findings.map((f) => [f.rule_id, f.location.kind === 'file' ? f.location.line : 0]);
+
+  it('treats handlers returned from factories or defined apart like handlers passed to a router', () => {
+    const code = `import { exec } from 'child_process';
+export function search() { return ({ query }: Request, res: Response) => { exec('ls ' + query.q); }; }
+module.exports = () => async ({ body, params }, res) => { exec(body.cmd); exec(params.x); };
+export function h({ body: { name } }, res, next) { exec(name); }
+export const k = async ({ params }: Koa.ParameterizedContext) => exec(params.p);
+export const f = ({ headers }: FastifyRequest, reply: FastifyReply) => exec(headers.x);
+router.post('/k', async ({ request: { body } }, next) => { exec(body.cmd); });
+export const koa = () => async ({ request: { query } }, next) => exec(query.c);
+`;
+    expect(lines(code)).toEqual([2, 3, 3, 4, 5, 6, 7, 8].map((l) => ['js-command-injection', l]));
+  });
+
+  it('leaves functions that only destructure an options object alone', () => {
+    const code = `import { exec } from 'child_process';
+export function run({ query }, limit) { exec(query); }
+const cfg = ({ body }) => exec(body);
+export function typed({ params }: Options, res: number) { exec(params); }
+`;
+    expect(lines(code)).toEqual([]);
+  });
+});
+
+describe('SAST NoSQL injection, deserialization and literal secrets', () => {
+  const lines = (code: string, file = 'a.js'): Array<[string, number]> =>
+    analyzeSource(file, code, defaultRules()).findings.map((f) => [f.rule_id, f.location.kind === 'file' ? f.location.line : 0]);
+  const handler = (body: string): string => `app.post('/x', async (req, res) => {\n${body}\n});`;
+
+  it('reports query objects holding request data, not plain values or cast strings', () => {
+    const code = handler(`db.find({ name: req.body.name });
+collection.find(req.query);
+db.reviews.find({ $where: 'this.product == ' + req.params.id });
+Model.find().$where('this.a == ' + req.query.a);
+coll.update({ _id: req.body.id }, { $set: { m: 1 } });
+repo.findOne(req.params.id);
+User.findOne({ name: String(req.body.name) });
+items.find((i) => i.id === req.query.id);
+Review.findOne({ _id: req.params.id });
+Review.find(req.params);
+crypto.createHmac('sha256', key).update(req.body).digest('hex');
+hash.update(req.body, 'utf8');
+cache.delete(req.query);`);
+    expect(lines(code)).toEqual([2, 3, 4, 5, 6].map((l) => ['js-nosql-injection', l]));
+  });
+
+  it('reports yaml.load and unserialize of request data, not a safe schema or JSON.parse', () => {
+    const code = `const yaml = require('js-yaml'); const s = require('node-serialize');
+${handler(`yaml.load(req.body.y);
+yaml.load(req.body.y, { schema: yaml.JSON_SCHEMA });
+s.unserialize(req.cookies.p);
+JSON.parse(req.body.j);`)}`;
+    expect(lines(code)).toEqual([['js-unsafe-deserialization', 3], ['js-unsafe-deserialization', 5]]);
+  });
+
+  it('reports literal HMAC, cookie and session secrets, masked, and not values from the environment', () => {
+    const code = `const crypto = require('crypto'); const cookieParser = require('cookie-parser'); const session = require('express-session');
+crypto.createHmac('sha256', 'pa4qacea4VK9t9nG');
+crypto.createHmac('sha256', process.env.KEY);
+app.use(cookieParser('kekse'));
+app.use(cookieParser(process.env.C));
+app.use(session({ secret: 'keyboard cat' }));
+app.use(session({ secret: process.env.S }));`;
+    const found = analyzeSource('a.js', code, defaultRules()).findings;
+    expect(found.map((f) => f.location.kind === 'file' && f.location.line)).toEqual([2, 4, 6]);
+    expect(found.every((f) => f.rule_id === 'js-hardcoded-secret-argument')).toBe(true);
+    expect(found.map((f) => f.evidence).join('\n')).not.toMatch(/pa4qacea4VK9t9nG|kekse|keyboard cat/);
+  });
+
+  it('reports Angular bypassSecurityTrust* of non-constant values only', () => {
+    const code = `class C { f(v) {
+this.a = this.sanitizer.bypassSecurityTrustHtml(v);
+this.b = this.sanitizer.bypassSecurityTrustUrl('https://a.test/');
+} }`;
+    expect(lines(code, 'c.ts')).toEqual([['js-angular-bypass-security-trust', 2]]);
+  });
+
+  it('follows a fast hash through a helper of the same file to a password', () => {
+    const code = `const crypto = require('crypto');
+const hash = (s) => crypto.createHash('md5').update(s).digest('hex');
+function etag(b) { return crypto.createHash('sha1').update(b).digest('hex'); }
+function setPassword(user, pw) { user.password = hash(pw); }
+function key(b) { return 'v1:' + etag(b); }`;
+    expect(lines(code)).toEqual([['js-weak-password-hash', 2]]);
+  });
+
+  it('does not accept substring and unanchored-regex checks as redirect allow-lists', () => {
+    const code = ['allowed.includes(u)', "u.includes('acme.test')", "u.indexOf('acme.test') !== -1", '/acme\\.test/.test(u)', '/^https:\\/\\/acme\\.test\\//.test(u)', "u.startsWith('https://acme.test/')", "u.startsWith('https://acme.test')", "u.startsWith('/')"]
+      .map((cond) => `app.get('/r', (req, res) => { const u = req.query.to; if (${cond}) res.redirect(u); });`)
+      .join('\n');
+    expect(lines(code)).toEqual([2, 3, 4, 7, 8].map((l) => ['js-open-redirect', l]));
   });
 });
 

@@ -203,6 +203,31 @@ describe('cancellation', () => {
 });
 
 describe('advisory records that need care', () => {
+  it("takes a Go advisory's missing severity from the GHSA record naming the same vulnerability", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'aegis-sca-go-'));
+    try {
+      writeFileSync(join(root, 'go.mod'), 'module example.com/app\n\ngo 1.21\n\nrequire golang.org/x/net v0.10.0\n');
+      writeFileSync(join(root, 'go.sum'), 'golang.org/x/net v0.10.0 h1:abc=\ngolang.org/x/net v0.10.0/go.mod h1:def=\n');
+      const affected = [{ package: { ecosystem: 'Go', name: 'golang.org/x/net' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '0.17.0' }] }] }];
+      const parse = (input: Record<string, unknown>): OsvRecord => {
+        const r = parseOsvRecord({ modified: '2024-01-01T00:00:00Z', summary: 'HTTP/2 rapid reset', affected, ...input });
+        if (!r.ok) throw new Error('invalid record');
+        return r.record;
+      };
+      const go = parse({ id: 'GO-2023-2102', aliases: ['CVE-2023-39325', 'GHSA-4374-p667-p6c8'] });
+      const ghsa = parse({ id: 'GHSA-4374-p667-p6c8', aliases: ['CVE-2023-39325'], severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H' }] });
+      const unrelated = parse({ id: 'GO-2099-0001', aliases: ['CVE-2099-0001'] });
+      const out = await scanSca({ root, signal: signal() }, new MemoryAdvisorySource([go, ghsa, unrelated]));
+      const byId = new Map(out.findings.map((f) => [f.rule_id, f]));
+      expect(byId.get('GO-2023-2102')).toMatchObject({ severity: 'high', details: { severity_source: 'alias', severity_from: 'GHSA-4374-p667-p6c8', cvss_score: 7.5 } });
+      expect(byId.get('GHSA-4374-p667-p6c8')).toMatchObject({ severity: 'high', details: { severity_source: 'cvss_v3' } });
+      // Nothing names the same vulnerability: the default stays, and says so.
+      expect(byId.get('GO-2099-0001')).toMatchObject({ severity: 'medium', details: { severity_source: 'default' } });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('matches records by the PyPI-normalised name but reports the lockfile spelling', async () => {
     const root = mkdtempSync(join(tmpdir(), 'aegis-sca-py-'));
     try {

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAegis } from '../support/cli.ts';
 import { eventually } from '../support/gateway.ts';
+import { keyInOrganization } from '../support/orgs.ts';
+import { sarifValidator } from '../support/sarif.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -248,4 +250,19 @@ describe('cancellation', () => {
       await rm(big, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('SARIF', () => {
+  it('GET /scans/:id/sarif is a valid SARIF 2.1.0 log of the findings, scoped to the organisation', async () => {
+    const scan = await runScan('secrets');
+    const sarif = await t.call('GET', `/api/v1/scans/${scan.id}/sarif`);
+    expect(sarif.status, sarif.text).toBe(200);
+    const validate = sarifValidator();
+    expect(validate(sarif.body), JSON.stringify(validate.errors)).toBe(true);
+    const results = sarif.body.runs[0].results as { partialFingerprints: Record<string, string> }[];
+    expect(results.length).toBe((await findingsOf(scan.id)).length);
+    expect(results.every((r) => typeof r.partialFingerprints.primaryLocationLineHash === 'string')).toBe(true);
+    const stranger = await keyInOrganization(t, 'sarif-stranger', ['scans:read']);
+    expect((await t.call('GET', `/api/v1/scans/${scan.id}/sarif`, { key: stranger })).status).toBe(404);
+  });
 });

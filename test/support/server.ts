@@ -71,6 +71,8 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}, dat
     // poll the database. Port 0 so that servers started in parallel never collide.
     shieldEnabled: false,
     shieldPort: 0,
+    // Dozens of servers start in one test process; the few that scan pay for their first thread.
+    warmScanThreads: false,
     ...overrides,
   };
   // Wired as `aegis serve` wires it: config-repo syncs run the reconciler.

@@ -204,7 +204,9 @@ function fileDirectories(pages: readonly CrawledPage[]): CrawledPage[] {
   for (const page of pages) {
     if (page.request.method !== 'GET') continue;
     const path = pathOf(page.request.url);
-    if (!/\/[^/]+\.[a-z0-9]{1,5}$/i.test(path)) continue;
+    // The start page's own directory is always probed: a single-page app links to no file-like
+    // URL, yet its static handler is where traversal usually lives.
+    if (page.request.depth > 0 && !/\/[^/]+\.[a-z0-9]{1,5}$/i.test(path)) continue;
     const dir = dirOf(page.request.url);
     if (seen.has(dir)) continue;
     seen.add(dir);

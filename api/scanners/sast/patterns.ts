@@ -175,9 +175,28 @@ export class PatternWalker {
         if (!positions.some((i) => args[i] !== undefined && literalOf(args[i]!) === undefined)) continue;
       }
       if (m.optionMissing && !this.optionMissing(args[m.optionMissing.arg], m.optionMissing.keys)) continue;
+      let secret: ts.Node | undefined;
+      // A literal matched by a hard-coded-secret rule (CWE-798) is masked in the evidence.
+      if (m.argMatches.length > 0 && this.rules.rules[m.rule]?.cwe === 'CWE-798') secret = args[m.argMatches[m.argMatches.length - 1]![0]];
+      if (m.optionLiteral) {
+        secret = this.optionLiteral(args[m.optionLiteral.arg], m.optionLiteral.keys);
+        if (!secret) continue;
+      }
       if (m.context && !m.context.test(this.context(node))) continue;
-      this.hit(m, node, fn);
+      this.hit(m, node, fn, secret);
     }
+  }
+
+  /** The non-empty string literal (or `env.X || 'literal'` fallback) an object-literal option sets one of the keys to. */
+  private optionLiteral(arg: ts.Expression | undefined, keys: readonly string[]): ts.StringLiteralLike | undefined {
+    const a = arg && skipOuter(arg);
+    if (!a || !ts.isObjectLiteralExpression(a)) return undefined;
+    for (const p of a.properties) {
+      if (!ts.isPropertyAssignment(p) || !keys.includes(nameText(p.name) ?? '')) continue;
+      const lit = stringValue(p.initializer);
+      if (lit && lit.text.length > 0) return lit;
+    }
+    return undefined;
   }
 
   /** Options absent, a callback in their place, or an object literal lacking a key or setting it false. */
@@ -272,7 +291,7 @@ export class PatternWalker {
    * function's own name when the value is what the function returns (`return Math.random()…`, or
    * the bound variable is returned) — a `jitter` computed inside `sessionHandler` is not a token.
    */
-  private context(node: ts.Node): string {
+  private context(node: ts.Node, callers = true): string {
     const parts: string[] = [];
     let cur: ts.Node = node;
     let bound: string | undefined;
@@ -307,9 +326,38 @@ export class PatternWalker {
     let fn: ts.Node | undefined = node.parent;
     while (fn && !ts.isFunctionLike(fn)) fn = fn.parent;
     if (fn && (returned || (bound !== undefined && returnsName(fn as ts.FunctionLikeDeclaration, bound)))) {
-      parts.push(functionName(fn, this.sf, this.aliases));
+      const name = functionName(fn, this.sf, this.aliases);
+      parts.push(name);
+      // A helper returning the value (`const hash = (s) => createHash('md5')…digest('hex')`) is
+      // about what its callers in this file do with it: `user.password = security.hash(pw)`.
+      const own = name.split(/[ .>]/).pop();
+      if (callers && own && /^[A-Za-z_$][\w$]*$/.test(own)) for (const call of this.callsNamed(own)) parts.push(this.context(call, false));
     }
     return parts.join(' ');
+  }
+
+  private callsByName: Map<string, ts.CallExpression[]> | undefined;
+
+  /** Calls in this file whose callee's last name is `name` (`hash(x)`, `security.hash(x)`), at most 50. */
+  private callsNamed(name: string): ts.CallExpression[] {
+    if (!this.callsByName) {
+      const index = new Map<string, ts.CallExpression[]>();
+      const scan = (n: ts.Node): void => {
+        if (ts.isCallExpression(n)) {
+          const callee = skipOuter(n.expression);
+          const last = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
+          if (last !== undefined) {
+            const l = index.get(last);
+            if (!l) index.set(last, [n]);
+            else if (l.length < 50) l.push(n);
+          }
+        }
+        ts.forEachChild(n, scan);
+      };
+      scan(this.sf);
+      this.callsByName = index;
+    }
+    return this.callsByName.get(name) ?? [];
   }
 }
 

@@ -28,7 +28,7 @@ export type Need = { words: string[] } | { identifier: RegExp };
 
 // ---- taint ----
 
-export type When = 'string-built' | 'not-container';
+export type When = 'string-built' | 'not-container' | 'object';
 
 export interface SinkSpec {
   rule: number;
@@ -38,12 +38,16 @@ export interface SinkSpec {
   when?: When;
   /** The sink does not fire when an object-literal argument has one of these keys. */
   unlessOption?: string[];
+  /** The sink fires only if this argument is present and not a literal (`coll.update(filter, doc)`, not `hash.update(data, 'utf8')`). */
+  withArg?: number;
 }
 
 export interface SanitizerSpec {
   mask: bigint;
   /** Used as a condition, the call vouches for its arguments or for its receiver. */
   guard: 'args' | 'receiver';
+  /** Only when the first argument is a constant string matching (`url.startsWith('https://acme.test/')`). */
+  argConstant?: RegExp;
 }
 
 export interface PropagatorSpec {
@@ -59,6 +63,10 @@ export interface TaintRules {
   sourceCall: PathIndex<bigint>;
   /** Destructured property of a route handler's first parameter → rules it is a source for. */
   routeParams: Map<string, bigint>;
+  /** Sources marked `strings: true` (path parameters, headers): their values are strings, never objects. */
+  stringMember: PathIndex<true>;
+  stringCall: PathIndex<true>;
+  stringRouteParams: Set<string>;
   sinkCall: PathIndex<SinkSpec>;
   sinkNew: PathIndex<SinkSpec>;
   sinkAssign: PathIndex<SinkSpec>;
@@ -82,6 +90,7 @@ export type PatternMatcher =
       argMatches: Array<[number, RegExp]>;
       argNotConstant?: 'any' | number[];
       optionMissing?: { arg: number; keys: string[] };
+      optionLiteral?: { arg: number; keys: string[] };
       context?: RegExp;
     }
   | { kind: 'property'; rule: number; names: string[]; values: LiteralValue[]; context?: RegExp }
@@ -111,23 +120,26 @@ export interface RuleSet {
  */
 export const ROUTE_METHODS: readonly string[] = ['get', 'post', 'put', 'patch', 'delete', 'del', 'all', 'use', 'options', 'head', 'route'];
 
+/** Words one of which a route handler defined outside a router call has (see taint.ts `handlerShaped`). */
+const HANDLER_WORDS: readonly string[] = ['res', 'resp', 'response', 'reply', 'next', 'Request', 'FastifyRequest', 'NextApiRequest', 'Context', 'ParameterizedContext', 'Response', 'NextFunction'];
+
 // ---- validation helpers ----
 
 type Role = 'source' | 'sink' | 'sanitizer' | 'propagator' | 'pattern';
 
 const KINDS: Record<Role, Record<string, string[]>> = {
-  source: { member: [], call: [], param_of_route_handler: [] },
+  source: { member: ['strings'], call: ['strings'], param_of_route_handler: ['strings'] },
   sink: {
-    call: ['arg', 'when', 'unless_option'],
-    new: ['arg', 'when', 'unless_option'],
+    call: ['arg', 'when', 'unless_option', 'with_arg'],
+    new: ['arg', 'when', 'unless_option', 'with_arg'],
     assign: ['when'],
     computed_key_assign: [],
   },
-  sanitizer: { call: ['guard'], prefix: [] },
+  sanitizer: { call: ['guard', 'arg_constant'], prefix: [] },
   propagator: { call: ['from', 'into'], new: ['from', 'into'] },
   pattern: {
-    call: ['arg_matches', 'arg_not_constant', 'option_missing', 'context'],
-    new: ['arg_matches', 'arg_not_constant', 'option_missing', 'context'],
+    call: ['arg_matches', 'arg_not_constant', 'option_missing', 'option_literal', 'context'],
+    new: ['arg_matches', 'arg_not_constant', 'option_missing', 'option_literal', 'context'],
     property: ['value', 'context'],
     string_binding: ['name_not', 'value', 'value_not'],
     deep_merge_function: ['unless'],
@@ -255,6 +267,9 @@ function emptyTaint(): TaintRules {
     sourceMember: new PathIndex(),
     sourceCall: new PathIndex(),
     routeParams: new Map(),
+    stringMember: new PathIndex(),
+    stringCall: new PathIndex(),
+    stringRouteParams: new Set(),
     sinkCall: new PathIndex(),
     sinkNew: new PathIndex(),
     sinkAssign: new PathIndex(),
@@ -269,15 +284,24 @@ function emptyTaint(): TaintRules {
 }
 
 function compileSource(t: TaintRules, raw: unknown, bit: bigint, where: Where): Need[] {
-  const { kind, value } = matcherParts(raw, 'source', where);
+  const { kind, value, mods } = matcherParts(raw, 'source', where);
+  if (mods.strings !== undefined && typeof mods.strings !== 'boolean') fail(where.at('strings'), 'expected true or false');
+  const onlyStrings = mods.strings === true;
   if (kind === 'param_of_route_handler') {
     const props = strings(value, where.at(kind));
-    for (const p of props) t.routeParams.set(p, (t.routeParams.get(p) ?? 0n) | bit);
-    // `body` or `params` alone are everywhere: also require a route registration method.
-    return props.flatMap((p) => ROUTE_METHODS.map((m) => ({ words: [p, m] })));
+    for (const p of props) {
+      t.routeParams.set(p, (t.routeParams.get(p) ?? 0n) | bit);
+      if (onlyStrings) t.stringRouteParams.add(p);
+    }
+    // `body` or `params` alone are everywhere: also require a route registration method, or a
+    // word of a handler's shape (a response parameter, a request type) for handlers defined apart.
+    return props.flatMap((p) => [...ROUTE_METHODS, ...HANDLER_WORDS].map((m) => ({ words: [p, m] })));
   }
   const ps = paths(value, where.at(kind));
-  for (const p of ps) (kind === 'member' ? t.sourceMember : t.sourceCall).add(p, bit);
+  for (const p of ps) {
+    (kind === 'member' ? t.sourceMember : t.sourceCall).add(p, bit);
+    if (onlyStrings) (kind === 'member' ? t.stringMember : t.stringCall).add(p, true);
+  }
   return wordsOf(ps);
 }
 
@@ -290,8 +314,8 @@ function compileSink(t: TaintRules, raw: unknown, rule: number, where: Where): N
     return [{ words: [] }];
   }
   const when = mods.when;
-  if (when !== undefined && when !== 'string-built' && when !== 'not-container') {
-    fail(where.at('when'), `unknown condition '${String(when)}' (allowed: string-built, not-container)`);
+  if (when !== undefined && when !== 'string-built' && when !== 'not-container' && when !== 'object') {
+    fail(where.at('when'), `unknown condition '${String(when)}' (allowed: string-built, not-container, object)`);
   }
   const spec: SinkSpec = {
     rule,
@@ -299,6 +323,7 @@ function compileSink(t: TaintRules, raw: unknown, rule: number, where: Where): N
     args: kind === 'assign' ? 'any' : argSpec(mods.arg, where.at('arg')),
     ...(when !== undefined ? { when: when as When } : {}),
     ...(mods.unless_option !== undefined ? { unlessOption: strings(mods.unless_option, where.at('unless_option')) } : {}),
+    ...(mods.with_arg !== undefined ? { withArg: index(mods.with_arg, where.at('with_arg')) } : {}),
   };
   const ps = paths(value, where.at(kind));
   const target = kind === 'call' ? t.sinkCall : kind === 'new' ? t.sinkNew : t.sinkAssign;
@@ -314,7 +339,8 @@ function compileSanitizer(t: TaintRules, raw: unknown, mask: bigint, where: Wher
   }
   const guard = mods.guard ?? 'args';
   if (guard !== 'args' && guard !== 'receiver') fail(where.at('guard'), `expected 'args' or 'receiver'`);
-  for (const p of paths(value, where.at(kind))) t.sanitizerCall.add(p, { mask, guard });
+  const argConstant = mods.arg_constant !== undefined ? regex(mods.arg_constant, where.at('arg_constant')) : undefined;
+  for (const p of paths(value, where.at(kind))) t.sanitizerCall.add(p, { mask, guard, ...(argConstant ? { argConstant } : {}) });
 }
 
 function compilePropagator(t: TaintRules, raw: unknown, where: Where): void {
@@ -347,10 +373,18 @@ function compilePattern(pr: PatternRules, raw: unknown, rule: number, where: Whe
         optionMissing = { arg: index(om.arg, where.at('option_missing').at('arg')), keys: strings(om.keys, where.at('option_missing').at('keys')) };
         for (const k of Object.keys(om)) if (k !== 'arg' && k !== 'keys') fail(where.at('option_missing'), `unknown key '${k}' (allowed: arg, keys)`);
       }
+      let optionLiteral: { arg: number; keys: string[] } | undefined;
+      if (mods.option_literal !== undefined) {
+        const ol = mods.option_literal;
+        if (!isMapping(ol)) fail(where.at('option_literal'), 'expected { arg, keys }');
+        optionLiteral = { arg: index(ol.arg, where.at('option_literal').at('arg')), keys: strings(ol.keys, where.at('option_literal').at('keys')) };
+        for (const k of Object.keys(ol)) if (k !== 'arg' && k !== 'keys') fail(where.at('option_literal'), `unknown key '${k}' (allowed: arg, keys)`);
+      }
       const matcher: PatternMatcher = {
         kind,
         rule,
         argMatches,
+        ...(optionLiteral ? { optionLiteral } : {}),
         ...(mods.arg_not_constant !== undefined ? { argNotConstant: argSpec(mods.arg_not_constant, where.at('arg_not_constant')) } : {}),
         ...(optionMissing ? { optionMissing } : {}),
         ...(context ? { context } : {}),

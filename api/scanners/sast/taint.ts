@@ -19,7 +19,7 @@
 import ts from 'typescript';
 import { lastName, pathOf, type AliasMap } from './aliases.ts';
 import { functionName, isLiteral, nodeText, propertyNameText, skipOuter } from './ast.ts';
-import { ROUTE_METHODS, type PropagatorSpec, type SinkSpec, type TaintRules } from './rules.ts';
+import { ROUTE_METHODS, type PropagatorSpec, type SanitizerSpec, type SinkSpec, type TaintRules } from './rules.ts';
 
 export interface TaintOrigin {
   line: number;
@@ -34,6 +34,8 @@ interface Taint {
   built: boolean;
   /** The whole request bag or an object/array literal holding tainted values (`when: not-container`). */
   container: boolean;
+  /** Only from `strings: true` sources (path parameters, headers): strings, never query operators. */
+  strings?: boolean;
 }
 
 export interface TaintHit {
@@ -59,6 +61,10 @@ const ALL = -1n;
 const NO_GUARD: Guard = { whenTrue: [], whenFalse: [] };
 const MAX_LOOP_DEPTH = 2;
 const ROUTE_METHOD = new Set(ROUTE_METHODS);
+// What makes a function outside a router call look like a route handler (see `handlerShaped`).
+const REQUEST_TYPE = /(^|\.)(\w*Request|Context|\w+Context|Ctx)$/;
+const RESPONSE_NAME = /^(res|resp|response|reply|next)$/;
+const RESPONSE_TYPE = /(^|\.)(\w*Response|\w*Reply|NextFunction)$/;
 // Array methods whose callback receives the receiver's elements (as the given parameter).
 const ELEMENT_CALLBACKS = new Map([
   ['forEach', 0], ['map', 0], ['flatMap', 0], ['filter', 0], ['find', 0], ['findLast', 0], ['some', 0], ['every', 0], ['reduce', 1], ['reduceRight', 1],
@@ -72,6 +78,7 @@ function union(a: Taint | undefined, b: Taint | undefined): Taint | undefined {
     origin: b.origin.line < a.origin.line ? b.origin : a.origin,
     built: a.built || b.built,
     container: a.container && b.container,
+    ...(a.strings && b.strings ? { strings: true } : {}),
   };
 }
 
@@ -207,9 +214,9 @@ export class TaintEngine {
 
   // ---- reporting ----
 
-  private origin(node: ts.Node, mask: bigint, container: boolean): Taint {
+  private origin(node: ts.Node, mask: bigint, container: boolean, strings = false): Taint {
     const line = this.sf.getLineAndCharacterOfPosition(node.getStart(this.sf)).line + 1;
-    return { rules: mask, origin: { line, expression: nodeText(node, this.sf) }, built: false, container };
+    return { rules: mask, origin: { line, expression: nodeText(node, this.sf) }, built: false, container, ...(strings ? { strings } : {}) };
   }
 
   private report(rule: number, node: ts.Node, callee: string, t: Taint): void {
@@ -223,12 +230,19 @@ export class TaintEngine {
     const bit = 1n << BigInt(spec.rule);
     if ((this.active & bit) === 0n) return;
     if (spec.unlessOption && argNodes.some((a) => hasOptionKey(a, spec.unlessOption!))) return;
+    if (spec.withArg !== undefined) {
+      const w = argNodes[spec.withArg];
+      if (!w || isLiteral(w) || isFunctionNode(skipOuter(w))) return;
+    }
     const positions = spec.args === 'any' ? argTaints.keys() : spec.args;
     for (const i of positions) {
       const t = argTaints[i];
       const arg = argNodes[i];
       if (!t || !arg || (t.rules & bit) === 0n) continue;
       if (spec.when === 'string-built' && !t.built) continue;
+      // An object: a literal holding tainted values, the request bag or a variable holding one.
+      // A plain value (`findOne(req.params.id)`) cannot carry query operators.
+      if (spec.when === 'object' && (!t.container || (t.strings && !t.built))) continue;
       if (spec.when === 'not-container') {
         const a = skipOuter(arg);
         if (t.container || ts.isObjectLiteralExpression(a) || ts.isArrayLiteralExpression(a)) continue;
@@ -272,7 +286,40 @@ export class TaintEngine {
   }
 
   private functionLiteral(node: FunctionNode): void {
-    this.enter(node, functionName(node, this.sf, this.aliases));
+    const label = functionName(node, this.sf, this.aliases);
+    if (this.handlerShaped(node)) this.enterHandler(node, label);
+    else this.enter(node, label);
+  }
+
+  /** Enters a route handler: its destructured first parameter holds request data. */
+  private enterHandler(node: FunctionNode, label: string): void {
+    this.enter(node, label, (params) => params.forEach((p, j) => (j === 0 && ts.isObjectBindingPattern(p.name) ? this.bindRouteParam(p.name) : this.bindParam(p, undefined))));
+  }
+
+  /**
+   * A function not passed straight to a router that still looks like a route handler, so that
+   * handlers returned from factories (`return ({ query }: Request, res: Response) => …`) or
+   * exported on their own keep their request data: the first parameter is destructured and names
+   * a request field, and either that parameter is typed as a request or context, or the next one
+   * is the response (`res`, `reply`, typed `Response`) or `next`.
+   */
+  private handlerShaped(node: FunctionNode): boolean {
+    if (this.rules.routeParams.size === 0) return false;
+    const [first, second] = node.parameters;
+    if (!first || !ts.isObjectBindingPattern(first.name)) return false;
+    const names = (p: ts.ObjectBindingPattern): boolean =>
+      p.elements.some((el) => {
+        if (el.dotDotDotToken) return false;
+        const key = propertyNameText(el.propertyName ?? el.name) ?? '';
+        return this.rules.routeParams.has(key) || (key === 'request' && ts.isObjectBindingPattern(el.name) && names(el.name));
+      });
+    if (!names(first.name)) return false;
+    const typeName = (t: ts.TypeNode | undefined): string => (t && ts.isTypeReferenceNode(t) ? t.typeName.getText(this.sf) : '');
+    if (REQUEST_TYPE.test(typeName(first.type))) return true;
+    if (!second) return false;
+    // A declared type decides (`res: number` is no response); untyped or `any`, the name does.
+    if (second.type && second.type.kind !== ts.SyntaxKind.AnyKeyword) return RESPONSE_TYPE.test(typeName(second.type));
+    return ts.isIdentifier(second.name) && RESPONSE_NAME.test(second.name.text);
   }
 
   private classLike(node: ts.ClassLikeDeclaration): void {
@@ -528,7 +575,7 @@ export class TaintEngine {
     let mask = 0n;
     for (const m of this.rules.sourceMember.match(path)) mask |= m;
     mask &= this.active;
-    return mask ? this.origin(node, mask, container) : undefined;
+    return mask ? this.origin(node, mask, container, this.rules.stringMember.match(path).length > 0) : undefined;
   }
 
   private assign(target: ts.Expression, t: Taint | undefined): void {
@@ -739,11 +786,11 @@ export class TaintEngine {
       let mask = 0n;
       for (const m of r.sourceCall.match(path)) mask |= m;
       mask &= this.active;
-      if (mask) result = this.origin(node, mask, false);
+      if (mask) result = this.origin(node, mask, false, r.stringCall.match(path).length > 0);
       const calleeText = path.join('.');
       for (const spec of r.sinkCall.match(path)) this.checkSink(spec, node, calleeText, node.arguments, args);
       let sanitized = 0n;
-      for (const s of r.sanitizerCall.match(path)) sanitized |= s.mask;
+      for (const s of r.sanitizerCall.match(path)) if (this.constantArgOk(s, node.arguments)) sanitized |= s.mask;
       // A sanitizer that is also a propagator (path.basename) still carries the text for the
       // other rules; one that is only a check (`re.test(x)`) returns a boolean.
       const propagators = r.propagatorCall.match(path);
@@ -766,8 +813,11 @@ export class TaintEngine {
       const element = name !== undefined && receiver ? ELEMENT_CALLBACKS.get(name) : undefined;
       if (element !== undefined) {
         this.enter(a, label, (params) => params.forEach((p, j) => this.bindParam(p, j === element ? asValue(receiver) : undefined)));
-      } else if (name !== undefined && ROUTE_METHOD.has(name) && receiverNode && r.routeParams.size > 0) {
-        this.enter(a, label, (params) => params.forEach((p, j) => (j === 0 && ts.isObjectBindingPattern(p.name) ? this.bindRouteParam(p.name) : this.bindParam(p, undefined))));
+      } else if (
+        r.routeParams.size > 0 &&
+        ((name !== undefined && ROUTE_METHOD.has(name) && receiverNode) || this.handlerShaped(a))
+      ) {
+        this.enterHandler(a, label);
       } else this.enter(a, label);
     }
     return result;
@@ -776,8 +826,13 @@ export class TaintEngine {
   private bindRouteParam(pattern: ts.ObjectBindingPattern): void {
     for (const el of pattern.elements) {
       const key = el.dotDotDotToken ? undefined : propertyNameText(el.propertyName ?? el.name);
+      // Koa: `({ request: { body } }, next)` — the request's fields, one level down.
+      if (key === 'request' && ts.isObjectBindingPattern(el.name)) {
+        this.bindRouteParam(el.name);
+        continue;
+      }
       const mask = key !== undefined ? (this.rules.routeParams.get(key) ?? 0n) & this.active : 0n;
-      this.bind(el.name, mask ? this.origin(el, mask, true) : undefined, undefined);
+      this.bind(el.name, mask ? this.origin(el, mask, true, this.rules.stringRouteParams.has(key!)) : undefined, undefined);
     }
   }
 
@@ -934,6 +989,13 @@ export class TaintEngine {
 
   // ---- guards ----
 
+  /** A sanitizer with `arg_constant` applies only when its first argument is such a constant. */
+  private constantArgOk(s: SanitizerSpec, args: readonly ts.Expression[]): boolean {
+    if (!s.argConstant) return true;
+    const lead = args[0] && this.leading(args[0]);
+    return lead !== undefined && lead.complete && s.argConstant.test(lead.text);
+  }
+
   /** Variables a call vouches for: plain identifiers, or the subject of `new URL(x).host`. */
   private subjects(node: ts.Expression): string[] {
     const n = skipOuter(node);
@@ -988,8 +1050,15 @@ export class TaintEngine {
       if (name === undefined || !this.rules.sanitizerCall.hasName(name)) return NO_GUARD;
       const path = pathOf(n.expression, this.aliases);
       if (!path) return NO_GUARD;
+      // `/allowed\.com/.test(url)` checks for a substring: `https://evil.test/?allowed.com` passes.
+      // Only a regex anchored at the start (`/^https:\/\/allowed\.com\//`) validates a value.
+      if (ts.isPropertyAccessExpression(n.expression) && n.expression.name.text === 'test') {
+        const re = skipOuter(n.expression.expression);
+        if (ts.isRegularExpressionLiteral(re) && !re.text.startsWith('/^')) return NO_GUARD;
+      }
       const clears: Clear[] = [];
       for (const s of this.rules.sanitizerCall.match(path)) {
+        if (!this.constantArgOk(s, n.arguments)) continue;
         const vouched =
           s.guard === 'receiver'
             ? ts.isPropertyAccessExpression(n.expression) || ts.isElementAccessExpression(n.expression)

@@ -328,7 +328,9 @@ export interface RecordSeverity {
   severity: Severity;
   /** CVSS base score when derived from a vector. */
   score: number | null;
-  source: 'cvss_v3' | 'database_specific' | 'default';
+  source: 'cvss_v3' | 'database_specific' | 'alias' | 'default';
+  /** With `alias`: the record (naming the same vulnerability) the severity was taken from. */
+  from?: string;
 }
 
 const NAMED: Record<string, Severity> = { CRITICAL: 'critical', HIGH: 'high', MODERATE: 'medium', MEDIUM: 'medium', LOW: 'low', NONE: 'info', INFO: 'info' };

@@ -14,7 +14,7 @@ import type { Finding, ScanContext, ScanOutput, Severity, SkippedFile } from '..
 import type { AdvisorySource, PackageRef } from './advisory-source.ts';
 import { lockfileKind, mergeGoModules, parseGoMod, parseGoSum, parseLockfile, type GoModResult, type LockfileKind } from './lockfiles/index.ts';
 import { packageKey } from './names.ts';
-import { affectedEntries, fixedVersion, matchAffected, recordCwe, recordSeverity, type OsvRecord } from './osv.ts';
+import { affectedEntries, fixedVersion, matchAffected, recordCwe, recordSeverity, type OsvRecord, type RecordSeverity } from './osv.ts';
 import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
 
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['node_modules', 'vendor', '.git', '.hg', '.svn']);
@@ -142,7 +142,7 @@ export async function scanSca(ctx: ScanContext, source: AdvisorySource, options:
     for (const rec of byKey.get(packageKey(pkg.ecosystem, pkg.name)) ?? []) {
       const match = matchAffected(rec, pkg.ecosystem, pkg.name, pkg.version);
       if (!match) continue;
-      const f = toFinding(rec, pkg, match.introduced);
+      const f = toFinding(rec, pkg, match.introduced, byKey.get(packageKey(pkg.ecosystem, pkg.name)) ?? []);
       if (seen.has(f.fingerprint)) continue;
       seen.add(f.fingerprint);
       findings.push(f);
@@ -182,9 +182,25 @@ export function findingFingerprint(advisoryId: string, pkg: Pick<LockPackage, 'e
   return createHash('sha256').update([advisoryId, pkg.ecosystem, pkg.name, pkg.version, pkg.path].join('\0')).digest('hex');
 }
 
-function toFinding(rec: OsvRecord, pkg: LockPackage, introduced: string | undefined): Finding {
-  const entry = affectedEntries(rec, pkg.ecosystem, pkg.name)[0];
-  const sev = recordSeverity(rec, entry);
+/**
+ * A record's severity; when it states none (Go's advisories never do), the severity of another
+ * record of the same package that names the same vulnerability (shared id or alias: the GHSA or CVE
+ * record imported beside it), rather than a flat `medium`.
+ */
+function severityOf(rec: OsvRecord, pkg: LockPackage, related: readonly OsvRecord[]): RecordSeverity {
+  const own = recordSeverity(rec, affectedEntries(rec, pkg.ecosystem, pkg.name)[0]);
+  if (own.source !== 'default') return own;
+  const names = new Set([rec.id, ...rec.aliases]);
+  for (const other of related) {
+    if (other.id === rec.id || !(names.has(other.id) || other.aliases.some((a) => names.has(a)))) continue;
+    const theirs = recordSeverity(other, affectedEntries(other, pkg.ecosystem, pkg.name)[0]);
+    if (theirs.source !== 'default') return { ...theirs, source: 'alias', from: other.id };
+  }
+  return own;
+}
+
+function toFinding(rec: OsvRecord, pkg: LockPackage, introduced: string | undefined, related: readonly OsvRecord[]): Finding {
+  const sev = severityOf(rec, pkg, related);
   let fixed = fixedVersion(rec, pkg.ecosystem, pkg.name, pkg.version);
   // OSV writes Go versions without the `v` that go.mod uses; show the fix the way go.mod would spell it.
   if (fixed && pkg.ecosystem === 'Go' && !fixed.startsWith('v')) fixed = `v${fixed}`;
@@ -193,6 +209,7 @@ function toFinding(rec: OsvRecord, pkg: LockPackage, introduced: string | undefi
     fixed_version: fixed,
     advisory_ids: [rec.id, ...rec.aliases.filter((a) => a !== rec.id)],
     severity_source: sev.source,
+    ...(sev.from ? { severity_from: sev.from } : {}),
   };
   if (sev.score !== null) details.cvss_score = sev.score;
   if (introduced !== undefined) details.introduced = introduced;

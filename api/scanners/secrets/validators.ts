@@ -2,6 +2,7 @@
 // matches a rule's regex but fails its validator is not reported. Each validator is named by rules
 // in their `validate` field.
 import { crc32 } from 'node:zlib';
+import { shannonEntropy } from './entropy.ts';
 
 export interface ValidatorInput {
   /** The secret part (the rule's `secret` group, or group 1, or the whole match). */
@@ -103,6 +104,45 @@ const discordBotToken: Validator = ({ secret }) => {
   return /^[1-9][0-9]{16,19}$/.test(id);
 };
 
+/**
+ * Basic-auth credentials in base64 (Docker `config.json` `"auth"`, npm `_auth`): the value decodes
+ * to printable `user:password`, both parts non-empty, the password not a template or the user name.
+ */
+const basicAuthBase64: Validator = ({ secret }) => {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(secret) || secret.length % 4 === 1) return false;
+  const text = Buffer.from(secret, 'base64').toString('utf8');
+  if (!/^[\x20-\x7e]+$/.test(text)) return false;
+  const colon = text.indexOf(':');
+  if (colon <= 0 || colon === text.length - 1) return false;
+  const user = text.slice(0, colon);
+  const password = text.slice(colon + 1);
+  return password !== user && !/^\$\{.*\}$|^<.*>$|^\$[A-Za-z_]\w*$|^\*+$/.test(password);
+};
+
+/**
+ * Password words that make a value weak whatever its length; `generic-password` stops on most of
+ * them (`password`, `secret`, `default`, `public`), so such values are left to `weak_password`.
+ */
+const WEAK_WORDS = /passw|secret|default|public/i;
+
+/**
+ * Weak-password assignments, the complement of `generic-password`: accepted only when that rule
+ * would drop the value (shorter than 8, entropy under 3, not letters mixed with digits, or built
+ * on a password word). Where both accept one (`Passw0rd1234`: the generic rule stops on `password`,
+ * not `passw`), overlap resolution keeps a single finding, this rule's. The value must hold a
+ * digit or a symbol — a bare word is far more often a label, an enum or a variable than a password
+ * — and an unquoted value may not be only digits (lengths, counts, timeouts).
+ */
+const weakPassword: Validator = ({ secret, groups }) => {
+  if (secret.length < 4 || secret.length > 64) return false;
+  // words in any script, identifiers (reset_password, db.pass) and labels ("Password:", "Пароль")
+  if (/^\p{L}+(?:[_.-]\p{L}+)*[:?!.]*$/u.test(secret)) return false;
+  if (groups.secret_bare !== undefined && /^[0-9]+$/.test(secret)) return false;
+  const mixed = /[0-9]/.test(secret) && /[A-Za-z]/.test(secret);
+  const strong = secret.length >= 8 && shannonEntropy(secret) >= 3 && mixed && !WEAK_WORDS.test(secret);
+  return !strong;
+};
+
 export const VALIDATORS: Readonly<Record<string, Validator>> = {
   github_crc32: githubCrc32,
   jwt,
@@ -110,4 +150,6 @@ export const VALIDATORS: Readonly<Record<string, Validator>> = {
   url_password: urlPassword,
   mixed_charset: mixedCharset,
   discord_bot_token: discordBotToken,
+  basic_auth_base64: basicAuthBase64,
+  weak_password: weakPassword,
 };
