@@ -6,7 +6,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { terraformWorkspace, type TerraformWorkspace } from '../support/terraform.ts';
+import { applyClean, terraformWorkspace, type TerraformWorkspace } from '../support/terraform.ts';
 
 let t: TestServer;
 let tf: TerraformWorkspace;
@@ -26,13 +26,7 @@ afterAll(async () => {
 
 describe('terraform with the Aegis provider', () => {
   it('init and apply create every object through the API; an immediate plan has no changes', async () => {
-    const init = await terraform('init');
-    expect(init.status, init.stderr + init.stdout).toBe(0);
-    const apply = await terraform('apply', '-auto-approve');
-    expect(apply.status, apply.stderr + apply.stdout).toBe(0);
-    expect(apply.stdout).toMatch(/Apply complete! Resources: 8 added, 0 changed, 0 destroyed/);
-    const plan = await terraform('plan', '-detailed-exitcode');
-    expect(plan.status, plan.stdout + plan.stderr).toBe(0);
+    await applyClean(tf, 8);
   }, 120_000);
 
   it('the objects exist in the API', async () => {

@@ -10,7 +10,7 @@ import { setPlan } from '../../api/orgs/plans.ts';
 import { eventually, viaGateway } from '../support/gateway.ts';
 import { startOrigin, type Echo, type Origin } from '../support/origin.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { terraformWorkspace, type TerraformWorkspace } from '../support/terraform.ts';
+import { applyClean, terraformWorkspace, type TerraformWorkspace } from '../support/terraform.ts';
 
 const DOMAIN = 'shop.example.com';
 // Matches the example's virtual patch (GET /search, q =~ (?i)union\s+select).
@@ -78,13 +78,7 @@ afterAll(async () => {
 
 describe('terraform with a test key: the sandbox', () => {
   it('init and apply with the test key create the example (8 resources); an immediate plan has no changes', async () => {
-    const init = await terraform('init');
-    expect(init.status, init.stderr + init.stdout).toBe(0);
-    const apply = await terraform('apply', '-auto-approve');
-    expect(apply.status, apply.stderr + apply.stdout).toBe(0);
-    expect(apply.stdout).toMatch(/Apply complete! Resources: 8 added, 0 changed, 0 destroyed/);
-    const plan = await terraform('plan', '-detailed-exitcode');
-    expect(plan.status, plan.stdout + plan.stderr).toBe(0);
+    await applyClean(tf, 8);
     const output = await terraform('output', '-raw', 'shop_site_id');
     expect(output.status, output.stderr).toBe(0);
     siteId = output.stdout.trim();

@@ -4,6 +4,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { installProvider } from '../../provider/install/install.ts';
 
 export interface TerraformRun {
@@ -42,4 +43,15 @@ export function terraformWorkspace(config: string, apiUrl: string, apiKey: strin
       }),
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/** `terraform init` and `apply`, creating `resources` objects; an immediate plan then has no changes. */
+export async function applyClean(tf: TerraformWorkspace, resources: number): Promise<void> {
+  const init = await tf.run('init');
+  expect(init.status, init.stderr + init.stdout).toBe(0);
+  const apply = await tf.run('apply', '-auto-approve');
+  expect(apply.status, apply.stderr + apply.stdout).toBe(0);
+  expect(apply.stdout).toMatch(new RegExp(`Apply complete! Resources: ${resources} added, 0 changed, 0 destroyed`));
+  const plan = await tf.run('plan', '-detailed-exitcode');
+  expect(plan.status, plan.stdout + plan.stderr).toBe(0);
 }
