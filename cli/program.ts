@@ -6,7 +6,8 @@
 //   - `--help` on every command prints usage, options and examples to stdout, exit 0;
 //     `aegis help COMMAND` does the same.
 //   - A usage mistake (unknown command or option, missing argument) prints `aegis <cmd>: message`
-//     and a pointer to `--help` on stderr, exit 1. So does a command that fails.
+//     and a pointer to `--help` on stderr, exit 1. So does a command that fails. Except `aegis
+//     scan`, whose exit 1 means "a finding reached --fail-on": its usage mistakes exit 2.
 //   - Every other exit code is the command's own (plan: 0 no changes, 2 changes, 1 error).
 //   - Colour only on a terminal, never with NO_COLOR set (reconciler/cli/colour.ts).
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,19 @@ import { colourEnabled } from '../reconciler/cli/colour.ts';
 
 /** Thrown by a command for a usage mistake its module notices (UsageError in reconciler/cli/source.ts). */
 const isUsageError = (err: unknown): err is Error => err instanceof Error && err.name === 'UsageError';
+
+/** commander's codes for a usage mistake (not --help or --version, which exit 0). */
+const SCAN_USAGE_ERRORS: ReadonlySet<string> = new Set([
+  'commander.unknownOption',
+  'commander.unknownCommand',
+  'commander.missingArgument',
+  'commander.optionMissingArgument',
+  'commander.missingMandatoryOptionValue',
+  'commander.invalidArgument',
+  'commander.excessArguments',
+  'commander.conflictingOption',
+  'commander.error',
+]);
 
 const API_ENV = `
 Environment:
@@ -273,26 +287,36 @@ ${examples(
 
   // ---------------------------------------------------------------- scanning
 
-  program
+  const collect = (value: string, previous?: string[]): string[] => [...(previous ?? []), value];
+  const scan = program
     .command('scan')
     .helpGroup('Scanning:')
-    .description('scan a directory for secrets, SAST or SCA findings (in CI): text, JSON, SARIF or JUnit; exit 1 on findings')
-    .argument('<type>', 'secrets, sast or sca')
-    .argument('[path]', 'directory to scan (default .)')
+    .description('scan a directory (secrets, SAST, SCA) or a URL (DAST, API, CVE) in CI: text, JSON, SARIF or JUnit; exit 1 on findings')
+    .argument('<type>', 'secrets, sast or sca (a directory); dast, api or cve (a URL)')
+    .argument('[path|url]', 'directory to scan (default .), or the URL of a dast, api or cve scan (required)')
     .option('--format <format>', 'text, json, sarif or junit (default text)')
     .option('--output <file>', 'write the report to FILE instead of stdout')
     .option('--fail-on <severity>', 'exit 1 when a reported finding is at least critical, high, medium or low; none: never (default high)')
     .option('--baseline <file>', 'an earlier --format json report: findings it holds (by fingerprint) are not reported')
-    .option('--diff-base <ref>', 'only findings introduced since git REF (e.g. origin/main)')
+    .option('--diff-base <ref>', 'secrets, sast, sca: only findings introduced since git REF (e.g. origin/main)')
     .option('--advisories <dir|zip>', 'sca, local: OSV advisories (a directory of JSON files or a ZIP export)')
+    .option('--openapi <file|url>', 'api: the OpenAPI 3.x document of the API at URL (a file, or a URL to fetch)')
+    .option('--cve <ids>', 'cve: CVE ids to check, comma-separated, repeatable (default: every bundled template)', collect)
+    .option('--tag <tags>', 'cve: template tags to run (e.g. apache), comma-separated, repeatable', collect)
+    .option('--max-depth <n>', 'dast: links followed from URL (0-10, default 3)')
+    .option('--max-requests <n>', 'dast, api, cve: requests the scan may send in total (default 2000)')
+    .option('--requests-per-second <n>', 'dast, api, cve: pace of the scan (0.1-200, default 20)')
+    .option('--header <name: value>', 'dast, api, cve: sent with every request, e.g. "Authorization: Bearer …" (repeatable)', collect)
     .option('--local', 'scan in this process even when AEGIS_API_URL is set')
     .option('--quiet', 'no progress or summary on stderr')
     .addHelpText(
       'after',
       `
-Local (no AEGIS_API_URL, or --local): the scanners run in this process, no server or database.
+Local (no AEGIS_API_URL, or --local): the scanners run in this process, no server or database. URL
+scans may reach any address from here, localhost included.
 Server (AEGIS_API_URL and AEGIS_API_KEY with scans:write, scans:read, vulnerabilities:read): PATH is
-uploaded as a zip archive scan and the findings are read back through the API.
+uploaded as a zip archive scan, a URL scan is started through the API (which refuses private
+addresses unless it runs with AEGIS_ALLOW_PRIVATE_TARGETS=true), and the findings are read back.
 Fingerprints do not contain line numbers, so a baseline survives edits that move code (docs/scan-cli.md).
 Exit status: 0 no reported finding reaches --fail-on, 1 one does, 2 usage or scan error.
 ${examples(
@@ -300,6 +324,9 @@ ${examples(
   ['only SAST findings a pull request introduces', 'aegis scan sast . --diff-base origin/main'],
   ['accept what is known today, fail on anything new', 'aegis scan secrets . --format json --output baseline.json; aegis scan secrets . --baseline baseline.json'],
   ['dependencies against an OSV export, JUnit for GitLab', 'aegis scan sca . --advisories npm-all.zip --format junit --output aegis-junit.xml'],
+  ['a staging site, failing on medium and above', 'aegis scan dast https://staging.example.com/ --fail-on medium'],
+  ['an API from its OpenAPI document, authenticated', 'aegis scan api https://api.staging.example.com --openapi openapi.yaml --header "Authorization: Bearer $TOKEN"'],
+  ['known CVEs of Apache httpd', 'aegis scan cve https://staging.example.com/ --tag apache'],
 )}`,
     )
     .action(
@@ -458,6 +485,12 @@ ${examples(
     );
 
   finish(program, io);
+  // `aegis scan` promises exit 2 for a usage error (its exit 1 means "a finding reached --fail-on"),
+  // commander's own mistakes (unknown option, missing or extra argument) included.
+  scan.exitOverride((err) => {
+    if (SCAN_USAGE_ERRORS.has(err.code)) err.exitCode = 2;
+    throw err;
+  });
 
   return {
     program,

@@ -1,5 +1,6 @@
 // `aegis scan secrets|sast|sca [PATH]`: scans a directory from CI and reports the findings as text,
-// JSON, SARIF or JUnit, failing the run (exit 1) when one reaches --fail-on.
+// JSON, SARIF or JUnit, failing the run (exit 1) when one reaches --fail-on. `aegis scan
+// dast|api|cve TARGET` (a URL) is ./scan-url.ts, with the same outputs, --fail-on and --baseline.
 //
 // Local mode (no AEGIS_API_URL, or --local) runs the scanners in this process: no server, no
 // database. Server mode (AEGIS_API_URL and AEGIS_API_KEY) uploads PATH as a zip archive scan, polls
@@ -19,11 +20,13 @@ import type { CodeScanType, Finding, ScanOutput, Severity } from '../api/scanner
 import { baselineFingerprints, renderJson, renderJunit, renderSarif, renderText, SEVERITY_RANK, sortFindings, type ScanReport } from '../api/scanners/report/index.ts';
 import { colourEnabled } from '../reconciler/cli/colour.ts';
 
-export const SCAN_TYPES = ['secrets', 'sast', 'sca'] as const;
+export const CODE_SCAN_TYPES = ['secrets', 'sast', 'sca'] as const;
+export const URL_SCAN_TYPES = ['dast', 'api', 'cve'] as const;
+export const SCAN_TYPES = [...CODE_SCAN_TYPES, ...URL_SCAN_TYPES] as const;
 export const SCAN_FORMATS = ['text', 'json', 'sarif', 'junit'] as const;
 export const FAIL_ON = ['critical', 'high', 'medium', 'low', 'none'] as const;
-type Format = (typeof SCAN_FORMATS)[number];
-type FailOn = (typeof FAIL_ON)[number];
+export type Format = (typeof SCAN_FORMATS)[number];
+export type FailOn = (typeof FAIL_ON)[number];
 
 export interface ScanCommandOptions {
   format?: string;
@@ -34,10 +37,29 @@ export interface ScanCommandOptions {
   quiet?: boolean;
   local?: boolean;
   advisories?: string;
+  // URL scans (dast, api, cve): ./scan-url.ts.
+  openapi?: string;
+  cve?: string[];
+  tag?: string[];
+  maxDepth?: string;
+  maxRequests?: string;
+  requestsPerSecond?: string;
+  header?: string[];
 }
 
+/** Options only URL scans take, as they are spelt on the command line. */
+export const URL_ONLY_OPTIONS: ReadonlyArray<[key: keyof ScanCommandOptions, flag: string]> = [
+  ['openapi', '--openapi'],
+  ['cve', '--cve'],
+  ['tag', '--tag'],
+  ['maxDepth', '--max-depth'],
+  ['maxRequests', '--max-requests'],
+  ['requestsPerSecond', '--requests-per-second'],
+  ['header', '--header'],
+];
+
 /** A problem to report with exit status 2 (usage or scan error). */
-class ScanError extends Error {
+export class ScanError extends Error {
   override name = 'ScanError';
 }
 
@@ -45,7 +67,7 @@ const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 const POLL_MS = 1_000;
 const UPLOAD_SKIP_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 
-function toolVersion(): string {
+export function toolVersion(): string {
   try {
     return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
   } catch {
@@ -53,7 +75,7 @@ function toolVersion(): string {
   }
 }
 
-const oneOf = <T extends string>(values: readonly T[], value: string, what: string): T => {
+export const oneOf = <T extends string>(values: readonly T[], value: string, what: string): T => {
   if ((values as readonly string[]).includes(value)) return value as T;
   throw new ScanError(`${what} must be one of ${values.join(', ')} (got ${JSON.stringify(value)})`);
 };
@@ -64,7 +86,7 @@ export interface ScanIo {
   stderrIsTty: boolean;
 }
 
-const processIo = (): ScanIo => ({
+export const processIo = (): ScanIo => ({
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
   stderrIsTty: process.stderr.isTTY === true,
@@ -72,7 +94,7 @@ const processIo = (): ScanIo => ({
 
 export async function scanCommand(type: string, path: string | undefined, options: ScanCommandOptions, env: NodeJS.ProcessEnv = process.env, io: ScanIo = processIo()): Promise<number> {
   try {
-    return await runScanCommand(type, path ?? '.', options, env, io);
+    return await runScanCommand(type, path, options, env, io);
   } catch (err) {
     io.stderr(`aegis scan: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
@@ -82,10 +104,16 @@ export async function scanCommand(type: string, path: string | undefined, option
 /** A way to scan a directory: in this process, or through the API. */
 type Scanner = (dir: string, label: string) => Promise<ScanOutput>;
 
-async function runScanCommand(typeArg: string, path: string, options: ScanCommandOptions, env: NodeJS.ProcessEnv, io: ScanIo): Promise<number> {
-  const scanType = oneOf(SCAN_TYPES, typeArg, 'the scan type');
+async function runScanCommand(typeArg: string, pathArg: string | undefined, options: ScanCommandOptions, env: NodeJS.ProcessEnv, io: ScanIo): Promise<number> {
+  const anyType = oneOf(SCAN_TYPES, typeArg, 'the scan type');
+  if ((URL_SCAN_TYPES as readonly string[]).includes(anyType)) {
+    return (await import('./scan-url.ts')).runUrlScanCommand(anyType as (typeof URL_SCAN_TYPES)[number], pathArg, options, env, io);
+  }
+  const scanType = anyType as CodeScanType;
+  const path = pathArg ?? '.';
   const format: Format = oneOf(SCAN_FORMATS, options.format ?? 'text', '--format');
   const failOn: FailOn = oneOf(FAIL_ON, options.failOn ?? 'high', '--fail-on');
+  for (const [key, flag] of URL_ONLY_OPTIONS) if (options[key] !== undefined) throw new ScanError(`${flag} applies to URL scans (dast, api, cve) only`);
   const root = resolve(path);
   const st = await stat(root).catch(() => undefined);
   if (!st?.isDirectory()) throw new ScanError(`${path} is not a directory`);
@@ -125,6 +153,11 @@ async function runScanCommand(typeArg: string, path: string, options: ScanComman
     coverage: output.coverage,
     generatedAt: new Date().toISOString(),
   };
+  return emitReport(report, format, options, io, failOn);
+}
+
+/** Writes the report in its format to --output (with a one-line summary on stderr) or stdout; the exit status. */
+export async function emitReport(report: ScanReport, format: Format, options: ScanCommandOptions, io: ScanIo, failOn: FailOn): Promise<number> {
   const toFile = options.output !== undefined;
   const rendered =
     format === 'json'
@@ -133,13 +166,20 @@ async function runScanCommand(typeArg: string, path: string, options: ScanComman
         ? renderSarif(report)
         : format === 'junit'
           ? renderJunit(report)
-          : renderText(report, { quiet: options.quiet, colour: !toFile && colourEnabled(process.stdout) });
+          : renderText(report, { quiet: options.quiet === true, colour: !toFile && colourEnabled(process.stdout) });
   if (toFile) {
     await writeFile(options.output!, rendered);
-    if (!options.quiet) io.stderr(`aegis scan ${scanType}: ${report.findings.length} finding(s) reported (${report.suppressed.baseline} in baseline, ${report.suppressed.diff_base} already at diff base); ${format} written to ${options.output}\n`);
+    const code = (CODE_SCAN_TYPES as readonly string[]).includes(report.scanType);
+    const suppressed = `${report.suppressed.baseline} in baseline${code ? `, ${report.suppressed.diff_base} already at diff base` : ''}`;
+    if (!options.quiet) io.stderr(`aegis scan ${report.scanType}: ${report.findings.length} finding(s) reported (${suppressed}); ${format} written to ${options.output}\n`);
   } else io.stdout(rendered);
+  return exitFor(report.findings, failOn);
+}
+
+/** 1 when a reported finding reaches --fail-on, else 0. */
+export function exitFor(findings: readonly Pick<Finding, 'severity'>[], failOn: FailOn): number {
   const threshold = failOn === 'none' ? Infinity : SEVERITY_RANK[failOn as Severity];
-  return report.findings.some((f) => SEVERITY_RANK[f.severity] >= threshold) ? 1 : 0;
+  return findings.some((f) => SEVERITY_RANK[f.severity] >= threshold) ? 1 : 0;
 }
 
 function dedupe(findings: readonly Finding[]): Finding[] {
@@ -148,7 +188,7 @@ function dedupe(findings: readonly Finding[]): Finding[] {
   return [...seen.values()];
 }
 
-async function readBaseline(file: string): Promise<Set<string>> {
+export async function readBaseline(file: string): Promise<Set<string>> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -164,7 +204,7 @@ async function readBaseline(file: string): Promise<Set<string>> {
 
 // ---------------------------------------------------------------- local mode
 
-function progressReporter(io: ScanIo, enabled: boolean, label: string): ((fraction: number) => void) | undefined {
+export function progressReporter(io: ScanIo, enabled: boolean, label: string): ((fraction: number) => void) | undefined {
   if (!enabled) return undefined;
   return (fraction) => io.stderr(`\r\u001b[2Kscanning ${label}: ${Math.round(fraction * 100)}%`);
 }
@@ -252,7 +292,7 @@ async function withRefExport<T>(root: string, ref: string, fn: (dir: string) => 
 
 // ---------------------------------------------------------------- server mode
 
-interface ApiScan {
+export interface ApiScan {
   id: string;
   status: string;
   progress: number;
@@ -264,56 +304,77 @@ interface ApiVulnerability {
   title: string;
   severity: Severity;
   cwe: string | null;
-  location: Finding['location'];
+  location: unknown;
   evidence: string;
   details: Record<string, unknown>;
 }
 
-function serverScanner(scanType: CodeScanType, baseUrl: string, apiKey: string, io: ScanIo, progress: boolean): Scanner {
-  const api = async (method: string, path: string, body?: { type: string; data: Buffer }): Promise<unknown> => {
+/** A call to the API; a non-2xx answer is a ScanError. `body`: raw bytes with their type, or JSON. */
+export type ApiCall = (method: string, path: string, body?: { type: string; data: Buffer } | { json: unknown }) => Promise<unknown>;
+
+export function apiClient(baseUrl: string, apiKey: string): ApiCall {
+  return async (method, path, body) => {
+    const payload = body === undefined ? undefined : 'json' in body ? { type: 'application/json', data: Buffer.from(JSON.stringify(body.json)) } : body;
     const res = await fetch(new URL(path, baseUrl), {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': body.type } : {}) },
-      ...(body ? { body: new Uint8Array(body.data) } : {}),
+      headers: { authorization: `Bearer ${apiKey}`, ...(payload ? { 'content-type': payload.type } : {}) },
+      ...(payload ? { body: new Uint8Array(payload.data) } : {}),
     });
     const text = await res.text();
     if (!res.ok) throw new ScanError(`${method} ${path}: the API answered ${res.status}: ${text.slice(0, 500)}`);
     return text ? (JSON.parse(text) as unknown) : null;
   };
+}
+
+/**
+ * Polls a scan the API has queued until it ends, then reads its findings back (every page of
+ * GET /vulnerabilities?scan_id=) with their fingerprints from GET /scans/:id/sarif (code and URL
+ * scans alike: the scanner's fingerprints, as a local scan gives them), and its coverage.
+ */
+export async function awaitServerScan(api: ApiCall, started: ApiScan, label: string, io: ScanIo, progress: boolean): Promise<{ scan: ApiScan; findings: Finding<unknown>[]; coverage: Record<string, unknown> | null }> {
+  let scan = started;
+  while (scan.status === 'queued' || scan.status === 'running') {
+    if (progress) io.stderr(`\r\u001b[2Kscanning ${label} on the server (${scan.id}): ${scan.status} ${Math.round(scan.progress * 100)}%`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    scan = (await api('GET', `/api/v1/scans/${encodeURIComponent(scan.id)}`)) as ApiScan;
+  }
+  if (progress) io.stderr(`\r\u001b[2Kscan ${scan.id} ${scan.status}\n`);
+  if (scan.status !== 'completed') throw new ScanError(`scan ${scan.id} ${scan.status}${scan.error ? `: ${scan.error}` : ''}`);
+  // Fingerprints come with the SARIF log (the vulnerability resource does not carry them).
+  const sarifPath = `/api/v1/scans/${encodeURIComponent(scan.id)}/sarif`;
+  const sarif = (await api('GET', sarifPath)) as {
+    runs: { results: { partialFingerprints?: Record<string, string>; properties?: Record<string, unknown> }[] }[];
+  } | null;
+  const fingerprints = new Map<string, string>();
+  for (const r of sarif?.runs[0]?.results ?? []) {
+    const id = r.properties?.['aegis/vulnerability_id'];
+    const fp = r.partialFingerprints?.primaryLocationLineHash;
+    if (typeof id === 'string' && typeof fp === 'string') fingerprints.set(id, fp);
+  }
+  const findings: Finding<unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = (await api('GET', `/api/v1/vulnerabilities?scan_id=${encodeURIComponent(scan.id)}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as {
+      data: ApiVulnerability[];
+      pagination: { next: string | null };
+    };
+    for (const v of page.data) {
+      findings.push({ rule_id: v.rule_id, title: v.title, severity: v.severity, cwe: v.cwe, location: v.location, evidence: v.evidence, details: v.details, fingerprint: fingerprints.get(v.id) ?? v.id });
+    }
+    cursor = page.pagination.next;
+  } while (cursor);
+  const coverage = (await api('GET', `/api/v1/scans/${encodeURIComponent(scan.id)}/coverage`).catch(() => null)) as Record<string, unknown> | null;
+  return { scan, findings, coverage };
+}
+
+function serverScanner(scanType: CodeScanType, baseUrl: string, apiKey: string, io: ScanIo, progress: boolean): Scanner {
+  const api = apiClient(baseUrl, apiKey);
   return async (root, label) => {
     const { zipDirectory } = await import('./zip-writer.ts');
     const archive = await zipDirectory(root, { skipDirs: UPLOAD_SKIP_DIRS, maxBytes: MAX_UPLOAD_BYTES });
-    let scan = (await api('POST', `/api/v1/${scanType}/scans`, { type: 'application/zip', data: archive })) as ApiScan;
-    while (scan.status === 'queued' || scan.status === 'running') {
-      if (progress) io.stderr(`\r\u001b[2Kscanning ${label} on the server (${scan.id}): ${scan.status} ${Math.round(scan.progress * 100)}%`);
-      await new Promise((r) => setTimeout(r, POLL_MS));
-      scan = (await api('GET', `/api/v1/scans/${encodeURIComponent(scan.id)}`)) as ApiScan;
-    }
-    if (progress) io.stderr(`\r\u001b[2Kscan ${scan.id} ${scan.status}\n`);
-    if (scan.status !== 'completed') throw new ScanError(`scan ${scan.id} ${scan.status}${scan.error ? `: ${scan.error}` : ''}`);
-    // Fingerprints come with the SARIF log (the vulnerability resource does not carry them).
-    const sarif = (await api('GET', `/api/v1/scans/${encodeURIComponent(scan.id)}/sarif`)) as {
-      runs: { results: { partialFingerprints?: Record<string, string>; properties?: Record<string, unknown> }[] }[];
-    };
-    const fingerprints = new Map<string, string>();
-    for (const r of sarif.runs[0]?.results ?? []) {
-      const id = r.properties?.['aegis/vulnerability_id'];
-      const fp = r.partialFingerprints?.primaryLocationLineHash;
-      if (typeof id === 'string' && typeof fp === 'string') fingerprints.set(id, fp);
-    }
-    const findings: Finding[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = (await api('GET', `/api/v1/vulnerabilities?scan_id=${encodeURIComponent(scan.id)}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as {
-        data: ApiVulnerability[];
-        pagination: { next: string | null };
-      };
-      for (const v of page.data) {
-        findings.push({ rule_id: v.rule_id, title: v.title, severity: v.severity, cwe: v.cwe, location: v.location, evidence: v.evidence, details: v.details, fingerprint: fingerprints.get(v.id) ?? v.id });
-      }
-      cursor = page.pagination.next;
-    } while (cursor);
-    const coverage = (await api('GET', `/api/v1/scans/${encodeURIComponent(scan.id)}/coverage`).catch(() => null)) as ScanOutput['coverage'] | null;
-    return { findings, coverage: coverage && typeof coverage.files_scanned === 'number' ? coverage : { files_scanned: 0, bytes_scanned: 0, skipped: [] } };
+    const started = (await api('POST', `/api/v1/${scanType}/scans`, { type: 'application/zip', data: archive })) as ApiScan;
+    const { findings, coverage } = await awaitServerScan(api, started, label, io, progress);
+    const files = coverage as ScanOutput['coverage'] | null;
+    return { findings: findings as Finding[], coverage: files && typeof files.files_scanned === 'number' ? files : { files_scanned: 0, bytes_scanned: 0, skipped: [] } };
   };
 }

@@ -37,10 +37,20 @@ export interface SkippedFile {
   reason: 'too_large' | 'binary' | 'excluded' | 'unreadable' | 'unsupported' | 'parse_error' | 'allowlisted';
 }
 
+/** Skipped files counted by file type (extension, or the name of an extension-less file) and reason. */
+export interface SkippedByType {
+  /** `.png`, `.min.js` is `.js`; a file without an extension is its lower-cased name (`makefile`, `.ds_store`). */
+  type: string;
+  reason: SkippedFile['reason'];
+  files: number;
+}
+
 export interface Coverage {
   files_scanned: number;
   bytes_scanned: number;
   skipped: SkippedFile[];
+  /** `skipped` summarised by file type and reason, most files first (secrets and SAST scans). */
+  skipped_by_type?: SkippedByType[];
   /** What else limited the scan (history unavailable, truncated commits, …). */
   notes?: string[];
 }

@@ -23,8 +23,8 @@ export async function diffScans(db: Db, scan: ScanRow, baseline?: ScanRow) {
 }
 
 export function scanCoverage(scan: ScanRow) {
-  const coverage = scan.coverage as { files_scanned?: number; bytes_scanned?: number; skipped?: unknown[]; requests?: number; items?: number; notes?: string[] } | null;
+  const coverage = scan.coverage as { files_scanned?: number; bytes_scanned?: number; skipped?: unknown[]; skipped_by_type?: unknown[]; requests?: number; items?: number; notes?: string[] } | null;
   // URL scans count requests and pages/operations/templates instead of files.
-  const web = coverage?.requests !== undefined ? { requests: coverage.requests, items: coverage.items ?? 0 } : { files_scanned: coverage?.files_scanned ?? 0, bytes_scanned: coverage?.bytes_scanned ?? 0, skipped: coverage?.skipped ?? [] };
+  const web = coverage?.requests !== undefined ? { requests: coverage.requests, items: coverage.items ?? 0 } : { files_scanned: coverage?.files_scanned ?? 0, bytes_scanned: coverage?.bytes_scanned ?? 0, skipped: coverage?.skipped ?? [], ...(coverage?.skipped_by_type !== undefined ? { skipped_by_type: coverage.skipped_by_type } : {}) };
   return { scan_id: scan.id, status: scan.status, ...web, notes: coverage?.notes ?? [], complete: scan.status === 'completed' };
 }

@@ -18553,8 +18553,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A code scan's findings as SARIF 2.1.0
-         * @description One run, the rules that produced findings, one result per finding seen by this scan, with a line-independent `partialFingerprints.primaryLocationLineHash`. Code scans (SAST, SCA, secrets) that have completed; others are a 409.
+         * A scan's findings as SARIF 2.1.0
+         * @description One run, the rules that produced findings, one result per finding seen by this scan, with a line-independent `partialFingerprints.primaryLocationLineHash` (the fingerprint `aegis scan --baseline` matches) and the vulnerability id in `properties["aegis/vulnerability_id"]`. Code scans (SAST, SCA, secrets) locate results in files relative to `%SRCROOT%`; URL scans (DAST, API, CVE) at the absolute URL of the request that showed the finding, with its method and parameter in the result properties. Any scan type, once completed; a scan that has not completed is a 409.
          */
         get: {
             parameters: {

@@ -1,14 +1,22 @@
-// `aegis scan` (cli/scan.ts) in local mode, run as a user would: exit codes, --baseline that
-// survives moved lines, SARIF valid against the official 2.1.0 schema, --diff-base in a git
-// repository, well-formed JUnit.
+// `aegis scan` (cli/scan.ts, cli/scan-url.ts) run as a user would: in local mode, exit codes,
+// --baseline that survives moved lines, SARIF valid against the official 2.1.0 schema, --diff-base
+// in a git repository, well-formed JUnit; URL scans (dast, api, cve) against small local servers;
+// usage errors exit 2; and server mode against a real server (a code scan and a URL scan, whose
+// fingerprints match local mode).
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startCveTarget } from '../fixtures/web/cve-target.ts';
+import { FIXTURE_TOKENS, startVulnerableApi } from '../fixtures/web/vulnerable-api.ts';
 import { runAegis } from '../support/cli.ts';
+import { listenOnLoopback } from '../support/loopback.ts';
+import { keyInOrganization } from '../support/orgs.ts';
 import { sarifValidator } from '../support/sarif.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 // @xmldom/xmldom without its type declarations: they pull in the DOM library, which changes the
 // global types (fetch, Headers) of the whole program (as in api/sso/saml/metadata.ts).
@@ -132,6 +140,19 @@ describe('aegis scan secrets (local)', () => {
     expect(sca.code).toBe(2);
     expect(sca.stderr).toContain('no advisories given');
   });
+
+  it("commander's usage errors exit 2 for aegis scan (other commands keep 1)", async () => {
+    const dir = await tempDir();
+    const unknown = await runAegis(['scan', 'secrets', dir, '--no-such-flag'], LOCAL);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("aegis scan: unknown option '--no-such-flag'");
+    expect((await runAegis(['scan'], LOCAL)).code).toBe(2);
+    expect((await runAegis(['scan', 'secrets', dir, 'extra'], LOCAL)).code).toBe(2);
+    expect((await runAegis(['scan', 'secrets', dir, '--format'], LOCAL)).code).toBe(2);
+    expect((await runAegis(['scan', 'secrets', dir, '--openapi', 'x.yaml'], LOCAL)).code).toBe(2);
+    expect((await runAegis(['scan', '--help'], LOCAL)).code).toBe(0);
+    expect((await runAegis(['plan', '--no-such-flag'], LOCAL)).code).toBe(1);
+  });
 });
 
 describe('aegis scan sast --diff-base', () => {
@@ -163,4 +184,208 @@ describe('aegis scan sast --diff-base', () => {
     expect(same.code).toBe(0);
     expect((await runAegis(['scan', 'sast', repo, '--diff-base', 'no-such-ref'], LOCAL)).code).toBe(2);
   });
+});
+
+// ---------------------------------------------------------------- URL scans
+
+/** A tiny site: /search?q= echoes q, unescaped unless `safe`; every security header set. */
+async function startSearchSite(safe: boolean): Promise<{ url: string; close(): Promise<void> }> {
+  const escape = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.setHeader('content-security-policy', "default-src 'self'");
+    res.setHeader('x-frame-options', 'DENY');
+    res.setHeader('x-content-type-options', 'nosniff');
+    if (url.pathname === '/') return res.end('<!doctype html><html><head><title>shop</title></head><body><form action="/search"><input name="q" value="shoes"></form><a href="/search?q=shoes">shoes</a></body></html>');
+    if (url.pathname === '/search') {
+      const q = url.searchParams.get('q') ?? '';
+      return res.end(`<!doctype html><html><head><title>search</title></head><body><p>Results for ${safe ? escape(q) : q}</p></body></html>`);
+    }
+    res.statusCode = 404;
+    res.end('<!doctype html><html><head><title>404</title></head><body>not found</body></html>');
+  });
+  return listenOnLoopback(server);
+}
+
+const FAST = ['--requests-per-second', '200'];
+
+describe('aegis scan dast|api|cve (local)', () => {
+  const closers: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const close of closers) await close();
+  });
+
+  it('dast: exits 1 with the reflected XSS, 0 against the escaping twin; SARIF and JUnit are well-formed', async () => {
+    const [vulnerable, safe] = await Promise.all([startSearchSite(false), startSearchSite(true)]);
+    closers.push(vulnerable.close, safe.close);
+    const found = await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST], LOCAL);
+    expect(found.stderr).toBe('');
+    expect(found.code).toBe(1);
+    expect(found.stdout).toContain('dast-xss-reflected');
+    expect(found.stdout).toContain(`GET ${vulnerable.url}/search?q=shoes (q)`);
+    expect(found.stdout).toMatch(/aegis scan dast: 1 finding \(1 high\) at .* \(\d+ requests, 2 pages crawled\)/);
+
+    const clean = await runAegis(['scan', 'dast', `${safe.url}/`, ...FAST], LOCAL);
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toContain('no findings');
+
+    const sarif = await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST, '--format', 'sarif'], LOCAL);
+    expect(sarif.code).toBe(1);
+    const log = JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string } } }[]; partialFingerprints: Record<string, string> }[] }[] };
+    const validate = sarifValidator();
+    expect(validate(log), JSON.stringify(validate.errors)).toBe(true);
+    const result = log.runs[0]!.results[0]!;
+    expect(result.ruleId).toBe('dast-xss-reflected');
+    expect(result.locations[0]!.physicalLocation.artifactLocation).toEqual({ uri: `${vulnerable.url}/search?q=shoes` });
+    expect(result.partialFingerprints.primaryLocationLineHash).toMatch(/^[0-9a-f]{64}$/);
+    // Located at the URL: no scanned directory to resolve against.
+    expect((log.runs[0] as { originalUriBaseIds?: unknown }).originalUriBaseIds).toBeUndefined();
+
+    const junit = await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST, '--format', 'junit'], LOCAL);
+    expect(junit.stdout).toContain('<testcase classname="aegis dast.dast-xss-reflected"');
+    expect((junit.stdout.match(/<failure /g) ?? []).length).toBe(1);
+    expect(junit.stdout).toContain(`file="${vulnerable.url}/search?q=shoes"`);
+  }, 60_000);
+
+  it('dast: --baseline from a JSON report suppresses the known finding; --diff-base is a usage error', async () => {
+    const site = await startSearchSite(false);
+    closers.push(site.close);
+    const out = await tempDir();
+    const baseline = join(out, 'baseline.json');
+    const first = await runAegis(['scan', 'dast', `${site.url}/`, ...FAST, '--format', 'json', '--output', baseline, '--quiet'], LOCAL);
+    expect(first.code).toBe(1);
+    const report = JSON.parse(await readFile(baseline, 'utf8')) as { scan_type: string; findings: { rule_id: string; location: { kind: string; url: string; parameter: string } }[] };
+    expect(report.scan_type).toBe('dast');
+    expect(report.findings.map((f) => [f.rule_id, f.location.kind, f.location.parameter])).toEqual([['dast-xss-reflected', 'url', 'q']]);
+    const again = await runAegis(['scan', 'dast', `${site.url}/`, ...FAST, '--baseline', baseline], LOCAL);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('not reported: 1 in baseline');
+
+    const diff = await runAegis(['scan', 'dast', `${site.url}/`, '--diff-base', 'main'], LOCAL);
+    expect(diff.code).toBe(2);
+    expect(diff.stderr).toContain('--diff-base applies to code scans');
+    expect((await runAegis(['scan', 'dast'], LOCAL)).code).toBe(2);
+    expect((await runAegis(['scan', 'dast', 'not a url'], LOCAL)).code).toBe(2);
+    expect((await runAegis(['scan', 'dast', `${site.url}/`, '--max-depth', '11'], LOCAL)).code).toBe(2);
+  }, 60_000);
+
+  it('api: the planted flaws of the vulnerable API from its OpenAPI file exit 1; the fixed API exits 0', async () => {
+    const [vulnerable, fixed] = await Promise.all([startVulnerableApi({ fixed: false }), startVulnerableApi({ fixed: true })]);
+    closers.push(vulnerable.close, fixed.close);
+    const dir = await tempDir();
+    const auth = ['--header', `Authorization: Bearer ${FIXTURE_TOKENS.alice}`];
+    await writeFile(join(dir, 'vulnerable.json'), JSON.stringify(vulnerable.document));
+    await writeFile(join(dir, 'fixed.json'), JSON.stringify(fixed.document));
+    const found = await runAegis(['scan', 'api', vulnerable.url, '--openapi', join(dir, 'vulnerable.json'), ...auth, ...FAST, '--format', 'json'], LOCAL);
+    expect(found.stderr).toBe('');
+    expect(found.code).toBe(1);
+    const rules = (JSON.parse(found.stdout) as { findings: { rule_id: string }[] }).findings.map((f) => f.rule_id);
+    expect(rules).toEqual(expect.arrayContaining(['api-auth-bypass', 'api-bola', 'api-injection-sqli']));
+
+    const clean = await runAegis(['scan', 'api', fixed.url, '--openapi', join(dir, 'fixed.json'), ...auth, ...FAST], LOCAL);
+    expect(clean.stdout).toContain('no findings');
+    expect(clean.code).toBe(0);
+    expect((await runAegis(['scan', 'api', fixed.url], LOCAL)).code).toBe(2);
+  }, 60_000);
+
+  it('cve: a template that matches exits 1; the patched target exits 0; an unknown CVE is a usage error', async () => {
+    const [vulnerable, patched] = await Promise.all([startCveTarget({ patched: false }), startCveTarget({ patched: true })]);
+    closers.push(vulnerable.close, patched.close);
+    const found = await runAegis(['scan', 'cve', `${vulnerable.url}/`, '--cve', 'CVE-2021-41773', ...FAST], LOCAL);
+    expect(found.stderr).toBe('');
+    expect(found.code).toBe(1);
+    expect(found.stdout).toContain('CVE-2021-41773');
+    const clean = await runAegis(['scan', 'cve', `${patched.url}/`, '--cve', 'CVE-2021-41773', ...FAST], LOCAL);
+    expect(clean.code).toBe(0);
+    const unknown = await runAegis(['scan', 'cve', `${patched.url}/`, '--cve', 'CVE-1999-0001'], LOCAL);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no bundled template covers CVE-1999-0001');
+  }, 60_000);
+});
+
+// ---------------------------------------------------------------- server mode
+
+describe('aegis scan through the server (AEGIS_API_URL, AEGIS_API_KEY)', () => {
+  let t: TestServer;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    // The server refuses loopback targets unless it allows private ones, as the URL-scan tests do.
+    t = await startTestServer({ allowPrivateTargets: true, rateLimitPerMinute: 100_000 });
+    // The scopes docs/scan-cli.md names for CI, and no more.
+    const key = await keyInOrganization(t, 'ci-scans', ['scans:write', 'scans:read', 'vulnerabilities:read']);
+    env = { AEGIS_API_URL: t.url, AEGIS_API_KEY: key, NO_COLOR: '1' };
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('secrets: exits 1 on a planted secret, 0 once removed; --format sarif parses and validates', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'config.js'), `export const token = "${TOKEN}";\n`);
+    const found = await runAegis(['scan', 'secrets', dir], env);
+    expect(found.stderr).toBe('');
+    expect(found.code).toBe(1);
+    expect(found.stdout).toContain('github-pat');
+    expect(found.stdout).toContain('config.js:1');
+    expect(found.stdout).not.toContain(TOKEN);
+
+    const sarif = await runAegis(['scan', 'secrets', dir, '--format', 'sarif'], env);
+    expect(sarif.code).toBe(1);
+    const log = JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string; partialFingerprints: Record<string, string> }[] }[] };
+    const validate = sarifValidator();
+    expect(validate(log), JSON.stringify(validate.errors)).toBe(true);
+    expect(log.runs[0]!.results.map((r) => r.ruleId)).toEqual(['github-pat']);
+    // The scanner's fingerprint, the same one a local scan gives: baselines work across modes.
+    const local = JSON.parse((await runAegis(['scan', 'secrets', dir, '--format', 'sarif'], LOCAL)).stdout) as typeof log;
+    expect(log.runs[0]!.results[0]!.partialFingerprints.primaryLocationLineHash).toBe(local.runs[0]!.results[0]!.partialFingerprints.primaryLocationLineHash);
+
+    await writeFile(join(dir, 'config.js'), 'export const token = process.env.TOKEN;\n');
+    const clean = await runAegis(['scan', 'secrets', dir], env);
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toContain('no findings');
+  }, 90_000);
+
+  it('dast: a URL scan started through the API exits 1 with the finding, 0 against the safe site; fingerprints and baselines match local mode', async () => {
+    const [vulnerable, safe] = await Promise.all([startSearchSite(false), startSearchSite(true)]);
+    try {
+      const found = await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST, '--format', 'json'], env);
+      expect(found.stderr).toBe('');
+      expect(found.code).toBe(1);
+      const report = JSON.parse(found.stdout) as { findings: { rule_id: string; fingerprint: string; location: { url: string; parameter: string } }[] };
+      expect(report.findings.map((f) => [f.rule_id, f.location.parameter])).toEqual([['dast-xss-reflected', 'q']]);
+      const scans = (await t.call<{ data: { scan_type: string; target: string }[] }>('GET', '/api/v1/scans?scan_type=dast', { key: env.AEGIS_API_KEY! })).body.data;
+      expect(scans.map((s) => s.target)).toContain(`${vulnerable.url}/`);
+
+      // The scanner's fingerprint, read from the server's SARIF: the one a local scan of the same target gives.
+      type Log = { runs: { results: { ruleId: string; partialFingerprints: Record<string, string>; locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string } } }[] }[] }[] };
+      const sarif = await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST, '--format', 'sarif'], env);
+      expect(sarif.stderr).toBe('');
+      expect(sarif.code).toBe(1);
+      const serverLog = JSON.parse(sarif.stdout) as Log;
+      const validate = sarifValidator();
+      expect(validate(serverLog), JSON.stringify(validate.errors)).toBe(true);
+      const dir = await tempDir();
+      const baseline = join(dir, 'local.sarif');
+      expect((await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST, '--format', 'sarif', '--output', baseline, '--quiet'], LOCAL)).code).toBe(1);
+      const localLog = JSON.parse(await readFile(baseline, 'utf8')) as Log;
+      const serverResult = serverLog.runs[0]!.results[0]!;
+      const localResult = localLog.runs[0]!.results[0]!;
+      expect(serverResult.ruleId).toBe('dast-xss-reflected');
+      expect(serverResult.partialFingerprints.primaryLocationLineHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(serverResult.partialFingerprints.primaryLocationLineHash).toBe(localResult.partialFingerprints.primaryLocationLineHash);
+      expect(report.findings[0]!.fingerprint).toBe(localResult.partialFingerprints.primaryLocationLineHash);
+      expect(serverResult.locations[0]!.physicalLocation.artifactLocation).toEqual(localResult.locations[0]!.physicalLocation.artifactLocation);
+      // A baseline made locally suppresses the finding in server mode.
+      const suppressed = await runAegis(['scan', 'dast', `${vulnerable.url}/`, ...FAST, '--baseline', baseline], env);
+      expect(suppressed.code).toBe(0);
+      expect(suppressed.stdout).toContain('not reported: 1 in baseline');
+
+      const clean = await runAegis(['scan', 'dast', `${safe.url}/`, ...FAST], env);
+      expect(clean.code).toBe(0);
+      expect(clean.stdout).toContain('no findings');
+    } finally {
+      await Promise.all([vulnerable.close(), safe.close()]);
+    }
+  }, 90_000);
 });

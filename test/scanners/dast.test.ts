@@ -172,6 +172,77 @@ describe('a single-page app', () => {
   });
 });
 
+describe('one root cause, one finding', () => {
+  const PASSWD = 'root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n';
+  const safeHeaders = { 'x-frame-options': 'DENY', 'content-security-policy': "default-src 'self'", 'x-content-type-options': 'nosniff' };
+
+  async function serve(handler: (raw: string, url: URL) => { type: string; body: string } | null): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createServer((req, res) => {
+      const raw = req.url ?? '/';
+      const answer = handler(raw, new URL(raw, 'http://x'));
+      if (!answer) {
+        res.writeHead(404, { 'content-type': 'text/plain', ...safeHeaders });
+        return res.end('not found');
+      }
+      res.writeHead(200, { 'content-type': answer.type, ...safeHeaders });
+      res.end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  const scanOf = async (url: string): Promise<WebFinding[]> => {
+    const http = new RecordingHttp({ scope: { hosts: [new URL(url).host], pathPrefixes: ['/'] }, allowPrivate: true, limits: { requestsPerSecond: 1000 } });
+    clients.push(http);
+    const out = await scanDast({ target: `${url}/` }, ctxFor(http));
+    return out.findings.filter((f) => f.rule_id === 'dast-path-traversal');
+  };
+
+  it('a static handler that escapes under / and under /docs/ is one finding listing both', async () => {
+    // One static file handler joins the raw path onto its root, whatever the directory.
+    const site = await serve((raw, url) => {
+      if (/(\.\.(\/|%2f)){3,}etc(\/|%2f)passwd$/i.test(raw)) return { type: 'text/plain', body: PASSWD };
+      if (url.pathname === '/') return { type: 'text/html', body: '<html><head><title>s</title></head><body><a href="/readme.txt">readme</a> <a href="/docs/guide.html">guide</a></body></html>' };
+      if (url.pathname === '/readme.txt') return { type: 'text/plain', body: 'read me' };
+      if (url.pathname === '/docs/guide.html') return { type: 'text/html', body: '<html><head><title>guide</title></head><body>guide</body></html>' };
+      return null;
+    });
+    try {
+      const traversals = await scanOf(site.url);
+      expect(traversals).toHaveLength(1);
+      const d = details(traversals[0]!);
+      expect(d.affected_urls).toEqual([`${site.url}/`, `${site.url}/docs/`]);
+      expect(d.affected_count).toBe(2);
+      // The finding kept is the one nearest the root: its fingerprint is what a scan of / alone gives.
+      expect(d.attack).toMatchObject({ path: '/', parameter: '*', in: 'path' });
+      const again = await scanOf(site.url);
+      expect(again.map((f) => f.fingerprint)).toEqual(traversals.map((f) => f.fingerprint));
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('traversal in two handlers through different parameters stays two findings', async () => {
+    const site = await serve((_raw, url) => {
+      const read = (value: string | null) => (value && /etc\/passwd$/.test(value) ? { type: 'text/plain', body: PASSWD } : { type: 'text/plain', body: `contents of ${value ?? ''}` });
+      if (url.pathname === '/') return { type: 'text/html', body: '<html><head><title>s</title></head><body><a href="/download?file=a.txt">a</a><a href="/view?path=b.txt">b</a></body></html>' };
+      if (url.pathname === '/download') return read(url.searchParams.get('file'));
+      if (url.pathname === '/view') return read(url.searchParams.get('path'));
+      return null;
+    });
+    try {
+      const traversals = await scanOf(site.url);
+      expect(traversals.map((f) => `${pathOf(f)} ${f.location.parameter}`).sort()).toEqual(['/download file', '/view path']);
+      for (const f of traversals) expect(details(f).affected_urls).toBeUndefined();
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('limits', () => {
   it('never requests outside a narrower path prefix', async () => {
     const shop = await startVulnerableShop({ fixed: false });

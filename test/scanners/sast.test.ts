@@ -10,7 +10,9 @@ import { collectAliases } from '../../api/scanners/sast/aliases.ts';
 import { analyzeSource, scriptKind } from '../../api/scanners/sast/analyze.ts';
 import { PatternWalker } from '../../api/scanners/sast/patterns.ts';
 import { compileRules, defaultRules, RuleError } from '../../api/scanners/sast/rules.ts';
-import { TaintEngine } from '../../api/scanners/sast/taint.ts';
+import { MAX_SUMMARY_DEPTH, TaintEngine } from '../../api/scanners/sast/taint.ts';
+import { toSarif } from '../../api/scanners/report/sarif.ts';
+import { renderText } from '../../api/scanners/report/text.ts';
 import { scanSast } from '../../api/scanners/sast/scan.ts';
 import type { Finding, ScanContext, ScanOutput } from '../../api/scanners/types.ts';
 
@@ -191,7 +193,7 @@ ${extra}`;
     ['a missing message', [taintRule('').replace('    message: m\n', '')], /rule 't-rule': message: required/],
     ['an unknown rule key', [taintRule('    patterns: []')], /unknown key 'patterns' for a taint rule/],
     ['an unknown matcher kind', [taintRule('    sanitizers: [{ function: escape }]')], /sanitizers\[0\]: no matcher kind \(unknown key 'function'\)/],
-    ['an unknown modifier', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, args: 0 }]')], /sinks\[0\]: unknown key 'args' for a sink 'call' matcher \(allowed: arg, when, unless_option, with_arg\)/],
+    ['an unknown modifier', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, args: 0 }]')], /sinks\[0\]: unknown key 'args' for a sink 'call' matcher \(allowed: arg, when, unless_option, with_arg, result_used, unless_call\)/],
     ['an unknown condition', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, when: concat }]')], /when: unknown condition 'concat'/],
     ['two kinds in one matcher', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, new: Function }]')], /more than one matcher kind/],
     ['a bad severity', [taintRule('').replace('severity: high', 'severity: urgent')], /severity: expected one of/],
@@ -203,6 +205,10 @@ ${extra}`;
     ['a bad with_arg', [taintRule('').replace('[{ call: eval }]', '[{ call: eval, with_arg: x }]')], /with_arg: expected an argument index/],
     ['an option_literal without keys', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null, patterns: [{ call: f, option_literal: { arg: 0 } }] }'], /option_literal: keys\[0\]: expected a non-empty string/],
     ['a bad mode', ['rules:\n  - { id: p, mode: flow, message: m, severity: low, cwe: null }'], /rule 'p': mode: expected 'taint' or 'pattern'/],
+    ['a function_param selecting every function', [taintRule('').replace('[{ member: req.query }]', '[{ function_param: any }]')], /sources\[0\]: function_param: needs `exported` or `directive`/],
+    ['a bad receiver_constant', [taintRule("    sanitizers: [{ call: '*.includes', receiver_constant: 'yes' }]")], /sanitizers\[0\]: receiver_constant: expected true or false/],
+    ['a bad callback_param param', [taintRule('').replace('[{ member: req.query }]', "[{ callback_param: '*.on', param: x }]")], /sources\[0\]: param\[0\]: expected an argument index/],
+    ['a bad arg_fixed', ['rules:\n  - { id: p, mode: pattern, message: m, severity: low, cwe: null, patterns: [{ call: f, arg_fixed: -1 }] }'], /patterns\[0\]: arg_fixed\[0\]: expected an argument index/],
   ])('rejects %s with a clear error', (_name, texts, message) => {
     const files = texts.map((text, i) => ({ name: `r${i}.yaml`, text }));
     expect(() => compileRules(files)).toThrow(RuleError);
@@ -216,6 +222,55 @@ ${extra}`;
     expect(found.map((f) => f.evidence)).toEqual([code]);
     expect(found).toHaveLength(1);
     expect(found[0]!.details.sink).toMatchObject({ expression: 'eval(req.query.a)' });
+  });
+});
+
+describe('SAST framework sources and parameter matchers', () => {
+  const ids = (path: string, code: string): string[] => analyzeSource(path, code, defaultRules()).findings.map((f) => `${f.rule_id}:${f.location.kind === 'file' ? f.location.line : 0}`);
+
+  it('treats NestJS decorated parameters as request data, resolving renamed decorators, and clears ParseIntPipe values', () => {
+    const code = [
+      "import { Controller, Get, Param as P, Query, ParseIntPipe } from '@nestjs/common';",
+      "import { execSync } from 'child_process';",
+      '@Controller() export class C {',
+      "  @Get() a(@P('id') id: string) { execSync('x ' + id); }",
+      "  @Get() b(@Query('n', new ParseIntPipe({ errorHttpStatusCode: 400 })) n: number) { execSync('x ' + n); }",
+      "  @Get() c(@Query() q: any, other: string) { execSync('x ' + other); execSync('y ' + q.cmd); }",
+      '}',
+    ].join('\n');
+    expect(ids('c.ts', code)).toEqual(['js-command-injection:4', 'js-command-injection:6']);
+  });
+
+  it('selects Next.js route handler parameters by file path and export name', () => {
+    const code = "import { exec } from 'child_process';\nexport async function GET(req: Request, { params }) { exec('ls ' + params.dir); }\nexport function other(a, { params }) { exec('ls ' + params.dir); }";
+    expect(ids('app/files/[dir]/route.ts', code)).toEqual(['js-command-injection:2']);
+    expect(ids('lib/routes.ts', code)).toEqual([]);
+  });
+
+  it('reports a fixed IV from a const in scope, not a parameter or a shadowing random one', () => {
+    const code = [
+      "import crypto from 'node:crypto';",
+      "const iv = Buffer.alloc(16, 0);",
+      "export const a = (key) => crypto.createCipheriv('aes-256-cbc', key, iv);",
+      "export const b = (key, iv) => crypto.createCipheriv('aes-256-cbc', key, iv);",
+      "export function c(key) { const iv = crypto.randomBytes(16); return crypto.createCipheriv('aes-256-cbc', key, iv); }",
+    ].join('\n');
+    expect(ids('k.mjs', code)).toEqual(['js-static-cipher-iv:3']);
+  });
+
+  it('vouches for allow-list checks only on fixed collections', () => {
+    const handler = (list: string): string =>
+      `const fs = require('fs'); const OK = ['a.txt', 'b.txt'];\napp.get('/f', (req, res) => { const n = req.query.n; if (!${list}.includes(n)) return res.end(); res.send(fs.readFileSync('/data/' + n)); });`;
+    expect(ids('a.js', handler('OK'))).toEqual([]);
+    expect(ids('a.js', handler("Object.freeze(['a.txt'])"))).toEqual([]);
+    expect(ids('a.js', handler("fs.readdirSync('/data')"))).toEqual(['js-path-traversal:2']);
+  });
+
+  it('reports jwt.decode only when its result decides something and the token is not verified', () => {
+    const mw = (body: string): string => `const jwt = require('jsonwebtoken');\nfunction mw(req, res, next) { const t = req.headers.authorization; ${body} }`;
+    expect(ids('a.js', mw("if (jwt.decode(t).admin) next();"))).toEqual(['js-jwt-decode-without-verify:2']);
+    expect(ids('a.js', mw("console.log(jwt.decode(t)); next();"))).toEqual([]);
+    expect(ids('a.js', mw("jwt.verify(t, key, { algorithms: ['RS256'] }); if (jwt.decode(t).admin) next();"))).toEqual([]);
   });
 });
 
@@ -489,5 +544,273 @@ describe('SAST scanning a tree', () => {
 
     const all = await scanSast(context(root), { excludeDirs: [] });
     expect(all.findings.map((f) => f.location.kind === 'file' && f.location.path).sort()).toEqual(['node_modules/dep/index.js', 'src/app.js']);
+  });
+});
+
+describe('SAST interprocedural taint (function summaries, imports, paths)', () => {
+  let output: ScanOutput;
+  const steps = (f: Finding | undefined): string[] => ((f?.details.path ?? []) as Array<{ path: string; line: number; note: string }>).map((s) => `${s.path}:${s.line} ${s.note}`);
+  const at = (rule: string, where: string): Finding | undefined =>
+    output.findings.find((f) => f.rule_id === rule && f.location.kind === 'file' && `${f.location.path}:${f.location.line}` === where);
+
+  beforeAll(async () => {
+    output = await scanSast(context(join(FIXTURES, 'interproc')));
+  });
+
+  it('follows a flow through helpers of one file, with every step as file:line', () => {
+    const f = at('js-command-injection', 'routes/local.js:15');
+    expect(steps(f)).toEqual([
+      'routes/local.js:35 source req.query',
+      'routes/local.js:36 call build',
+      'routes/local.js:18 parameter file of build',
+      'routes/local.js:18 call quote',
+      'routes/local.js:9 parameter s of quote',
+      'routes/local.js:10 return',
+      'routes/local.js:18 return',
+      'routes/local.js:36 cmd = …',
+      'routes/local.js:37 call shell',
+      'routes/local.js:13 parameter cmd of shell',
+      'routes/local.js:15 sink child_process.exec',
+    ]);
+    expect(f?.details.source).toMatchObject({ line: 35, expression: 'req.query' });
+  });
+
+  it('follows require() of module.exports and exports.f into another file', () => {
+    expect(steps(at('js-sql-injection', 'lib/db-helpers.js:10'))).toEqual([
+      'routes/orders.js:8 source req.params',
+      'routes/orders.js:8 call helpers.findOrder',
+      'lib/db-helpers.js:8 parameter id of findOrder',
+      'lib/db-helpers.js:10 sink pool.query',
+    ]);
+    expect(steps(at('js-command-injection', 'lib/db-helpers.js:34'))[0]).toBe('routes/orders.js:22 source req.body');
+    // The same helpers are safe when the callee sanitises or binds the value, or gets a constant.
+    for (const line of [16, 23, 29]) expect(output.findings.filter((f) => f.location.kind === 'file' && f.location.path === 'lib/db-helpers.js' && f.location.line === line)).toEqual([]);
+  });
+
+  it('follows named, default and namespace ES imports (./x.js naming x.ts)', () => {
+    expect(steps(at('js-sql-injection', 'src/routes.ts:12'))).toEqual([
+      'src/routes.ts:12 source req.query',
+      'src/routes.ts:12 call orderBy',
+      'src/sql.ts:5 parameter column of orderBy',
+      'src/sql.ts:6 return',
+      'src/routes.ts:12 sink db.raw',
+    ]);
+    expect(at('js-command-injection', 'src/sql.ts:13')).toBeDefined();
+    expect(at('js-xss-response', 'src/routes.ts:31')).toBeDefined();
+    expect(at('js-sql-injection', 'src/routes.ts:15')).toBeUndefined(); // Number() inside pageSize
+    expect(at('js-command-injection', 'src/sql.ts:19')).toBeUndefined();
+    expect(at('js-xss-response', 'src/routes.ts:36')).toBeUndefined(); // escapeHtml inside the callee
+  });
+
+  it('does not follow imports when a file is analysed alone (unknown functions stay clean)', () => {
+    const code = "import { orderBy } from './sql';\napp.get('/x', async (req, res) => { await db.raw(orderBy(req.query.s)); });\n";
+    expect(analyzeSource('src/a.ts', code, defaultRules()).findings).toEqual([]);
+  });
+
+  it('terminates on recursion and keeps what the recursive function returns', () => {
+    expect(at('js-path-traversal', 'routes/local.js:44')).toBeDefined();
+    expect(at('js-path-traversal', 'routes/local.js:50')).toBeUndefined();
+    const code = `const { exec } = require('child_process');
+function a(x, n) { return n ? b(x, n - 1) : x; }
+function b(x, n) { return n ? a(x + '!', n - 1) : x; }
+function c(x) { return c(c(x)); }
+app.get('/r', (req, res) => { exec('echo ' + a(req.query.q, 9)); exec('echo ' + c(req.query.q)); });`;
+    const found = analyzeSource('r.js', code, defaultRules()).findings.filter((f) => f.rule_id === 'js-command-injection');
+    expect(found.map((f) => f.location.kind === 'file' && f.location.line)).toEqual([5]);
+  });
+
+  it('bounds the depth of nested summaries', () => {
+    const chain = (n: number): string => {
+      const fns = Array.from({ length: n }, (_, i) => `function f${i}(x) { ${i === n - 1 ? "exec('ls ' + x);" : `f${i + 1}(x);`} }`);
+      return `const { exec } = require('child_process');\n${fns.join('\n')}\napp.get('/d', (req, res) => { f0(req.query.d); });\n`;
+    };
+    expect(analyzeSource('d.js', chain(MAX_SUMMARY_DEPTH), defaultRules()).findings.map((f) => f.rule_id)).toEqual(['js-command-injection']);
+    expect(analyzeSource('d.js', chain(MAX_SUMMARY_DEPTH + 1), defaultRules()).findings).toEqual([]);
+  });
+
+  it('resolves this.method() and object methods of the same file', () => {
+    const code = `const { exec } = require('child_process');
+class Repo {
+  find(id) { return this.db.query('SELECT * FROM t WHERE id = ' + id); }
+  handle(req) { return this.find(req.query.id); }
+}
+const svc = { run(cmd) { exec(cmd); } };
+app.get('/o', (req, res) => { svc.run(req.query.cmd); });`;
+    const found = analyzeSource('o.js', code, defaultRules()).findings.map((f) => [f.rule_id, f.location.kind === 'file' && f.location.line]);
+    expect(found).toEqual([
+      ['js-sql-injection', 3],
+      ['js-command-injection', 6],
+    ]);
+  });
+
+  it('keeps fingerprints free of line numbers: a callee finding keeps its identity when code moves', () => {
+    const code = "const { exec } = require('child_process');\nfunction run(c) { exec('ls ' + c); }\napp.get('/x', (req, res) => { run(req.query.d); });\n";
+    const a = analyzeSource('m.js', code, defaultRules()).findings;
+    const b = analyzeSource('m.js', `\n\n// moved\n${code}`, defaultRules()).findings;
+    expect(a).toHaveLength(1);
+    expect(b[0]!.fingerprint).toBe(a[0]!.fingerprint);
+    expect(b[0]!.location).toMatchObject({ line: 5 });
+  });
+
+  it('renders the path as SARIF codeFlows and in the text report', () => {
+    const f = at('js-sql-injection', 'lib/db-helpers.js:10')!;
+    const report = { scanType: 'sast', tool: { name: 'aegis', version: '0', informationUri: 'https://example.test' }, target: '.', findings: [f], suppressed: { baseline: 0, diff_base: 0 } };
+    const sarif = toSarif(report as Parameters<typeof toSarif>[0]);
+    const locations = sarif.runs[0]!.results[0]!.codeFlows![0]!.threadFlows[0]!.locations.map(
+      (l) => `${l.location.physicalLocation.artifactLocation.uri}:${l.location.physicalLocation.region?.startLine} ${l.location.message?.text}`,
+    );
+    expect(locations).toEqual(['routes/orders.js:8 source req.params', 'routes/orders.js:8 call helpers.findOrder', 'lib/db-helpers.js:8 parameter id of findOrder', 'lib/db-helpers.js:10 sink pool.query']);
+    const text = renderText(report as Parameters<typeof renderText>[0], { quiet: true });
+    expect(text).toContain('         path:\n           routes/orders.js:8  source req.params\n');
+    expect(text).toContain('           lib/db-helpers.js:10  sink pool.query\n');
+  });
+
+  it('reports a helper reached from several files once', () => {
+    const sinks = output.findings.filter((f) => f.location.kind === 'file' && f.location.path === 'lib/db-helpers.js');
+    expect(new Set(sinks.map((f) => f.fingerprint)).size).toBe(sinks.length);
+  });
+
+  it('follows methods of instances of the project\'s classes and constructor functions', () => {
+    // `const store = new RecordStore(db)`, RecordStore required from another module, `this.byOwner = (…) => …` in its body.
+    expect(steps(at('js-nosql-injection', 'lib/records-store.js:10'))).toEqual([
+      'routes/instances.js:26 source req.query',
+      'routes/instances.js:26 call store.byOwner',
+      'lib/records-store.js:8 parameter owner of this.byOwner',
+      'lib/records-store.js:10 sink records.find',
+    ]);
+    // `RecordStore.prototype.archive = function …`; `this.mailer = new Mailer()` with a class method.
+    expect(steps(at('js-command-injection', 'lib/records-store.js:21'))[1]).toBe('routes/instances.js:34 call store.archive');
+    expect(steps(at('js-command-injection', 'lib/records-store.js:32'))[1]).toBe('routes/instances.js:40 call this.mailer.notify');
+    // A class of the same file, `badge = new Badge()`: its method's return carries the argument.
+    expect(at('js-xss-response', 'routes/instances.js:47')).toBeDefined();
+    // The safe methods of the same instances stay quiet.
+    expect(at('js-nosql-injection', 'lib/records-store.js:15')).toBeUndefined();
+    expect(at('js-command-injection', 'lib/records-store.js:26')).toBeUndefined();
+    expect(at('js-command-injection', 'lib/records-store.js:37')).toBeUndefined();
+    expect(at('js-xss-response', 'routes/instances.js:52')).toBeUndefined();
+  });
+
+  it('keeps unknown instances clean and an ambiguous instance unresolved', () => {
+    const code = `const { exec } = require('child_process');
+class A { run(c) { exec('ls ' + c); } }
+class B { run(c) { return c; } }
+const lib = new Map();
+let x = new A();
+x = new B();
+app.get('/r', (req, res) => { exec(lib.get(req.query.k)); x.run(req.query.d); });`;
+    expect(analyzeSource('r.js', code, defaultRules()).findings).toEqual([]);
+    const single = code.replace('x = new B();', '');
+    expect(analyzeSource('r.js', single, defaultRules()).findings.map((f) => f.location.kind === 'file' && f.location.line)).toEqual([2]);
+  });
+
+  it('runs a local closure called without tainted arguments on its enclosing state at the call', () => {
+    expect(steps(at('js-nosql-injection', 'routes/closures.js:16'))).toEqual([
+      'routes/closures.js:10 source req.query',
+      'routes/closures.js:12 return of criteria at its call',
+      'routes/closures.js:16 sink items.find',
+    ]);
+    expect(at('js-command-injection', 'routes/closures.js:42')).toBeDefined();
+    // A converted value, a variable reassigned before the call, a closure returning a constant.
+    for (const [rule, where] of [
+      ['js-nosql-injection', 'routes/closures.js:25'],
+      ['js-nosql-injection', 'routes/closures.js:33'],
+      ['js-command-injection', 'routes/closures.js:45'],
+    ] as const) expect(at(rule, where)).toBeUndefined();
+  });
+
+  it('bounds closures run at their call: recursion and module-level functions', () => {
+    const code = `const { exec } = require('child_process');
+app.get('/r', (req, res) => {
+  const q = req.query.q;
+  const loop = () => (q ? loop() : 'x');
+  const twice = () => q + loop();
+  exec(loop());
+  exec(twice());
+});
+const top = () => 'ls';
+app.get('/s', (req, res) => { const q = req.query.q; exec(top()); });`;
+    const found = analyzeSource('r.js', code, defaultRules()).findings.map((f) => f.location.kind === 'file' && f.location.line);
+    expect(found).toEqual([7]);
+  });
+});
+
+describe('SAST sanitisers and validation', () => {
+  const route = (body: string): string => `const { exec } = require('child_process');\napp.post('/x', async (req, res) => {\n${body}\n});\n`;
+  // [name, vulnerable, safe, rule]
+  const cases: Array<[string, string, string, string]> = [
+    ['parseInt', "db.query('SELECT * FROM t WHERE id = ' + req.query.id);", "db.query('SELECT * FROM t WHERE id = ' + parseInt(req.query.id, 10));", 'js-sql-injection'],
+    ['Number in a helper', "const id = (v) => v; db.query('SELECT * FROM t WHERE id = ' + id(req.query.id));", "const id = (v) => Number(v); db.query('SELECT * FROM t WHERE id = ' + id(req.query.id));", 'js-sql-injection'],
+    ['parseFloat', "db.query('SELECT * FROM t LIMIT ' + req.query.n);", "db.query('SELECT * FROM t LIMIT ' + parseFloat(req.query.n));", 'js-sql-injection'],
+    ['zod parse', "const { name } = req.body; db.query(`SELECT * FROM t WHERE name = '${name}'`);", "const { name } = schema.parse(req.body); db.query(`SELECT * FROM t WHERE name = '${name}'`);", 'js-sql-injection'],
+    ['joi validate', "const value = req.body; exec('convert ' + value.file);", "const { value, error } = schema.validate(req.body); if (error) return; exec('convert ' + value.file);", 'js-command-injection'],
+    ['ajv validate as a guard', "const body = req.body; ajv.validate(schema, body); exec('convert ' + body.file);", "const body = req.body; if (!ajv.validate(schema, body)) return res.sendStatus(400); exec('convert ' + body.file);", 'js-command-injection'],
+    ['an ajv-compiled validate as a guard', "const body = req.body; if (!check(body)) return; exec('convert ' + body.file);", "const body = req.body; if (!validate(body)) return; exec('convert ' + body.file);", 'js-command-injection'],
+    ['class-validator validateOrReject', "const dto = req.body; await validate(dto); exec('convert ' + dto.file);", "const dto = req.body; await validateOrReject(dto); exec('convert ' + dto.file);", 'js-command-injection'],
+    ['pg placeholders', "await pool.query('SELECT * FROM t WHERE id = ' + req.params.id);", "await pool.query('SELECT * FROM t WHERE id = $1', [req.params.id]);", 'js-sql-injection'],
+    ['mysql ? replacements', "connection.query(`SELECT * FROM t WHERE name = '${req.body.name}'`);", "connection.query('SELECT * FROM t WHERE name = ?', [req.body.name]);", 'js-sql-injection'],
+    ['Sequelize replacements', "await sequelize.query('SELECT * FROM t WHERE name = ' + req.body.name);", "await sequelize.query('SELECT * FROM t WHERE name = :name', { replacements: { name: req.body.name } });", 'js-sql-injection'],
+    ['Sequelize bind', "await sequelize.query(`SELECT * FROM t WHERE id = ${req.body.id}`);", "await sequelize.query('SELECT * FROM t WHERE id = $1', { bind: [req.body.id] });", 'js-sql-injection'],
+    ['knex whereRaw with bindings', "await knex('t').whereRaw(`name = '${req.query.n}'`);", "await knex('t').whereRaw('name = ?', [req.query.n]);", 'js-sql-injection'],
+  ];
+
+  it.each(cases)('%s: flags the unchecked flow and not the checked one', (_name, vulnerable, safe, rule) => {
+    const rules = (code: string): string[] => analyzeSource('s.js', route(code), defaultRules()).findings.map((f) => f.rule_id);
+    expect(rules(vulnerable)).toContain(rule);
+    expect(rules(safe)).not.toContain(rule);
+  });
+});
+
+describe('SAST summaries see the callee module', () => {
+  it("uses the callee's module constants for prefix checks", () => {
+    const code = `const axios = require('axios');
+const BASE = 'https://api.example.com/users/';
+function user(id) { return axios.get(BASE + id); }
+function any(url) { return axios.get(url); }
+app.get('/u', async (req, res) => { await user(req.query.id); await any(req.query.url); });`;
+    const found = analyzeSource('c.js', code, defaultRules()).findings.map((f) => [f.rule_id, f.location.kind === 'file' && f.location.line]);
+    expect(found).toEqual([['js-ssrf', 4]]);
+  });
+});
+
+describe('SAST validator functions (summaries used as guards)', () => {
+  const run = (helper: string, use: string): string[] =>
+    analyzeSource('v.js', `const { exec } = require('child_process');\n${helper}\napp.get('/v', (req, res) => {\n  const name = req.query.name;\n${use}\n});\n`, defaultRules()).findings.map((f) => f.rule_id);
+
+  it('a helper whose every return checks the parameter vouches for it', () => {
+    const helper = "function isSafeName(s) { if (s.length > 64) return false; return /^[\\w-]+$/.test(s); }";
+    expect(run(helper, "  if (!isSafeName(name)) return res.sendStatus(400);\n  exec('convert ' + name);")).toEqual([]);
+    // The check's result ignored: still a flow.
+    expect(run(helper, "  isSafeName(name);\n  exec('convert ' + name);")).toEqual(['js-command-injection']);
+  });
+
+  it('a helper that can return true without checking vouches for nothing', () => {
+    const helper = 'function isSafeName(s) { if (s.length < 3) return true; return /^[\\w-]+$/.test(s); }';
+    expect(run(helper, "  if (!isSafeName(name)) return res.sendStatus(400);\n  exec('convert ' + name);")).toEqual(['js-command-injection']);
+    const substring = "const isAllowed = (s) => s.includes('images');";
+    expect(run(substring, "  if (isAllowed(name)) exec('convert ' + name);")).toEqual(['js-command-injection']);
+  });
+});
+
+describe('SAST module resolution for summaries', () => {
+  it('follows index files, re-exports and export default of a local function', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'aegis-sast-modules-'));
+    try {
+      await mkdir(join(root, 'src', 'lib'), { recursive: true });
+      await writeFile(join(root, 'src', 'lib', 'impl.ts'), "import { execSync } from 'node:child_process';\nexport function run(c: string) {\n  return execSync('git ' + c);\n}\n");
+      await writeFile(join(root, 'src', 'lib', 'index.ts'), "export { run as execute } from './impl';\n");
+      await writeFile(join(root, 'src', 'lib', 'fmt.js'), "const fs = require('fs');\nfunction read(p) { return fs.readFileSync(p); }\nexport default read;\n");
+      await writeFile(
+        join(root, 'src', 'app.ts'),
+        "import { execute } from './lib';\nimport read from './lib/fmt.js';\napp.get('/g', (req, res) => {\n  execute(req.query.c);\n  res.send(read(req.query.p));\n});\n",
+      );
+      const out = await scanSast(context(root));
+      const found = out.findings.map((f) => [f.rule_id, f.location.kind === 'file' ? `${f.location.path}:${f.location.line}` : '']).sort();
+      expect(found).toEqual([
+        ['js-command-injection', 'src/lib/impl.ts:3'],
+        ['js-path-traversal', 'src/lib/fmt.js:2'],
+      ]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

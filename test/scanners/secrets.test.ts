@@ -13,6 +13,8 @@ import type { Finding } from '../../api/scanners/types.ts';
 import { scanSecrets, type SecretsScanOutput } from '../../api/scanners/secrets/index.ts';
 import { compileRuleSet, loadDefaultAllowlist, loadDefaultRuleDefinitions, loadRuleSet, parseRuleFile, RuleFileError } from '../../api/scanners/secrets/rules.ts';
 import { createScratch, findHits } from '../../api/scanners/secrets/match.ts';
+import { decodedTokens, findAllHits } from '../../api/scanners/secrets/decode.ts';
+import { fileType, skippedByType } from '../../api/scanners/coverage.ts';
 import { redactedPreview } from '../../api/scanners/secrets/redact.ts';
 import { shannonEntropy } from '../../api/scanners/secrets/entropy.ts';
 import { base62Crc32 } from '../../api/scanners/secrets/validators.ts';
@@ -201,7 +203,8 @@ describe('secret rules', () => {
     expect(new Set(defs.map((d) => d.id)).size).toBe(defs.length);
     for (const d of defs) {
       expect(() => new RE2(d.regex, 'u'), d.id).not.toThrow();
-      expect(d.keywords.length, d.id).toBeGreaterThan(0);
+      // a rule without keywords is gated by its paths (a file format known by its name)
+      expect(d.keywords.length > 0 || (d.paths?.length ?? 0) > 0, `${d.id} has neither keywords nor paths`).toBe(true);
       expect(d.cwe, d.id).toMatch(/^CWE-\d+$/);
     }
     console.log(`secret rules: ${defs.length}`);
@@ -240,6 +243,13 @@ describe('secret rules', () => {
     expect(bad(rule("    regex: 'demo_[a-z]+'\n    validate: magic\n"))).toMatch(/validate must be one of/);
     expect(bad(rule("    regex: 'x*'\n"))).toMatch(/matches the empty string/);
     expect(bad('rules:\n  - id: demo\n    title: Demo\n    severity: high\n    cwe: CWE-798\n    keywords: []\n    regex: a\n')).toMatch(/keywords must not be empty/);
+    expect(bad(rule("    regex: 'demo_[a-z]+'\n    paths: ['a(?=b)']\n"))).toMatch(/paths\[0\] is not a valid RE2 pattern/);
+    // a rule gated by its paths alone runs only on those paths
+    const [pathRule] = parseRuleFile("rules:\n  - id: demo-key-file\n    title: Demo\n    severity: high\n    cwe: CWE-321\n    keywords: []\n    paths: ['(?:^|/)demo\\.key$']\n    regex: '\\A(?P<secret>[0-9a-f]{32})\\s*\\z'\n", 'rules/demo.yaml');
+    const pathSet = compileRuleSet([pathRule!]);
+    const key = Buffer.from('7c1e9a40d2b85f63e0a47b19c8d25f6e\n');
+    expect(findHits(key, pathSet, 'conf/demo.key', createScratch(pathSet)).hits.map((h) => h.rule.id)).toEqual(['demo-key-file']);
+    expect(findHits(key, pathSet, 'conf/other.txt', createScratch(pathSet)).hits).toEqual([]);
     expect(bad('rules: [')).toMatch(/not valid YAML/);
     expect(() => compileRuleSet([...defs, defs[0]!])).toThrow(/duplicate rule id/);
   });
@@ -283,6 +293,103 @@ describe('secret rules', () => {
     const token = fakeGithubToken();
     const { hits } = findHits(Buffer.from(`GITHUB_TOKEN=${token}\n`), set, '.env', createScratch(set));
     expect(hits.map((h) => h.rule.id)).toEqual(['github-pat']);
+  });
+});
+
+describe('encoded secrets (base64, hex)', () => {
+  const set = loadRuleSet();
+  const b64 = (s: string): string => Buffer.from(s).toString('base64');
+  const hex = (s: string): string => Buffer.from(s).toString('hex');
+  const scan = (text: string, path = 'config.yaml') => findAllHits(Buffer.from(text), set, path, createScratch(set)).hits;
+
+  it('finds a base64-encoded AWS key, reported on the encoded text with details.encoding', async () => {
+    const dir = tempDir();
+    const encoded = b64('aws_access_key_id = AKIALCJOAE5V4WYSLTDJ');
+    writeFileSync(join(dir, 'values.yaml'), `env:\n  name: orders\n  blob: "${encoded}"\n`);
+    const out = await scanSecrets({ root: dir, signal: neverAborted() });
+    expect(out.findings).toHaveLength(1);
+    const f = out.findings[0]!;
+    expect(f.rule_id).toBe('aws-access-key-id');
+    expect(f.details.encoding).toBe('base64');
+    expect(f.location).toMatchObject({ path: 'values.yaml', line: 3, column: 10 });
+    // the encoded form is as secret as the decoded one: neither is in the output
+    const json = JSON.stringify(out);
+    expect(json).not.toContain(encoded);
+    expect(json).not.toContain('AKIALCJOAE5V4WYSLTDJ');
+  });
+
+  it('finds a password-bearing URL in a Kubernetes Secret data value, with the key name kept as context', () => {
+    const url = b64('postgres://orders:Zq8vTm41pLx2Wk@db.internal.acme.io:5432/orders');
+    const hits = scan(`apiVersion: v1\nkind: Secret\ndata:\n  DATABASE_URL: ${url}\n`);
+    expect(hits.map((h) => [h.rule.id, h.details?.encoding])).toEqual([['postgres-url-password', 'base64']]);
+    const pw = b64('Vx9pLm22qTr8');
+    expect(scan(`kind: Secret\ndata:\n  DB_PASSWORD: ${pw}\n`, '.env').map((h) => h.rule.id)).toEqual(['generic-password']);
+  });
+
+  it('finds a hex-encoded token', () => {
+    const hits = scan(`SLACK_HEX=${hex('xoxb-2489234823-2389472394723-Rk3jF9sLm2QpZx8vT1uYw4Nb')}\n`);
+    expect(hits.map((h) => [h.rule.id, h.details?.encoding])).toEqual([['slack-bot-token', 'hex']]);
+  });
+
+  it('leaves random base64 image data, hashes and integrity digests alone', () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    const random = createHash('sha512').update('x').digest('base64');
+    const text = [
+      `logo: data:image/png;base64,${png}`,
+      `sha256: ${createHash('sha256').update('a').digest('hex')}`,
+      `sha1: ${createHash('sha1').update('b').digest('hex').toUpperCase()}`,
+      `"integrity": "sha512-${random}"`,
+      `blob: ${randomBase64(300)}`,
+      'const getOwnPropertyDescriptors = Object.getOwnPropertyDescriptors;',
+    ].join('\n');
+    expect(decodedTokens(Buffer.from(text))).toEqual([]);
+    expect(scan(text)).toEqual([]);
+  });
+
+  it('honours an ignore marker on the encoded line', () => {
+    const encoded = b64('aws_access_key_id = AKIALCJOAE5V4WYSLTDJ');
+    expect(scan(`blob: ${encoded}\n`).map((h) => h.rule.id)).toEqual(['aws-access-key-id']);
+    expect(scan(`blob: ${encoded} ${'x'.repeat(60)} # aegis:ignore\n`)).toEqual([]);
+  });
+
+  it('decodes once: a doubly encoded secret is not unwrapped', () => {
+    expect(scan(`blob: ${b64(b64('aws_access_key_id = AKIALCJOAE5V4WYSLTDJ'))}\n`)).toEqual([]);
+  });
+});
+
+/** Pseudo-random base64 of binary data (deterministic). */
+function randomBase64(bytes: number): string {
+  const out: Buffer[] = [];
+  for (let i = 0; out.length * 32 < bytes; i++) out.push(createHash('sha256').update(String(i)).digest());
+  return Buffer.concat(out).subarray(0, bytes).toString('base64');
+}
+
+describe('coverage: skipped files by type', () => {
+  it('classifies by extension or, without one, by name', () => {
+    expect(fileType('assets/Logo.PNG')).toBe('.png');
+    expect(fileType('dist/app.min.js')).toBe('.js');
+    expect(fileType('Makefile')).toBe('makefile');
+    expect(fileType('a/.DS_Store')).toBe('.ds_store');
+    expect(fileType('keys/id_rsa')).toBe('id_rsa');
+  });
+
+  it('counts skipped files by type and reason, most first', async () => {
+    const dir = tempDir();
+    for (const n of ['a.png', 'b.png', 'c.PNG']) writeFileSync(join(dir, n), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0]));
+    writeFileSync(join(dir, 'font.woff2'), Buffer.from([0x77, 0x4f, 0, 1]));
+    writeFileSync(join(dir, 'big.json'), `${'x'.repeat(2048)}\n`);
+    writeFileSync(join(dir, 'vendored.json'), '{}\n');
+    writeFileSync(join(dir, 'ok.txt'), 'nothing here\n');
+    const out = await scanSecrets({ root: dir, signal: neverAborted() }, { maxFileBytes: 1024, allowPaths: ['^vendored\\.'] });
+    expect(out.coverage.skipped_by_type).toEqual([
+      { type: '.png', reason: 'binary', files: 3 },
+      { type: '.json', reason: 'allowlisted', files: 1 },
+      { type: '.json', reason: 'too_large', files: 1 },
+      { type: '.woff2', reason: 'binary', files: 1 },
+    ]);
+    expect(skippedByType([])).toEqual([]);
+    const total = out.coverage.skipped_by_type.reduce((n, s) => n + s.files, 0);
+    expect(total).toBe(out.coverage.skipped.length);
   });
 });
 

@@ -11,6 +11,7 @@ import { startCveTarget } from '../fixtures/web/cve-target.ts';
 import { startVulnerableApi } from '../fixtures/web/vulnerable-api.ts';
 import { startVulnerableShop } from '../fixtures/web/vulnerable-shop.ts';
 import { eventually, viaGateway } from '../support/gateway.ts';
+import { sarifValidator } from '../support/sarif.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -78,6 +79,32 @@ describe('DAST', () => {
     const events = (await t.call<{ data: { type: string; data: { object: { id: string; first_scan_id?: string; status?: string } } }[] }>('GET', '/api/v1/events?type=scan.completed,vulnerability.created&limit=200')).body.data;
     expect(events.some((e) => e.type === 'scan.completed' && e.data.object.id === scan.id && e.data.object.status === 'completed')).toBe(true);
     expect(events.filter((e) => e.type === 'vulnerability.created' && e.data.object.first_scan_id === scan.id)).toHaveLength(findings.length);
+
+    // GET /scans/:id/sarif serves URL scans too: one result per finding, located at its absolute URL.
+    const sarif = await t.call('GET', `/api/v1/scans/${scan.id}/sarif`);
+    expect(sarif.status, sarif.text).toBe(200);
+    expect(sarif.headers.get('content-type')).toMatch(/^application\/sarif\+json/);
+    const validate = sarifValidator();
+    expect(validate(sarif.body), JSON.stringify(validate.errors)).toBe(true);
+    type Result = { ruleId: string; partialFingerprints: Record<string, string>; locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region?: unknown } }[]; properties: Record<string, unknown> };
+    const run = sarif.body.runs[0] as { results: Result[]; originalUriBaseIds?: unknown; properties: { scan_type: string; target: string; coverage?: { requests: number } }; tool: { driver: { rules: { id: string; properties: { tags: string[] } }[] } } };
+    expect(run.properties.scan_type).toBe('dast');
+    expect(run.properties.target.startsWith(shop.url)).toBe(true);
+    expect(run.properties.coverage?.requests).toBe(coverage.requests);
+    expect(run.originalUriBaseIds).toBeUndefined();
+    expect(run.results).toHaveLength(findings.length);
+    const byId = new Map(findings.map((f) => [f.id, f]));
+    for (const r of run.results) {
+      const f = byId.get(r.properties['aegis/vulnerability_id'] as string)!;
+      expect(f, JSON.stringify(r.properties)).toBeDefined();
+      expect(r.ruleId).toBe(f.rule_id);
+      expect(r.locations[0]!.physicalLocation).toEqual({ artifactLocation: { uri: f.location.url } });
+      expect(r.locations[0]!.physicalLocation.artifactLocation.uri).toMatch(/^https?:\/\//);
+      expect(r.properties['aegis/method']).toBe(f.location.method);
+      expect(r.partialFingerprints.primaryLocationLineHash).toMatch(/^[0-9a-f]{64}$/);
+    }
+    const sqli = run.tool.driver.rules.find((rule) => rule.id.startsWith('dast-sqli'))!;
+    expect(sqli.properties.tags).toEqual(expect.arrayContaining(['security', 'dast', 'external/cwe/cwe-89']));
 
     const clean = await startVulnerableShop({ fixed: true });
     closers.push(clean.close);

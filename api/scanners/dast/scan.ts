@@ -9,6 +9,17 @@
 //
 // A used-up budget ends the scan with what it found and a coverage note; ctx.signal aborts it
 // (the abort reason is thrown).
+//
+// One root cause, one finding: active findings of the same rule, through the same kind of
+// injection point (the same parameter name and place, or the URL path), with the same evidence
+// signature (payload variant, status, media type and what proved it: the file read, the database
+// error, the reflection context) on the same origin are one finding — a static handler that
+// resolves `..` shows up under every directory it serves, but it is one bug. The finding kept is
+// the one nearest the root (shortest path, then alphabetical), so its fingerprint is the one a scan
+// that reached only that URL gives; `details.affected_urls` lists every injection URL (at most
+// MAX_AFFECTED_URLS) and `details.affected_count` how many there were; verify-fix re-runs the
+// kept finding's check. Different parameters, or the same parameter with different evidence, stay
+// separate findings; passive findings are not grouped here.
 import { createHash } from 'node:crypto';
 import { BudgetExhaustedError, OutOfScopeError, RefusedTargetError, type HttpExchange } from '../web/http.ts';
 import type { Recheck, WebFinding, WebFindingDetails, WebScanContext, WebScanOutput } from '../web/types.ts';
@@ -22,7 +33,9 @@ import {
   checkTraversalParam,
   checkTraversalPath,
   checkXss,
+  fileSignature,
   looksFileValued,
+  sqlError,
   looksUrlValued,
   type ActiveEnv,
   type ActiveHit,
@@ -79,6 +92,71 @@ const FAMILIES: Array<{ rules: string[]; applies?: (p: InjectionPoint) => boolea
   { rules: ['dast-open-redirect'], applies: looksUrlValued },
   { rules: ['dast-path-traversal'], applies: looksFileValued },
 ];
+
+/** Injection URLs listed in one grouped finding's details.affected_urls. */
+export const MAX_AFFECTED_URLS = 20;
+
+/** A finding's root-cause key (findings with equal keys are one bug) and the URL its payloads went to. */
+interface RootCause {
+  key: string;
+  url: string;
+}
+
+/** What proved the hit, without what differs from one URL to the next (markers, paths). */
+function evidenceSignature(hit: ActiveHit): string {
+  const body = hit.exchange.body;
+  switch (hit.rule) {
+    case 'dast-path-traversal':
+      return fileSignature(body)?.file ?? '';
+    case 'dast-sqli-error': {
+      const err = sqlError(body);
+      return err ? `${err.db}: ${err.text.replace(/\d+/g, '0')}` : '';
+    }
+    case 'dast-xss-reflected':
+      // The markup around the reflection: the same template reflects the same way.
+      return hit.evidence.replace(/aegisxss[0-9a-f]+/gi, 'X');
+    default:
+      return '';
+  }
+}
+
+function rootCauseKey(hit: ActiveHit, url: string, method: string, where: string, parameter: string): string {
+  const type = (hit.exchange.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return JSON.stringify([hit.rule, new URL(url).origin, method, where, parameter, hit.variant, hit.exchange.status, type, evidenceSignature(hit)]);
+}
+
+/** Merges findings with the same root cause into the one nearest the root (see the header). */
+function groupByRootCause(findings: readonly WebFinding[], causes: ReadonlyMap<string, RootCause>): WebFinding[] {
+  const groups = new Map<string, WebFinding[]>();
+  const out: WebFinding[] = [];
+  for (const f of findings) {
+    const cause = causes.get(f.fingerprint);
+    if (!cause) {
+      out.push(f);
+      continue;
+    }
+    const group = groups.get(cause.key);
+    if (group) group.push(f);
+    else groups.set(cause.key, [f]);
+  }
+  const urlOf = (f: WebFinding): string => causes.get(f.fingerprint)!.url;
+  for (const group of groups.values()) {
+    if (group.length === 1) {
+      out.push(group[0]!);
+      continue;
+    }
+    const order = (a: WebFinding, b: WebFinding): number => {
+      const pa = new URL(urlOf(a)).pathname;
+      const pb = new URL(urlOf(b)).pathname;
+      return pa.length - pb.length || (urlOf(a) < urlOf(b) ? -1 : urlOf(a) > urlOf(b) ? 1 : 0);
+    };
+    const sorted = [...group].sort(order);
+    const urls = [...new Set(sorted.map(urlOf))];
+    const kept = sorted[0]!;
+    out.push({ ...kept, details: { ...kept.details, affected_urls: urls.slice(0, MAX_AFFECTED_URLS), affected_count: urls.length } });
+  }
+  return out;
+}
 
 function fingerprint(ruleId: string, method: string, path: string, parameter: string): string {
   return createHash('sha256').update(`${ruleId}\n${method}\n${path}\n${parameter}`).digest('hex');
@@ -229,8 +307,11 @@ export async function scanDast(input: DastInput, ctx: WebScanContext): Promise<W
   const progress = throttled(ctx.onProgress);
   const notes: string[] = [];
   const findings = new Map<string, WebFinding>();
-  const add = (f: WebFinding): void => {
-    if (!findings.has(f.fingerprint)) findings.set(f.fingerprint, f);
+  const causes = new Map<string, RootCause>();
+  const add = (f: WebFinding, cause?: RootCause): void => {
+    if (findings.has(f.fingerprint)) return;
+    findings.set(f.fingerprint, f);
+    if (cause) causes.set(f.fingerprint, cause);
   };
 
   // ---- crawl
@@ -267,8 +348,9 @@ export async function scanDast(input: DastInput, ctx: WebScanContext): Promise<W
     try {
       await runPool(tasks, DAST_DEFAULTS.concurrency, async (task) => {
         if (task.kind === 'path') {
-          const hit = await checkTraversalPath(env, dirOf(task.page.request.url), task.page.exchange);
-          if (hit) add(pathFinding(hit, task.page, input.policy));
+          const dir = dirOf(task.page.request.url);
+          const hit = await checkTraversalPath(env, dir, task.page.exchange);
+          if (hit) add(pathFinding(hit, task.page, input.policy), { key: rootCauseKey(hit, dir, 'GET', 'path', '*'), url: dir });
         } else {
           for (const family of FAMILIES) {
             if (family.applies && !family.applies(task.point)) continue;
@@ -276,7 +358,8 @@ export async function scanDast(input: DastInput, ctx: WebScanContext): Promise<W
               if (!enabled.has(ruleId)) continue;
               const hit = await POINT_RULES[ruleId]!(env, task.point, task.baseline);
               if (hit) {
-                add(pointFinding(hit, task.point, input.policy));
+                const url = baselineRequest(task.point).url;
+                add(pointFinding(hit, task.point, input.policy), { key: rootCauseKey(hit, url, task.point.method, task.point.in, pointName(task.point)), url });
                 break;
               }
             }
@@ -305,7 +388,7 @@ export async function scanDast(input: DastInput, ctx: WebScanContext): Promise<W
   const unknown = unknownPolicyRules(input.policy);
   if (unknown.length > 0) notes.push(`policy names rules DAST does not have: ${unknown.join(', ')}`);
 
-  const sorted = [...findings.values()].sort(
+  const sorted = groupByRootCause([...findings.values()], causes).sort(
     (a, b) => a.rule_id.localeCompare(b.rule_id) || a.location.url.localeCompare(b.location.url) || (a.location.parameter ?? '').localeCompare(b.location.parameter ?? ''),
   );
   return { findings: sorted, coverage: { requests: prober.sent, items: pages.length, notes } };

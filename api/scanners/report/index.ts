@@ -1,4 +1,4 @@
-// Report formats for code-scan findings (`aegis scan`, `GET /api/v1/scans/:id/sarif`).
+// Report formats for scan findings, code (file, package) and URL alike (`aegis scan`, `GET /api/v1/scans/:id/sarif`).
 export * from './model.ts';
 export { renderJson, toJsonReport, baselineFingerprints, BaselineError, JSON_REPORT_FORMAT, JSON_REPORT_VERSION, type JsonReport } from './json.ts';
 export { renderSarif, toSarif, cweTag, SARIF_SCHEMA, SECURITY_SEVERITY, type SarifLog, type SarifOptions } from './sarif.ts';

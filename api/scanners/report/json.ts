@@ -1,7 +1,6 @@
 // The stable JSON report (`aegis scan --format json`), and the reader `--baseline` uses.
 // Format: docs/scan-cli.md. Additive changes keep `version: 1`; anything else bumps it.
-import type { Finding } from '../types.ts';
-import { countBySeverity, type ScanReport, type SeverityCounts } from './model.ts';
+import { countBySeverity, type ReportFinding, type ScanReport, type SeverityCounts } from './model.ts';
 
 export const JSON_REPORT_FORMAT = 'aegis-scan-report';
 export const JSON_REPORT_VERSION = 1;
@@ -15,7 +14,8 @@ export interface JsonReport {
   generated_at: string;
   summary: SeverityCounts;
   suppressed: { baseline: number; diff_base: number };
-  findings: Finding[];
+  /** Code findings (location `file` or `package`) or URL findings (location `url`). */
+  findings: ReportFinding[];
 }
 
 export function toJsonReport(report: ScanReport): JsonReport {

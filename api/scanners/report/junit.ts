@@ -1,6 +1,7 @@
 // JUnit XML for CI test reports (GitLab `artifacts:reports:junit`, Jenkins, Azure): one testsuite
-// per scan, one failing testcase per finding, so each finding shows as a failed test.
-import { countBySeverity, locationText, messageOf, type ScanReport } from './model.ts';
+// per scan, one failing testcase per finding, so each finding shows as a failed test. A testcase's
+// `file` is the finding's file, or its URL for a URL scan.
+import { countBySeverity, locationText, locationUri, messageOf, type ScanReport } from './model.ts';
 
 /** XML 1.0 text: escaped, without the control characters XML cannot carry. */
 export function xmlEscape(text: string): string {
@@ -27,7 +28,7 @@ export function renderJunit(report: ScanReport): string {
       f.evidence ? `evidence: ${f.evidence}` : '',
       `fingerprint: ${f.fingerprint}`,
     ].filter(Boolean);
-    out.push(`    <testcase classname="${xmlEscape(`${suite}.${f.rule_id}`)}" name="${xmlEscape(`${f.title} at ${locationText(f)}`)}" file="${xmlEscape(f.location.path)}">`);
+    out.push(`    <testcase classname="${xmlEscape(`${suite}.${f.rule_id}`)}" name="${xmlEscape(`${f.title} at ${locationText(f)}`)}" file="${xmlEscape(locationUri(f))}">`);
     out.push(`      <failure type="${f.severity}" message="${xmlEscape(`${f.title} (${f.severity})`)}">${xmlEscape(body.join('\n'))}</failure>`);
     out.push('    </testcase>');
   }

@@ -4,9 +4,11 @@
 // Identity: `partialFingerprints.primaryLocationLineHash` is the scanner's fingerprint, which does
 // not contain the line number (secrets: rule, path, secret digest; SAST: rule, path, sink text,
 // enclosing function, occurrence; SCA: advisory, package, version, lockfile), so a finding keeps
-// its identity when code above it moves.
-import type { Finding, Severity } from '../types.ts';
-import { messageOf, relativeUri, type ScanReport } from './model.ts';
+// its identity when code above it moves. URL findings (DAST: rule, method, URL path, parameter, …)
+// keep the fingerprint their scanner gave them in the same place, and are located at their absolute
+// URL (no `%SRCROOT%` base, no region), with the method and parameter in the result's properties.
+import type { Severity } from '../types.ts';
+import { isUrlScanType, locationText, messageOf, relativeUri, type ReportFinding, type ScanReport } from './model.ts';
 
 export const SARIF_SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
 
@@ -75,7 +77,7 @@ function cweUrl(cwe: string): string | undefined {
   return m ? `https://cwe.mitre.org/data/definitions/${m[1]}.html` : undefined;
 }
 
-function ruleFor(f: Finding, scanType: string): SarifRule {
+function ruleFor(f: ReportFinding, scanType: string): SarifRule {
   const message = messageOf(f);
   const tags = ['security', scanType];
   const tag = f.cwe ? cweTag(f.cwe) : undefined;
@@ -108,32 +110,66 @@ function physical(path: string, line?: number, column?: number, endLine?: number
 const isStep = (v: unknown): v is { line: number; expression?: unknown } =>
   typeof v === 'object' && v !== null && typeof (v as { line?: unknown }).line === 'number';
 
-/** A source → sink path when the finding carries one (SAST taint: `details.source`, `details.sink`). */
-function codeFlowOf(f: Finding): SarifResult['codeFlows'] | undefined {
-  if (f.location.kind !== 'file') return undefined;
-  const { source, sink } = f.details;
-  if (!isStep(source) || !isStep(sink)) return undefined;
+/** One step of a taint path (SAST: `details.path`), possibly in another file than the finding. */
+const isPathStep = (v: unknown): v is { path: string; line: number; note?: unknown } =>
+  isStep(v) && typeof (v as { path?: unknown }).path === 'string';
+
+/**
+ * A source → sink path when the finding carries one: every step of `details.path` (taint through
+ * functions and modules; file and URL findings), else `details.source` and `details.sink` (file
+ * findings).
+ */
+function codeFlowOf(f: ReportFinding): SarifResult['codeFlows'] | undefined {
+  const { source, sink, path } = f.details;
+  if (f.location.kind !== 'package' && Array.isArray(path) && path.length >= 2 && path.every(isPathStep)) {
+    const locations = path.map((s) => ({
+      location: { physicalLocation: physical(s.path, s.line), message: { text: typeof s.note === 'string' && s.note ? s.note : 'step' } },
+    }));
+    return [{ threadFlows: [{ locations }] }];
+  }
+  if (f.location.kind !== 'file' || !isStep(source) || !isStep(sink)) return undefined;
+  const file = f.location.path;
   const step = (s: { line: number; expression?: unknown }, what: string): { location: SarifLocation } => ({
     location: {
-      physicalLocation: physical(f.location.path, s.line),
+      physicalLocation: physical(file, s.line),
       message: { text: typeof s.expression === 'string' && s.expression ? `${what}: ${s.expression}` : what },
     },
   });
   return [{ threadFlows: [{ locations: [step(source, 'source'), step(sink, 'sink')] }] }];
 }
 
-function resultFor(f: Finding, ruleIndex: number): SarifResult {
+/** A URL finding's location: its absolute URL, described by method, URL and parameter. */
+function urlLocation(f: ReportFinding & { location: { kind: 'url' } }): SarifLocation {
+  return { physicalLocation: { artifactLocation: { uri: f.location.url } }, message: { text: locationText(f) } };
+}
+
+function resultFor(f: ReportFinding, ruleIndex: number): SarifResult {
   const loc = f.location;
-  const physicalLocation = loc.kind === 'file' ? physical(loc.path, loc.line, loc.column, loc.end_line) : physical(loc.path);
-  const text = loc.kind === 'package' ? `${f.title}: ${loc.name}@${loc.version} (${loc.ecosystem})` : `${f.title}: ${messageOf(f) === f.title ? f.evidence : messageOf(f)}`;
+  let location: SarifLocation;
+  let text: string;
+  const properties: Record<string, unknown> = { severity: f.severity, ...(f.cwe ? { cwe: f.cwe } : {}) };
+  if (loc.kind === 'url') {
+    location = urlLocation(f as ReportFinding & { location: typeof loc });
+    // The evidence (request and response excerpt) is what this occurrence showed.
+    text = `${f.title}: ${f.evidence}`;
+    const affected = f.details.affected_urls;
+    Object.assign(properties, {
+      'aegis/method': loc.method,
+      ...(loc.parameter !== undefined ? { 'aegis/parameter': loc.parameter } : {}),
+      ...(Array.isArray(affected) ? { 'aegis/affected_urls': affected } : {}),
+    });
+  } else {
+    location = { physicalLocation: loc.kind === 'file' ? physical(loc.path, loc.line, loc.column, loc.end_line) : physical(loc.path) };
+    text = loc.kind === 'package' ? `${f.title}: ${loc.name}@${loc.version} (${loc.ecosystem})` : `${f.title}: ${messageOf(f) === f.title ? f.evidence : messageOf(f)}`;
+  }
   const result: SarifResult = {
     ruleId: f.rule_id,
     ruleIndex,
     level: LEVEL[f.severity],
     message: { text: text.trim() || f.title },
-    locations: [{ physicalLocation }],
+    locations: [location],
     partialFingerprints: { primaryLocationLineHash: f.fingerprint, 'aegis/v1': f.fingerprint },
-    properties: { severity: f.severity, ...(f.cwe ? { cwe: f.cwe } : {}) },
+    properties,
   };
   const flows = codeFlowOf(f);
   if (flows) result.codeFlows = flows;
@@ -142,7 +178,7 @@ function resultFor(f: Finding, ruleIndex: number): SarifResult {
 
 export interface SarifOptions {
   /** Extra properties per result (the server adds the vulnerability id). */
-  resultProperties?: (f: Finding, index: number) => Record<string, unknown> | undefined;
+  resultProperties?: (f: ReportFinding, index: number) => Record<string, unknown> | undefined;
 }
 
 export function toSarif(report: ScanReport, options: SarifOptions = {}): SarifLog {
@@ -160,15 +196,22 @@ export function toSarif(report: ScanReport, options: SarifOptions = {}): SarifLo
     if (extra) result.properties = { ...result.properties, ...extra };
     return result;
   });
+  // URL scans: results carry absolute URLs, and name the scanned directory only for a code flow.
+  const url = isUrlScanType(report.scanType);
+  const srcRoot = !url || report.findings.some((f) => f.location.kind !== 'url') || results.some((r) => r.codeFlows !== undefined);
   return {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
     runs: [
       {
         tool: { driver: { name: report.tool.name, version: report.tool.version, semanticVersion: report.tool.version, informationUri: report.tool.informationUri, rules } },
-        originalUriBaseIds: { '%SRCROOT%': { description: { text: 'The scanned directory' } } },
+        ...(srcRoot ? { originalUriBaseIds: { '%SRCROOT%': { description: { text: 'The scanned directory' } } } } : {}),
         results,
-        properties: { scan_type: report.scanType, suppressed: report.suppressed },
+        properties: {
+          scan_type: report.scanType,
+          suppressed: report.suppressed,
+          ...(url ? { target: report.target, ...(report.coverage ? { coverage: report.coverage } : {}) } : {}),
+        },
       },
     ],
   };

@@ -6,9 +6,11 @@ import type { Finding } from '../types.ts';
 import { collectAliases } from './aliases.ts';
 import { nodeText } from './ast.ts';
 import { PatternWalker } from './patterns.ts';
-import { activeRules } from './prefilter.ts';
+import { activeRules, sinkRules } from './prefilter.ts';
 import type { RuleMeta, RuleSet } from './rules.ts';
-import { TaintEngine } from './taint.ts';
+import { relativeSpecifiers, type Project } from './project.ts';
+import { newCallContext, TaintEngine } from './taint.ts';
+import { jsxRawHtmlFindings, RAW_HTML_PROP } from './templates.ts';
 
 const MAX_EVIDENCE = 200;
 
@@ -21,6 +23,8 @@ export function scriptKind(path: string): ts.ScriptKind {
 
 interface Hit {
   meta: RuleMeta;
+  /** Where the finding is, when not in the analysed file (a sink inside an imported module's function). */
+  at?: { sf: ts.SourceFile; path: string };
   node: ts.Node;
   functionName: string;
   details: Record<string, unknown>;
@@ -60,6 +64,22 @@ function fingerprint(ruleId: string, path: string, text: string, fn: string, occ
 }
 
 export function toFindings(sf: ts.SourceFile, path: string, hits: Hit[]): Finding[] {
+  const elsewhere = new Map<string, { sf: ts.SourceFile; hits: Hit[] }>();
+  const here: Hit[] = [];
+  for (const h of hits) {
+    if (!h.at || h.at.path === path) here.push(h);
+    else {
+      const group = elsewhere.get(h.at.path) ?? { sf: h.at.sf, hits: [] };
+      group.hits.push(h);
+      elsewhere.set(h.at.path, group);
+    }
+  }
+  const out = fileFindings(sf, path, here);
+  for (const [p, g] of elsewhere) out.push(...fileFindings(g.sf, p, g.hits));
+  return out;
+}
+
+function fileFindings(sf: ts.SourceFile, path: string, hits: Hit[]): Finding[] {
   hits.sort((a, b) => a.node.getStart(sf) - b.node.getStart(sf) || a.meta.id.localeCompare(b.meta.id));
   const occurrences = new Map<string, number>();
   return hits.map((h) => {
@@ -88,29 +108,56 @@ export interface FileAnalysis {
   parsed: boolean;
 }
 
-/** Analyses one file's text; `path` is the repository-relative path used in findings. */
-export function analyzeSource(path: string, text: string, rules: RuleSet): FileAnalysis {
+// `import … from './x'`, `require('../x')`: the file may pass request data to the project's modules.
+const RELATIVE_IMPORT = /(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)['"]\.\.?\//;
+
+/**
+ * Analyses one file's text; `path` is the repository-relative path used in findings. With the
+ * scan's `project`, calls into the project's modules are followed (function summaries).
+ */
+export function analyzeSource(path: string, text: string, rules: RuleSet, project?: Project): FileAnalysis {
   const active = activeRules(rules, text);
-  if (!active.any) return { findings: [], parsed: false };
-  const sf = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, scriptKind(path));
-  const aliases = collectAliases(sf);
+  let taint = active.taint;
+  // A source here and the sink in an imported module: the prefilter cannot see that from this text.
+  // Only for rules one of whose sinks occurs in an imported module (or the modules it imports).
+  if (project && (active.sources & ~taint) !== 0n && RELATIVE_IMPORT.test(text)) {
+    let reach = 0n;
+    for (const spec of relativeSpecifiers(text)) {
+      const target = project.resolvePath(path, spec);
+      if (target !== undefined) reach |= project.reachableSinks(target, (t) => sinkRules(rules, t));
+    }
+    taint |= active.sources & reach;
+  }
+  const rawHtml = text.includes(RAW_HTML_PROP);
+  if (!active.any && taint === 0n && !rawHtml) return { findings: [], parsed: false };
+  // Already parsed as a module another file called into: reuse that tree.
+  const known = project?.cached(path);
+  const model = known && known.sf.text === text ? known : undefined;
+  const sf = model?.sf ?? ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, scriptKind(path));
+  const aliases = model?.aliases ?? collectAliases(sf);
   const hits: Hit[] = [];
   const walker = active.patterns.some(Boolean) ? new PatternWalker(sf, rules.patterns, aliases, active.patterns) : undefined;
-  if (active.taint !== 0n) {
+  if (taint !== 0n) {
     // One walk: the taint engine feeds the pattern walker the nodes it evaluates.
-    for (const h of new TaintEngine(sf, rules.taint, aliases, active.taint, walker?.onNode).run()) {
+    for (const h of new TaintEngine(sf, rules.taint, aliases, taint, walker?.onNode, newCallContext(project), model).run()) {
       hits.push({
         meta: rules.taint.rules[h.rule]!,
         node: h.node,
         functionName: h.functionName,
+        ...(h.sf !== sf ? { at: { sf: h.sf, path: h.path } } : {}),
         details: {
           source: h.origin,
-          sink: { line: lineOf(sf, h.node.getStart(sf)), expression: nodeText(h.node, sf), callee: h.callee },
+          sink: { line: lineOf(h.sf, h.node.getStart(h.sf)), expression: nodeText(h.node, h.sf), callee: h.callee },
+          path: h.steps,
         },
       });
     }
   } else walker?.run();
+  // Where a taint rule reports the same call, a pattern rule that it subsumes adds nothing.
+  const taintAt = new Set(hits.filter((h) => !h.at).map((h) => `${h.meta.id}@${h.node.getStart(sf)}`));
   for (const h of walker?.results() ?? []) {
+    const meta = rules.patterns.rules[h.rule]!;
+    if (meta.subsumedBy?.some((id) => taintAt.has(`${id}@${h.node.getStart(sf)}`))) continue;
     hits.push({
       meta: rules.patterns.rules[h.rule]!,
       node: h.node,
@@ -119,5 +166,7 @@ export function analyzeSource(path: string, text: string, rules: RuleSet): FileA
       ...(h.secret ? { secret: h.secret } : {}),
     });
   }
-  return { findings: toFindings(sf, path, hits), parsed: true };
+  const findings = toFindings(sf, path, hits);
+  if (rawHtml) findings.push(...jsxRawHtmlFindings(sf, path));
+  return { findings, parsed: true };
 }

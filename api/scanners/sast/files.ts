@@ -4,7 +4,8 @@ import { opendir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SkippedFile } from '../types.ts';
 
-export const SOURCE_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/i;
+// Vue and Svelte components too: their scripts are code, their markup has raw-HTML sinks (templates.ts).
+export const SOURCE_FILE = /\.(?:[cm]?[jt]s|[jt]sx|vue|svelte)$/i;
 const DECLARATION_FILE = /\.d\.[cm]?ts$/i;
 const MINIFIED_NAME = /[.-]min\.[cm]?js$/i;
 

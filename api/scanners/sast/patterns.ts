@@ -59,6 +59,44 @@ function stringValue(node: ts.Expression): ts.StringLiteralLike | undefined {
   return undefined;
 }
 
+/** The initializer of the `const` an identifier refers to, found scope by scope outwards. */
+export function constInitializer(id: ts.Identifier): ts.Expression | undefined {
+  const name = id.text;
+  for (let p: ts.Node | undefined = id.parent; p; p = p.parent) {
+    if (ts.isFunctionLike(p) && (p.parameters as readonly ts.ParameterDeclaration[]).some((q) => (ts.isIdentifier(q.name) ? q.name.text === name : true))) return undefined;
+    if (!ts.isBlock(p) && !ts.isSourceFile(p) && !ts.isModuleBlock(p) && !ts.isCaseClause(p) && !ts.isDefaultClause(p)) continue;
+    for (const st of p.statements) {
+      if (!ts.isVariableStatement(st)) continue;
+      for (const d of st.declarationList.declarations) {
+        if (!ts.isIdentifier(d.name) || d.name.text !== name) continue;
+        return (st.declarationList.flags & ts.NodeFlags.Const) !== 0 ? d.initializer : undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A collection fixed in the source: an array literal or `new Set([...])` of literals (frozen or not), or a `const` bound to one. */
+export function fixedCollection(node: ts.Expression, depth = 0): boolean {
+  if (depth > 4) return false;
+  const n = skipOuter(node);
+  if (ts.isArrayLiteralExpression(n)) return n.elements.every((e) => literalOf(e as ts.Expression) !== undefined);
+  if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && (n.expression.text === 'Set' || n.expression.text === 'Map')) {
+    const a = n.arguments?.[0];
+    return a === undefined || fixedCollection(a, depth + 1);
+  }
+  const c = ts.isCallExpression(n) ? n.expression : undefined;
+  if (c && ts.isPropertyAccessExpression(c) && ts.isIdentifier(c.expression) && c.expression.text === 'Object' && c.name.text === 'freeze' && (n as ts.CallExpression).arguments[0]) return fixedCollection((n as ts.CallExpression).arguments[0]!, depth + 1);
+  if (ts.isIdentifier(n)) {
+    const init = constInitializer(n);
+    return init !== undefined && fixedCollection(init, depth + 1);
+  }
+  return false;
+}
+
+/** Buffer constructors whose result is fixed when their arguments are (`Buffer.alloc(16)` is zeros). */
+const FIXED_BUFFER_CALLS = new Set(['Buffer.from', 'Buffer.alloc', 'Buffer.of', 'Uint8Array', 'Uint8Array.from', 'Uint8Array.of']);
+
 const isAssignment = (n: ts.Node): n is ts.BinaryExpression => ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.EqualsToken;
 
 export class PatternWalker {
@@ -174,6 +212,7 @@ export class PatternWalker {
         const positions = m.argNotConstant === 'any' ? [...args.keys()] : m.argNotConstant;
         if (!positions.some((i) => args[i] !== undefined && literalOf(args[i]!) === undefined)) continue;
       }
+      if (m.argFixed && !m.argFixed.every((i) => args[i] !== undefined && this.fixedValue(args[i]!, 0))) continue;
       if (m.optionMissing && !this.optionMissing(args[m.optionMissing.arg], m.optionMissing.keys)) continue;
       let secret: ts.Node | undefined;
       // A literal matched by a hard-coded-secret rule (CWE-798) is masked in the evidence.
@@ -185,6 +224,39 @@ export class PatternWalker {
       if (m.context && !m.context.test(this.context(node))) continue;
       this.hit(m, node, fn, secret);
     }
+  }
+
+  /**
+   * A value fixed in the source: a literal or a build of literals, an array of them, `Buffer.from`,
+   * `Buffer.alloc` (zeros), `Buffer.of` or `new Uint8Array` of such values, a `const` of the file
+   * bound to one, or a property of a `const` object literal holding one.
+   */
+  private fixedValue(node: ts.Expression, depth: number): boolean {
+    if (depth > 4) return false;
+    const n = skipOuter(node);
+    // `null` is no IV at all (ECB), which the weak-cipher rule is about.
+    const lit = literalOf(n);
+    if (lit !== undefined) return lit.value !== null;
+    if (ts.isTemplateExpression(n)) return n.templateSpans.every((s) => this.fixedValue(s.expression, depth + 1));
+    if (ts.isArrayLiteralExpression(n)) return n.elements.every((e) => !ts.isSpreadElement(e) && this.fixedValue(e, depth + 1));
+    if (ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.PlusToken) return this.fixedValue(n.left, depth + 1) && this.fixedValue(n.right, depth + 1);
+    if (ts.isIdentifier(n)) {
+      const init = constInitializer(n);
+      return init !== undefined && this.fixedValue(init, depth + 1);
+    }
+    if (ts.isPropertyAccessExpression(n) && ts.isIdentifier(n.expression)) {
+      const obj = constInitializer(n.expression);
+      const o = obj && skipOuter(obj);
+      if (!o || !ts.isObjectLiteralExpression(o)) return false;
+      const p = o.properties.find((q) => ts.isPropertyAssignment(q) && nameText(q.name) === n.name.text);
+      return p !== undefined && ts.isPropertyAssignment(p) && this.fixedValue(p.initializer, depth + 1);
+    }
+    if (ts.isCallExpression(n) || ts.isNewExpression(n)) {
+      const path = pathOf(n.expression, this.aliases)?.join('.');
+      if (path === undefined || !FIXED_BUFFER_CALLS.has(path)) return false;
+      return (n.arguments ?? []).every((a) => this.fixedValue(a, depth + 1));
+    }
+    return false;
   }
 
   /** The non-empty string literal (or `env.X || 'literal'` fallback) an object-literal option sets one of the keys to. */

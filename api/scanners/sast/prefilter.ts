@@ -63,6 +63,8 @@ function met(needs: readonly Need[], words: Set<string>, cache: Map<RegExp, bool
 export interface ActiveRules {
   /** Bit per taint rule. */
   taint: bigint;
+  /** Bit per taint rule whose sources appear (its sinks may be in another module). */
+  sources: bigint;
   /** Per pattern rule. */
   patterns: boolean[];
   any: boolean;
@@ -72,10 +74,23 @@ export function activeRules(rules: RuleSet, text: string): ActiveRules {
   const words = identifiers(text);
   const cache = new Map<RegExp, boolean>();
   let taint = 0n;
+  let sources = 0n;
   const t = rules.taint;
   for (let i = 0; i < t.rules.length; i++) {
-    if (met(t.sourceNeeds[i]!, words, cache) && met(t.sinkNeeds[i]!, words, cache)) taint |= 1n << BigInt(i);
+    if (!met(t.sourceNeeds[i]!, words, cache)) continue;
+    sources |= 1n << BigInt(i);
+    if (met(t.sinkNeeds[i]!, words, cache)) taint |= 1n << BigInt(i);
   }
   const patterns = rules.patterns.needs.map((needs) => met(needs, words, cache));
-  return { taint, patterns, any: taint !== 0n || patterns.some(Boolean) };
+  return { taint, sources, patterns, any: taint !== 0n || patterns.some(Boolean) };
+}
+
+/** Bit per taint rule one of whose sinks could be in the text (used for modules a file imports). */
+export function sinkRules(rules: RuleSet, text: string): bigint {
+  const words = identifiers(text);
+  const cache = new Map<RegExp, boolean>();
+  let mask = 0n;
+  const t = rules.taint;
+  for (let i = 0; i < t.rules.length; i++) if (met(t.sinkNeeds[i]!, words, cache)) mask |= 1n << BigInt(i);
+  return mask;
 }

@@ -21,6 +21,8 @@ export interface RuleMeta {
   cwe: string | null;
   /** Rule file it came from. */
   file: string;
+  /** Pattern rules: taint rules whose finding on the same code says more (`eval(x)` vs `eval(req.body.x)`). */
+  subsumedBy?: string[];
 }
 
 /** What the prefilter needs to see among a file's identifiers for a matcher to have a chance. */
@@ -40,6 +42,10 @@ export interface SinkSpec {
   unlessOption?: string[];
   /** The sink fires only if this argument is present and not a literal (`coll.update(filter, doc)`, not `hash.update(data, 'utf8')`). */
   withArg?: number;
+  /** Only when the call's result decides something: tested in a condition, returned, or stored in a property. */
+  resultUsed?: boolean;
+  /** Not when the enclosing function also calls one of these with the same argument (`jwt.verify(token)`). */
+  unlessCall?: PathPattern[];
 }
 
 export interface SanitizerSpec {
@@ -48,12 +54,32 @@ export interface SanitizerSpec {
   guard: 'args' | 'receiver';
   /** Only when the first argument is a constant string matching (`url.startsWith('https://acme.test/')`). */
   argConstant?: RegExp;
+  /** Only when the receiver is a fixed collection: an array or `new Set` of literals, or a `const` bound to one. */
+  receiverConstant?: boolean;
 }
 
 export interface PropagatorSpec {
   from: 'all' | 'receiver' | 'args';
   /** Taint goes into the receiver or this argument (`arr.push(x)`, `Object.assign(t, x)`). */
   into?: 'receiver' | number;
+}
+
+/**
+ * A parameter that is request data: one decorated `@Query()`/`@Body('x')` (NestJS; not if a
+ * decorator argument names an `unless_arg` pipe), or a parameter of a function selected by export
+ * name, file path and directive (`'use server'` actions, Next.js `route.ts` handlers).
+ */
+export type ParamSource =
+  | { kind: 'decorated'; mask: bigint; strings: boolean; decorators: Set<string>; unlessArg: Set<string> }
+  | { kind: 'function'; mask: bigint; strings: boolean; index: 'any' | number[]; exported?: Set<string>; file?: RegExp; directive?: string };
+
+/** A callback passed to a call (directly, or as an option of an object-literal argument) whose parameters are sources. */
+export interface CallbackSource {
+  mask: bigint;
+  strings: boolean;
+  params: number[];
+  argMatches: Array<[number, RegExp]>;
+  options?: string[];
 }
 
 export interface TaintRules {
@@ -67,6 +93,10 @@ export interface TaintRules {
   stringMember: PathIndex<true>;
   stringCall: PathIndex<true>;
   stringRouteParams: Set<string>;
+  /** `callback_param` sources: parameters of callbacks passed to these calls (`zip.on('entry', (entry) => …)`). */
+  callbackSources: PathIndex<CallbackSource>;
+  /** `decorated_param` and `function_param` sources: parameters that hold request data as a whole. */
+  paramSources: ParamSource[];
   sinkCall: PathIndex<SinkSpec>;
   sinkNew: PathIndex<SinkSpec>;
   sinkAssign: PathIndex<SinkSpec>;
@@ -89,6 +119,8 @@ export type PatternMatcher =
       rule: number;
       argMatches: Array<[number, RegExp]>;
       argNotConstant?: 'any' | number[];
+      /** These arguments are fixed values (literals, `Buffer.from/alloc` of them, a `const` bound to one). */
+      argFixed?: number[];
       optionMissing?: { arg: number; keys: string[] };
       optionLiteral?: { arg: number; keys: string[] };
       context?: RegExp;
@@ -128,18 +160,25 @@ const HANDLER_WORDS: readonly string[] = ['res', 'resp', 'response', 'reply', 'n
 type Role = 'source' | 'sink' | 'sanitizer' | 'propagator' | 'pattern';
 
 const KINDS: Record<Role, Record<string, string[]>> = {
-  source: { member: ['strings'], call: ['strings'], param_of_route_handler: ['strings'] },
+  source: {
+    member: ['strings'],
+    call: ['strings'],
+    param_of_route_handler: ['strings'],
+    decorated_param: ['strings', 'unless_arg'],
+    function_param: ['strings', 'exported', 'file', 'directive'],
+    callback_param: ['strings', 'param', 'arg_matches', 'option'],
+  },
   sink: {
-    call: ['arg', 'when', 'unless_option', 'with_arg'],
-    new: ['arg', 'when', 'unless_option', 'with_arg'],
+    call: ['arg', 'when', 'unless_option', 'with_arg', 'result_used', 'unless_call'],
+    new: ['arg', 'when', 'unless_option', 'with_arg', 'result_used', 'unless_call'],
     assign: ['when'],
     computed_key_assign: [],
   },
-  sanitizer: { call: ['guard', 'arg_constant'], prefix: [] },
+  sanitizer: { call: ['guard', 'arg_constant', 'receiver_constant'], prefix: [] },
   propagator: { call: ['from', 'into'], new: ['from', 'into'] },
   pattern: {
-    call: ['arg_matches', 'arg_not_constant', 'option_missing', 'option_literal', 'context'],
-    new: ['arg_matches', 'arg_not_constant', 'option_missing', 'option_literal', 'context'],
+    call: ['arg_matches', 'arg_not_constant', 'arg_fixed', 'option_missing', 'option_literal', 'context'],
+    new: ['arg_matches', 'arg_not_constant', 'arg_fixed', 'option_missing', 'option_literal', 'context'],
     property: ['value', 'context'],
     string_binding: ['name_not', 'value', 'value_not'],
     deep_merge_function: ['unless'],
@@ -149,7 +188,7 @@ const KINDS: Record<Role, Record<string, string[]>> = {
 const SEVERITIES: readonly Severity[] = ['critical', 'high', 'medium', 'low', 'info'];
 const RULE_KEYS: Record<'taint' | 'pattern', string[]> = {
   taint: ['id', 'mode', 'title', 'message', 'severity', 'cwe', 'sources', 'sinks', 'sanitizers'],
-  pattern: ['id', 'mode', 'title', 'message', 'severity', 'cwe', 'patterns'],
+  pattern: ['id', 'mode', 'title', 'message', 'severity', 'cwe', 'patterns', 'subsumed_by'],
 };
 
 type Mapping = Record<string, unknown>;
@@ -270,6 +309,8 @@ function emptyTaint(): TaintRules {
     stringMember: new PathIndex(),
     stringCall: new PathIndex(),
     stringRouteParams: new Set(),
+    paramSources: [],
+    callbackSources: new PathIndex(),
     sinkCall: new PathIndex(),
     sinkNew: new PathIndex(),
     sinkAssign: new PathIndex(),
@@ -296,6 +337,39 @@ function compileSource(t: TaintRules, raw: unknown, bit: bigint, where: Where): 
     // `body` or `params` alone are everywhere: also require a route registration method, or a
     // word of a handler's shape (a response parameter, a request type) for handlers defined apart.
     return props.flatMap((p) => [...ROUTE_METHODS, ...HANDLER_WORDS].map((m) => ({ words: [p, m] })));
+  }
+  if (kind === 'callback_param') {
+    const argMatches: Array<[number, RegExp]> = [];
+    if (mods.arg_matches !== undefined) {
+      if (!isMapping(mods.arg_matches)) fail(where.at('arg_matches'), 'expected a mapping of argument index to regular expression');
+      for (const [k, v] of Object.entries(mods.arg_matches)) argMatches.push([index(Number(k), where.at('arg_matches').at(k)), regex(v, where.at('arg_matches').at(k))]);
+    }
+    const params = mods.param !== undefined ? list(mods.param).map((v, i) => index(v, where.at('param').at(i))) : [0];
+    const options = mods.option !== undefined ? strings(mods.option, where.at('option')) : undefined;
+    const ps = paths(value, where.at(kind));
+    for (const p of ps) t.callbackSources.add(p, { mask: bit, strings: onlyStrings, params, argMatches, ...(options ? { options } : {}) });
+    return wordsOf(ps);
+  }
+  if (kind === 'decorated_param') {
+    const decorators = strings(value, where.at(kind));
+    const unlessArg = mods.unless_arg !== undefined ? strings(mods.unless_arg, where.at('unless_arg')) : [];
+    t.paramSources.push({ kind: 'decorated', mask: bit, strings: onlyStrings, decorators: new Set(decorators), unlessArg: new Set(unlessArg) });
+    return decorators.map((d) => ({ words: [d] }));
+  }
+  if (kind === 'function_param') {
+    const idx = argSpec(value, where.at(kind));
+    const exported = mods.exported !== undefined ? strings(mods.exported, where.at('exported')) : undefined;
+    const file = mods.file !== undefined ? regex(mods.file, where.at('file')) : undefined;
+    let directive: string | undefined;
+    if (mods.directive !== undefined) {
+      if (typeof mods.directive !== 'string' || !mods.directive) fail(where.at('directive'), 'expected a non-empty string');
+      directive = mods.directive;
+    }
+    if (!exported && !directive) fail(where.at(kind), 'needs `exported` or `directive` (a parameter of every function is no source)');
+    t.paramSources.push({ kind: 'function', mask: bit, strings: onlyStrings, index: idx, ...(exported ? { exported: new Set(exported) } : {}), ...(file ? { file } : {}), ...(directive ? { directive } : {}) });
+    const dirWords = directive ? [...directive.matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]) : [];
+    if (exported && !exported.includes('*')) return exported.map((e) => ({ words: [e, ...dirWords] }));
+    return [{ words: dirWords.length ? dirWords : ['export'] }];
   }
   const ps = paths(value, where.at(kind));
   for (const p of ps) {
@@ -324,7 +398,10 @@ function compileSink(t: TaintRules, raw: unknown, rule: number, where: Where): N
     ...(when !== undefined ? { when: when as When } : {}),
     ...(mods.unless_option !== undefined ? { unlessOption: strings(mods.unless_option, where.at('unless_option')) } : {}),
     ...(mods.with_arg !== undefined ? { withArg: index(mods.with_arg, where.at('with_arg')) } : {}),
+    ...(mods.result_used === true ? { resultUsed: true } : {}),
+    ...(mods.unless_call !== undefined ? { unlessCall: paths(mods.unless_call, where.at('unless_call')) } : {}),
   };
+  if (mods.result_used !== undefined && typeof mods.result_used !== 'boolean') fail(where.at('result_used'), 'expected true or false');
   const ps = paths(value, where.at(kind));
   const target = kind === 'call' ? t.sinkCall : kind === 'new' ? t.sinkNew : t.sinkAssign;
   for (const p of ps) target.add(p, spec);
@@ -340,7 +417,9 @@ function compileSanitizer(t: TaintRules, raw: unknown, mask: bigint, where: Wher
   const guard = mods.guard ?? 'args';
   if (guard !== 'args' && guard !== 'receiver') fail(where.at('guard'), `expected 'args' or 'receiver'`);
   const argConstant = mods.arg_constant !== undefined ? regex(mods.arg_constant, where.at('arg_constant')) : undefined;
-  for (const p of paths(value, where.at(kind))) t.sanitizerCall.add(p, { mask, guard, ...(argConstant ? { argConstant } : {}) });
+  if (mods.receiver_constant !== undefined && typeof mods.receiver_constant !== 'boolean') fail(where.at('receiver_constant'), 'expected true or false');
+  const receiverConstant = mods.receiver_constant === true;
+  for (const p of paths(value, where.at(kind))) t.sanitizerCall.add(p, { mask, guard, ...(argConstant ? { argConstant } : {}), ...(receiverConstant ? { receiverConstant } : {}) });
 }
 
 function compilePropagator(t: TaintRules, raw: unknown, where: Where): void {
@@ -386,6 +465,7 @@ function compilePattern(pr: PatternRules, raw: unknown, rule: number, where: Whe
         argMatches,
         ...(optionLiteral ? { optionLiteral } : {}),
         ...(mods.arg_not_constant !== undefined ? { argNotConstant: argSpec(mods.arg_not_constant, where.at('arg_not_constant')) } : {}),
+        ...(mods.arg_fixed !== undefined ? { argFixed: list(mods.arg_fixed).map((v, i) => index(v, where.at('arg_fixed').at(i))) } : {}),
         ...(optionMissing ? { optionMissing } : {}),
         ...(context ? { context } : {}),
       };
@@ -441,7 +521,9 @@ function ruleMeta(raw: Mapping, where: Where, file: string): RuleMeta {
   if (cwe !== null && (typeof cwe !== 'string' || !/^CWE-\d+$/.test(cwe))) fail(w.at('cwe'), `expected 'CWE-<number>' or null (got ${JSON.stringify(cwe)})`);
   const title = raw.title ?? message.split(/(?<=[.:])\s/)[0]!.replace(/[.:]$/, '');
   if (typeof title !== 'string') fail(w.at('title'), 'expected a string');
-  return { id, mode, title, message: message.trim(), severity: severity as Severity, cwe, file };
+  const subsumedBy = raw.subsumed_by;
+  if (subsumedBy !== undefined && (!Array.isArray(subsumedBy) || subsumedBy.length === 0 || !subsumedBy.every((v) => typeof v === 'string'))) fail(w.at('subsumed_by'), 'expected a non-empty list of taint rule ids');
+  return { id, mode, title, message: message.trim(), severity: severity as Severity, cwe, file, ...(subsumedBy ? { subsumedBy: subsumedBy as string[] } : {}) };
 }
 
 function requireList(raw: Mapping, key: string, where: Where, optional = false): unknown[] {
@@ -495,6 +577,11 @@ export function compileRules(files: RawFile[]): RuleSet {
     taint.sourceNeeds.push(requireList(raw, 'sources', where).flatMap((m, j) => compileSource(taint, m, bit, where.at('sources').at(j))));
     taint.sinkNeeds.push(requireList(raw, 'sinks', where).flatMap((m, j) => compileSink(taint, m, rule, where.at('sinks').at(j))));
     for (const [j, m] of requireList(raw, 'sanitizers', where, true).entries()) compileSanitizer(taint, m, bit, where.at('sanitizers').at(j));
+  }
+  for (const meta of patterns.rules) {
+    for (const id of meta.subsumedBy ?? []) {
+      if (byId.get(id)?.mode !== 'taint') throw new RuleError(`${meta.file}: rule '${meta.id}': subsumed_by: '${id}' is not a taint rule`);
+    }
   }
   const all = taint.rules.reduce((m, _r, i) => m | (1n << BigInt(i)), 0n);
   for (const { raw, where } of globalSanitizers) compileSanitizer(taint, raw, all, where);

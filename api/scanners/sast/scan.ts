@@ -2,10 +2,13 @@
 // (analyze.ts) and reports findings with coverage. No state beyond the cached default rules, no
 // process-wide side effects: it runs the same in a worker thread.
 import { readFileSync } from 'node:fs';
+import { skippedByType } from '../coverage.ts';
 import type { Finding, ScanContext, ScanOutput, SkippedFile } from '../types.ts';
-import { analyzeSource } from './analyze.ts';
+import { analyzeSource, type FileAnalysis } from './analyze.ts';
 import { listSourceFiles, looksBinary, looksMinified, type SourceEntry } from './files.ts';
+import { Project } from './project.ts';
 import { defaultRules, type RuleSet } from './rules.ts';
+import { COMPONENT_FILE, componentScript, templateFindings } from './templates.ts';
 
 export interface SastScanOptions {
   /** Compiled rules (`loadRules`/`compileRules`); the shipped rules by default. */
@@ -27,7 +30,7 @@ export type FileResult = { findings: Finding[]; bytes: number; parsed: boolean }
  * Reads and analyses one listed file. Synchronous on purpose: an async read per file costs more
  * than the read itself; scanSast yields to the event loop between files instead.
  */
-export function scanFile(file: SourceEntry, rules: RuleSet): FileResult {
+export function scanFile(file: SourceEntry, rules: RuleSet, project?: Project): FileResult {
   let data: Buffer;
   try {
     data = readFileSync(file.absolute);
@@ -38,12 +41,21 @@ export function scanFile(file: SourceEntry, rules: RuleSet): FileResult {
   const text = data.toString('utf8');
   if (looksMinified(text)) return { skipped: 'unsupported' };
   try {
-    const { findings, parsed } = analyzeSource(file.path, text, rules);
+    const { findings, parsed } = COMPONENT_FILE.test(file.path) ? analyzeComponent(file.path, text, rules, project) : analyzeSource(file.path, text, rules, project);
     return { findings, bytes: data.length, parsed };
   } catch {
     // The parser recovers from syntax errors; this would be a bug of ours on odd input: skip the file.
     return { skipped: 'parse_error' };
   }
+}
+
+/** A Vue or Svelte single-file component: its markup's raw-HTML sinks, and its scripts as code. */
+function analyzeComponent(path: string, text: string, rules: RuleSet, project?: Project): FileAnalysis {
+  const findings = templateFindings(path, text);
+  const script = componentScript(text);
+  if (script === undefined) return { findings, parsed: true };
+  const code = analyzeSource(path, script, rules, project);
+  return { findings: [...findings, ...code.findings], parsed: true };
 }
 
 export async function scanSast(ctx: ScanContext, options: SastScanOptions = {}): Promise<ScanOutput> {
@@ -56,6 +68,12 @@ export async function scanSast(ctx: ScanContext, options: SastScanOptions = {}):
     signal,
   });
   const findings: Finding[] = [];
+  // Calls into the project's own modules are followed; its files are parsed when first needed.
+  // Components are not modules the resolver can read (their code sits inside markup).
+  const modules = listing.files.filter((f) => !COMPONENT_FILE.test(f.path));
+  const project = new Project(new Map(modules.map((f) => [f.path.split('\\').join('/'), f.absolute])));
+  // A sink inside a shared helper, reached from several files, is one finding.
+  const reported = new Set<string>();
   const skipped: SkippedFile[] = [...listing.skipped];
   let filesScanned = 0;
   let bytesScanned = 0;
@@ -70,10 +88,16 @@ export async function scanSast(ctx: ScanContext, options: SastScanOptions = {}):
     }
     signal.throwIfAborted();
     const file = listing.files[i]!;
-    const result = scanFile(file, rules);
+    const result = scanFile(file, rules, project);
     if ('skipped' in result) skipped.push({ path: file.path, reason: result.skipped });
     else {
-      findings.push(...result.findings);
+      for (const f of result.findings) {
+        const line = f.location.kind === 'file' ? f.location.line : 0;
+        const key = `${f.fingerprint}:${line}`;
+        if (reported.has(key)) continue;
+        reported.add(key);
+        findings.push(f);
+      }
       filesScanned++;
       bytesScanned += result.bytes;
     }
@@ -85,5 +109,5 @@ export async function scanSast(ctx: ScanContext, options: SastScanOptions = {}):
   }
   ctx.onProgress?.(1);
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { findings, coverage: { files_scanned: filesScanned, bytes_scanned: bytesScanned, skipped } };
+  return { findings, coverage: { files_scanned: filesScanned, bytes_scanned: bytesScanned, skipped, skipped_by_type: skippedByType(skipped) } };
 }

@@ -5,9 +5,11 @@
 // so cancellation and progress still get through.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import RE2 from 're2';
-import type { Coverage, Finding, ScanContext, ScanOutput, SkippedFile } from '../types.ts';
+import type { Coverage, Finding, ScanContext, ScanOutput, SkippedByType, SkippedFile } from '../types.ts';
+import { skippedByType } from '../coverage.ts';
 import { countCommits, historyUnavailable, readHistory } from './history.ts';
-import { createScratch, findHits, renderFindings, type MatchScratch } from './match.ts';
+import { findAllHits } from './decode.ts';
+import { createScratch, renderFindings, type MatchScratch } from './match.ts';
 import { loadRuleSet, type RuleSet } from './rules.ts';
 import { isLockfile, isMinifiedAsset, walkTree } from './walk.ts';
 
@@ -43,6 +45,8 @@ export interface SecretsCoverage extends Coverage {
   notes: string[];
   commits_scanned: number;
   history_bytes_scanned: number;
+  /** `skipped` counted by file type (extension or extension-less name) and reason, most files first. */
+  skipped_by_type: SkippedByType[];
 }
 
 export interface SecretsScanOutput extends ScanOutput {
@@ -83,7 +87,7 @@ export async function scanSecrets(ctx: ScanContext, options: SecretsScanOptions 
   const allowPaths = compileAllowPaths(options.allowPaths ?? []);
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const scratch: MatchScratch = createScratch(rules);
-  const coverage: SecretsCoverage = { files_scanned: 0, bytes_scanned: 0, skipped: [], notes: [], commits_scanned: 0, history_bytes_scanned: 0 };
+  const coverage: SecretsCoverage = { files_scanned: 0, bytes_scanned: 0, skipped: [], notes: [], commits_scanned: 0, history_bytes_scanned: 0, skipped_by_type: [] };
   const findings: Finding[] = [];
   const historyShare = options.history ? 0.2 : 0;
 
@@ -145,7 +149,7 @@ export async function scanSecrets(ctx: ScanContext, options: SecretsScanOptions 
     }
     coverage.files_scanned++;
     coverage.bytes_scanned += buf.length;
-    const { hits, redact } = findHits(buf, rules, file.path, scratch);
+    const { hits, redact } = findAllHits(buf, rules, file.path, scratch);
     if (hits.length > 0) findings.push(...renderFindings(buf, hits, redact, { path: file.path, hashKey: options.hashKey }));
   }
 
@@ -154,6 +158,7 @@ export async function scanSecrets(ctx: ScanContext, options: SecretsScanOptions 
     if (why !== undefined) coverage.notes.push(why);
     else await scanHistory(ctx, options, rules, scratch, exclusion, findings, coverage, (f) => progress(1 - historyShare + f * historyShare));
   }
+  coverage.skipped_by_type = skippedByType(coverage.skipped);
   progress(1, true);
   return { findings, coverage };
 }
@@ -183,7 +188,7 @@ async function scanHistory(
       if (chunk.truncated) truncated.add(`${chunk.commit.slice(0, 12)}:${chunk.path}`);
       const buf = Buffer.from(chunk.text, 'utf8');
       if (buf.indexOf(0) !== -1) return; // binary content that git still diffed as text
-      const { hits, redact } = findHits(buf, rules, chunk.path, scratch);
+      const { hits, redact } = findAllHits(buf, rules, chunk.path, scratch);
       if (hits.length === 0) return;
       const found = renderFindings(buf, hits, redact, {
         path: chunk.path,

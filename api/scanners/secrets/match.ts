@@ -18,6 +18,8 @@ export interface Hit {
   readonly secretEnd: number;
   readonly secret: string;
   readonly entropy: number;
+  /** Extra details of this hit's finding (e.g. `encoding` for a secret found in a decoded value). */
+  readonly details?: Record<string, unknown>;
 }
 
 /** Per-thread buffers reused across files. */
@@ -117,13 +119,20 @@ function namedGroups(buf: Buffer, indices: GroupIndices): Record<string, string 
 export function findHits(buf: Buffer, set: RuleSet, path: string, scratch: MatchScratch): { hits: Hit[]; redact: Hit[] } {
   const { found, ruleOn } = scratch;
   found.fill(0);
-  if (set.matcher.scan(buf, found) === 0) return { hits: [], redact: [] };
+  let any = set.matcher.scan(buf, found) !== 0;
   ruleOn.fill(0);
-  for (let k = 0; k < found.length; k++) if (found[k] === 1) for (const r of set.keywordRules[k]!) ruleOn[r] = 1;
+  if (any) for (let k = 0; k < found.length; k++) if (found[k] === 1) for (const r of set.keywordRules[k]!) ruleOn[r] = 1;
+  for (const r of set.pathOnlyRules) {
+    if (!set.rules[r]!.onlyPaths.some((re) => re.test(path))) continue;
+    ruleOn[r] = 1;
+    any = true;
+  }
+  if (!any) return { hits: [], redact: [] };
   let markers: boolean | undefined;
   const accepted: Hit[] = [];
   for (const rule of set.rules) {
     if (ruleOn[rule.index] === 0) continue;
+    if (rule.onlyPaths.length > 0 && !rule.onlyPaths.some((re) => re.test(path))) continue;
     if (rule.allowPaths.length > 0 && rule.allowPaths.some((re) => re.test(path))) continue;
     const re = rule.regex;
     re.lastIndex = 0;
@@ -263,6 +272,7 @@ export function renderFindings(buf: Buffer, hits: readonly Hit[], redact: readon
       entropy: Math.round(hit.entropy * 100) / 100,
       occurrences: 1,
       ...ctx.details,
+      ...hit.details,
     };
     if (ctx.hashKey !== undefined) details.secret_hash_keyed = true;
     byFingerprint.set(fp, {

@@ -29,8 +29,13 @@ export interface RuleDefinition {
   title: string;
   severity: Severity;
   cwe: string | null;
-  /** Lower-case ASCII substrings: the rule runs only on text containing one (case-insensitive). */
+  /**
+   * Lower-case ASCII substrings: the rule runs only on text containing one (case-insensitive). May
+   * be empty only when `paths` is given (a file format known by its name, e.g. config/master.key).
+   */
   keywords: string[];
+  /** RE2 patterns over the relative path (forward slashes): the rule runs only on matching files. */
+  paths?: string[];
   /** RE2 syntax. The secret is the group named `secret`, else group 1, else the whole match. */
   regex: string;
   /**
@@ -63,6 +68,8 @@ export interface CompiledRule {
   readonly severity: Severity;
   readonly cwe: string | null;
   readonly keywords: readonly string[];
+  /** The rule runs only on paths matching one of these (none: every path). */
+  readonly onlyPaths: readonly RE2[];
   /**
    * Global + indices flags: byte offsets of the match and of each group. A leading `\b` is taken
    * off the pattern and checked in code (`leadingBoundary`): RE2 then sees the literal prefix and
@@ -87,6 +94,8 @@ export interface RuleSet {
   readonly matcher: KeywordMatcher;
   /** keyword id → indices of the rules it gates. */
   readonly keywordRules: readonly (readonly number[])[];
+  /** Indices of the rules without keywords, gated by their `paths` alone. */
+  readonly pathOnlyRules: readonly number[];
   readonly globalRegexes: readonly RE2[];
   readonly globalStopwords: readonly string[];
 }
@@ -96,7 +105,7 @@ export class RuleFileError extends Error {
 }
 
 const SEVERITIES: readonly Severity[] = ['critical', 'high', 'medium', 'low', 'info'];
-const RULE_KEYS = new Set(['id', 'title', 'severity', 'cwe', 'keywords', 'regex', 'preceded_by', 'entropy', 'validate', 'allowlist', 'generic', 'examples', 'counter_examples']);
+const RULE_KEYS = new Set(['id', 'title', 'severity', 'cwe', 'keywords', 'paths', 'regex', 'preceded_by', 'entropy', 'validate', 'allowlist', 'generic', 'examples', 'counter_examples']);
 const ALLOWLIST_KEYS = new Set(['regexes', 'match_regexes', 'line_regexes', 'stopwords', 'paths']);
 
 type Fail = (message: string) => never;
@@ -143,7 +152,13 @@ export function validateRule(value: unknown, where: string): RuleDefinition {
   if (typeof raw.severity !== 'string' || !SEVERITIES.includes(raw.severity as Severity)) fail(`severity must be one of ${SEVERITIES.join(', ')}`);
   if (raw.cwe !== null && (typeof raw.cwe !== 'string' || !/^CWE-\d+$/.test(raw.cwe))) fail('cwe must be CWE-<number> or null');
   const keywords = stringList(raw.keywords, 'keywords', fail);
-  if (keywords.length === 0) fail('keywords must not be empty (they gate the regex)');
+  let paths: string[] | undefined;
+  if (raw.paths !== undefined) {
+    paths = stringList(raw.paths, 'paths', fail);
+    if (paths.length === 0) fail('paths must not be empty when given');
+    paths.forEach((r, i) => checkRegex(r, `paths[${i}]`, fail));
+  }
+  if (keywords.length === 0 && paths === undefined) fail('keywords must not be empty (they gate the regex) unless paths gate it');
   for (const kw of keywords) {
     if (!/^[\x20-\x7e]{2,64}$/.test(kw) || kw !== kw.toLowerCase()) fail(`keyword ${JSON.stringify(kw)} must be lower-case printable ASCII, 2–64 characters`);
   }
@@ -158,6 +173,7 @@ export function validateRule(value: unknown, where: string): RuleDefinition {
     keywords,
     regex: raw.regex,
   };
+  if (paths !== undefined) rule.paths = paths;
   if (raw.preceded_by !== undefined) {
     if (typeof raw.preceded_by !== 'string' || raw.preceded_by === '') fail('preceded_by must be a pattern');
     checkRegex(raw.preceded_by, 'preceded_by', fail);
@@ -256,6 +272,7 @@ export function compileRuleSet(definitions: readonly RuleDefinition[], allowlist
     severity: def.severity,
     cwe: def.cwe,
     keywords: def.keywords,
+    onlyPaths: (def.paths ?? []).map((r) => new RE2(r, 'u')),
     regex: new RE2(strippableBoundary(def.regex) ? def.regex.slice(2) : def.regex, 'gdu'),
     leadingBoundary: strippableBoundary(def.regex),
     precededBy: def.preceded_by === undefined ? undefined : new RE2(def.preceded_by, 'u'),
@@ -286,6 +303,7 @@ export function compileRuleSet(definitions: readonly RuleDefinition[], allowlist
     rules,
     matcher: new KeywordMatcher([...keywordIds.keys()]),
     keywordRules,
+    pathOnlyRules: rules.filter((r) => r.keywords.length === 0).map((r) => r.index),
     globalRegexes: (allowlist.regexes ?? []).map((r) => new RE2(r, 'u')),
     globalStopwords: (allowlist.stopwords ?? []).map((w) => w.toLowerCase()),
   };
