@@ -298,6 +298,7 @@ ${examples(
     .option('--output <file>', 'write the report to FILE instead of stdout')
     .option('--fail-on <severity>', 'exit 1 when a reported finding is at least critical, high, medium or low; none: never (default high)')
     .option('--baseline <file>', 'an earlier --format json report: findings it holds (by fingerprint) are not reported')
+    .option('--policy <file>', 'YAML or JSON: rule id → ignore (not reported), warn (never fails) or fail (fails at any severity); other rules follow --fail-on')
     .option('--diff-base <ref>', 'secrets, sast, sca: only findings introduced since git REF (e.g. origin/main)')
     .option('--advisories <dir|zip>', 'sca, local: OSV advisories (a directory of JSON files or a ZIP export)')
     .option('--openapi <file|url>', 'api: the OpenAPI 3.x document of the API at URL (a file, or a URL to fetch)')
@@ -318,7 +319,7 @@ Server (AEGIS_API_URL and AEGIS_API_KEY with scans:write, scans:read, vulnerabil
 uploaded as a zip archive scan, a URL scan is started through the API (which refuses private
 addresses unless it runs with AEGIS_ALLOW_PRIVATE_TARGETS=true), and the findings are read back.
 Fingerprints do not contain line numbers, so a baseline survives edits that move code (docs/scan-cli.md).
-Exit status: 0 no reported finding reaches --fail-on, 1 one does, 2 usage or scan error.
+Exit status: 0 no reported finding reaches --fail-on (or is marked fail by --policy), 1 one does, 2 usage or scan error.
 ${examples(
   ['secrets in the checkout, as SARIF for GitHub code scanning', 'aegis scan secrets . --format sarif --output aegis.sarif'],
   ['only SAST findings a pull request introduces', 'aegis scan sast . --diff-base origin/main'],

@@ -15,13 +15,15 @@
 import { readFile } from 'node:fs/promises';
 import type { WebFinding, WebScanContext, WebScanOutput } from '../api/scanners/web/types.ts';
 import { sortFindings, type ScanReport } from '../api/scanners/report/index.ts';
-import { policyMark } from '../api/scanners/web/policy.ts';
+import { policyMark, type ScanPolicy } from '../api/scanners/web/policy.ts';
+import { withoutIgnored } from './scan-policy.ts';
 import {
   apiClient,
   awaitServerScan,
   emitReport,
   FAIL_ON,
   oneOf,
+  policyOption,
   progressReporter,
   readBaseline,
   SCAN_FORMATS,
@@ -59,6 +61,8 @@ interface UrlScanPlan {
   /** cve: what to run (every bundled template when neither was given). */
   cves?: string[];
   tags?: string[];
+  /** --policy: sent to the server, and marks findings in local mode as the server would. */
+  policy?: ScanPolicy;
 }
 
 interface UrlScanResult {
@@ -158,11 +162,13 @@ export async function runUrlScanCommand(scanType: UrlScanType, targetArg: string
   const server = !options.local && Boolean(env.AEGIS_API_URL);
   if (server && !env.AEGIS_API_KEY) throw new ScanError('AEGIS_API_URL is set but AEGIS_API_KEY is not (set it, or scan in this process with --local)');
   const progress = !options.quiet && io.stderrIsTty;
-  // Read the baseline first: a bad file should fail before a long scan.
+  // Read the baseline and the policy first: a bad file should fail before a long scan.
   const baseline = options.baseline ? await readBaseline(options.baseline) : undefined;
+  const policy = await policyOption(options);
+  if (policy) plan.policy = policy;
   const result = server ? await serverUrlScan(plan, env.AEGIS_API_URL!, env.AEGIS_API_KEY!, io, progress) : await localUrlScan(plan, io, progress);
 
-  let findings = dedupe(result.findings);
+  let findings = withoutIgnored(dedupe(result.findings), policy);
   let baselineSuppressed = 0;
   if (baseline) {
     const kept = findings.filter((f) => !baseline.has(f.fingerprint));
@@ -178,7 +184,7 @@ export async function runUrlScanCommand(scanType: UrlScanType, targetArg: string
     coverage: result.coverage,
     generatedAt: new Date().toISOString(),
   };
-  return emitReport(report, format, options, io, failOn);
+  return emitReport(report, format, options, io, failOn, policy);
 }
 
 function dedupe(findings: readonly WebFinding[]): WebFinding[] {
@@ -206,7 +212,7 @@ async function localUrlScan(plan: UrlScanPlan, io: ScanIo, progress: boolean): P
   try {
     if (plan.scanType === 'dast') {
       const { scanDast } = await import('../api/scanners/dast/scan.ts');
-      output = await scanDast({ target: plan.target, ...(plan.maxDepth !== undefined ? { maxDepth: plan.maxDepth } : {}) }, ctx);
+      output = await scanDast({ target: plan.target, ...(plan.maxDepth !== undefined ? { maxDepth: plan.maxDepth } : {}), ...(plan.policy ? { policy: plan.policy } : {}) }, ctx);
     } else if (plan.scanType === 'api') {
       const { parseApiDocument, scanApi } = await import('../api/scanners/api-scan/scan.ts');
       const text = plan.document!.kind === 'text' ? plan.document!.text : await fetchDocument(plan.document!.url);
@@ -222,8 +228,8 @@ async function localUrlScan(plan: UrlScanPlan, io: ScanIo, progress: boolean): P
     await http.close();
   }
   if (progress) io.stderr(`\r\u001b[2Kscanned ${plan.target}\n`);
-  // The mark the server's policy gives a finding (high and critical fail, the rest warn), as the job does.
-  const findings = output.findings.map((f) => (f.details.policy ? f : { ...f, details: { ...f.details, policy: policyMark(f.rule_id, f.severity, undefined) } }));
+  // The mark the policy gives a finding (by default high and critical fail, the rest warn), as the job does.
+  const findings = output.findings.map((f) => (f.details.policy ? f : { ...f, details: { ...f.details, policy: policyMark(f.rule_id, f.severity, plan.policy) } }));
   return { findings, coverage: output.coverage };
 }
 
@@ -245,6 +251,7 @@ async function serverUrlScan(plan: UrlScanPlan, baseUrl: string, apiKey: string,
     ...(plan.maxRequests !== undefined ? { max_requests: plan.maxRequests } : {}),
     ...(plan.requestsPerSecond !== undefined ? { requests_per_second: plan.requestsPerSecond } : {}),
     ...(plan.headers ? { auth: { headers: plan.headers } } : {}),
+    ...(plan.policy ? { policy: plan.policy } : {}),
   };
   let started: ApiScan;
   if (plan.scanType === 'dast') {

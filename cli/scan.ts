@@ -18,7 +18,9 @@ import { join, relative, resolve, sep } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { CodeScanType, Finding, ScanOutput, Severity } from '../api/scanners/types.ts';
 import { baselineFingerprints, renderJson, renderJunit, renderSarif, renderText, SEVERITY_RANK, sortFindings, type ScanReport } from '../api/scanners/report/index.ts';
+import type { ScanPolicy } from '../api/scanners/web/policy.ts';
 import { colourEnabled } from '../reconciler/cli/colour.ts';
+import { readPolicy, withoutIgnored } from './scan-policy.ts';
 
 export const CODE_SCAN_TYPES = ['secrets', 'sast', 'sca'] as const;
 export const URL_SCAN_TYPES = ['dast', 'api', 'cve'] as const;
@@ -33,6 +35,7 @@ export interface ScanCommandOptions {
   output?: string;
   failOn?: string;
   baseline?: string;
+  policy?: string;
   diffBase?: string;
   quiet?: boolean;
   local?: boolean;
@@ -126,10 +129,11 @@ async function runScanCommand(typeArg: string, pathArg: string | undefined, opti
     ? serverScanner(scanType, env.AEGIS_API_URL!, env.AEGIS_API_KEY!, io, progress)
     : await localScanner(scanType, options, io, progress);
 
-  // Read the baseline first: a bad file should fail before a long scan.
+  // Read the baseline and the policy first: a bad file should fail before a long scan.
   const baseline = options.baseline ? await readBaseline(options.baseline) : undefined;
+  const policy = await policyOption(options);
   const output = await scanner(root, path);
-  let findings = output.findings;
+  let findings = withoutIgnored(output.findings, policy);
   let diffSuppressed = 0;
   if (options.diffBase !== undefined) {
     const before = await withRefExport(root, options.diffBase, (dir) => scanner(dir, `${path} at ${options.diffBase}`));
@@ -153,11 +157,11 @@ async function runScanCommand(typeArg: string, pathArg: string | undefined, opti
     coverage: output.coverage,
     generatedAt: new Date().toISOString(),
   };
-  return emitReport(report, format, options, io, failOn);
+  return emitReport(report, format, options, io, failOn, policy);
 }
 
 /** Writes the report in its format to --output (with a one-line summary on stderr) or stdout; the exit status. */
-export async function emitReport(report: ScanReport, format: Format, options: ScanCommandOptions, io: ScanIo, failOn: FailOn): Promise<number> {
+export async function emitReport(report: ScanReport, format: Format, options: ScanCommandOptions, io: ScanIo, failOn: FailOn, policy?: ScanPolicy): Promise<number> {
   const toFile = options.output !== undefined;
   const rendered =
     format === 'json'
@@ -173,13 +177,27 @@ export async function emitReport(report: ScanReport, format: Format, options: Sc
     const suppressed = `${report.suppressed.baseline} in baseline${code ? `, ${report.suppressed.diff_base} already at diff base` : ''}`;
     if (!options.quiet) io.stderr(`aegis scan ${report.scanType}: ${report.findings.length} finding(s) reported (${suppressed}); ${format} written to ${options.output}\n`);
   } else io.stdout(rendered);
-  return exitFor(report.findings, failOn);
+  return exitFor(report.findings, failOn, policy);
 }
 
-/** 1 when a reported finding reaches --fail-on, else 0. */
-export function exitFor(findings: readonly Pick<Finding, 'severity'>[], failOn: FailOn): number {
+/** 1 when a reported finding fails the run, else 0: the policy's mark for its rule, else --fail-on. */
+export function exitFor(findings: readonly Pick<Finding, 'severity' | 'rule_id'>[], failOn: FailOn, policy?: ScanPolicy): number {
   const threshold = failOn === 'none' ? Infinity : SEVERITY_RANK[failOn as Severity];
-  return findings.some((f) => SEVERITY_RANK[f.severity] >= threshold) ? 1 : 0;
+  const fails = (f: Pick<Finding, 'severity' | 'rule_id'>): boolean => {
+    const mark = policy?.[f.rule_id];
+    return mark === undefined ? SEVERITY_RANK[f.severity] >= threshold : mark === 'fail';
+  };
+  return findings.some(fails) ? 1 : 0;
+}
+
+/** --policy FILE, read and checked (a usage error names the file). */
+export async function policyOption(options: ScanCommandOptions): Promise<ScanPolicy | undefined> {
+  if (options.policy === undefined) return undefined;
+  try {
+    return await readPolicy(options.policy);
+  } catch (err) {
+    throw new ScanError(`--policy ${options.policy}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 function dedupe(findings: readonly Finding[]): Finding[] {

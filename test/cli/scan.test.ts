@@ -88,6 +88,33 @@ describe('aegis scan secrets (local)', () => {
     expect(added.stdout).not.toContain('config.js');
   });
 
+  it('--policy: ignore drops a rule, warn keeps it without failing, fail fails at any severity; a bad policy is a usage error', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'config.js'), `export const token = "${TOKEN}";\n`);
+    const policy = join(await tempDir(), 'policy.yaml');
+
+    await writeFile(policy, 'github-pat: warn\n');
+    const warned = await runAegis(['scan', 'secrets', dir, '--policy', policy, '--format', 'json'], LOCAL);
+    expect(warned.code).toBe(0);
+    expect((JSON.parse(warned.stdout) as { findings: { rule_id: string }[] }).findings.map((f) => f.rule_id)).toEqual(['github-pat']);
+
+    await writeFile(policy, JSON.stringify({ 'github-pat': 'ignore' }));
+    const ignored = await runAegis(['scan', 'secrets', dir, '--policy', policy, '--format', 'json'], LOCAL);
+    expect(ignored.code).toBe(0);
+    expect((JSON.parse(ignored.stdout) as { findings: unknown[] }).findings).toEqual([]);
+
+    // --fail-on none alone never fails; a rule the policy marks fail still does.
+    await writeFile(policy, 'github-pat: fail\n');
+    expect((await runAegis(['scan', 'secrets', dir, '--fail-on', 'none'], LOCAL)).code).toBe(0);
+    expect((await runAegis(['scan', 'secrets', dir, '--fail-on', 'none', '--policy', policy], LOCAL)).code).toBe(1);
+
+    await writeFile(policy, 'github-pat: block\n');
+    const bad = await runAegis(['scan', 'secrets', dir, '--policy', policy], LOCAL);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`--policy ${policy}: github-pat: expected ignore, warn or fail`);
+    expect((await runAegis(['scan', 'secrets', dir, '--policy', join(dir, 'missing.yaml')], LOCAL)).code).toBe(2);
+  });
+
   it('--format sarif validates against the SARIF 2.1.0 schema', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'config.js'), `export const token = "${TOKEN}";\n`);
@@ -248,7 +275,7 @@ describe('aegis scan dast|api|cve (local)', () => {
     expect(junit.stdout).toContain(`file="${vulnerable.url}/search?q=shoes"`);
   }, 60_000);
 
-  it('dast: --baseline from a JSON report suppresses the known finding; --diff-base is a usage error', async () => {
+  it('dast: --baseline from a JSON report suppresses the known finding, --policy marks it; --diff-base is a usage error', async () => {
     const site = await startSearchSite(false);
     closers.push(site.close);
     const out = await tempDir();
@@ -261,6 +288,13 @@ describe('aegis scan dast|api|cve (local)', () => {
     const again = await runAegis(['scan', 'dast', `${site.url}/`, ...FAST, '--baseline', baseline], LOCAL);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('not reported: 1 in baseline');
+
+    // The same policy file as code scans: the rule marked warn is reported with that mark and does not fail.
+    const policy = join(out, 'policy.yaml');
+    await writeFile(policy, 'dast-xss-reflected: warn\n');
+    const warned = await runAegis(['scan', 'dast', `${site.url}/`, ...FAST, '--policy', policy, '--format', 'json'], LOCAL);
+    expect(warned.code).toBe(0);
+    expect((JSON.parse(warned.stdout) as { findings: { details: { policy: string } }[] }).findings.map((f) => f.details.policy)).toEqual(['warn']);
 
     const diff = await runAegis(['scan', 'dast', `${site.url}/`, '--diff-base', 'main'], LOCAL);
     expect(diff.code).toBe(2);
