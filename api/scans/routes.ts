@@ -13,6 +13,7 @@ import { parseEnumList } from '../http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { cancelJob } from '../jobs/queue.ts';
+import { announceEnqueued } from '../jobs/signals.ts';
 import { detectArchiveKind } from './sources/archive.ts';
 import { parseGitSource } from '../git/url.ts';
 import { diffScans, scanCoverage } from './compare.ts';
@@ -73,6 +74,8 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
         return created;
       });
     }
+    // The job was enqueued inside the transaction, so workers learn of it only now that it committed.
+    announceEnqueued(db);
     return toScan(scan!);
   };
 

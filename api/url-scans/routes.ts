@@ -9,6 +9,7 @@ import { principalOf } from '../auth/plugin.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import { validationFailed } from '../http/errors.ts';
+import { announceEnqueued } from '../jobs/signals.ts';
 import { ScanResource } from '../scans/schemas.ts';
 import { createScan, toScan } from '../scans/store.ts';
 import { checkCveSelection } from '../scanners/cve/scan.ts';
@@ -46,6 +47,8 @@ export const urlScanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: UrlScanR
       await auditRequest(trx, request, { action: 'scan.created', target: { type: 'scan', id: created!.id }, metadata: { scan_type: scanType, source: 'url', target } });
       return created!;
     });
+    // The job was enqueued inside the transaction, so workers learn of it only now that it committed.
+    announceEnqueued(db);
     return toScan(scan);
   };
 
