@@ -26,6 +26,7 @@ import {
   policyOption,
   progressReporter,
   readBaseline,
+  withoutBaseline,
   SCAN_FORMATS,
   ScanError,
   toolVersion,
@@ -168,19 +169,13 @@ export async function runUrlScanCommand(scanType: UrlScanType, targetArg: string
   if (policy) plan.policy = policy;
   const result = server ? await serverUrlScan(plan, env.AEGIS_API_URL!, env.AEGIS_API_KEY!, io, progress) : await localUrlScan(plan, io, progress);
 
-  let findings = withoutIgnored(dedupe(result.findings), policy);
-  let baselineSuppressed = 0;
-  if (baseline) {
-    const kept = findings.filter((f) => !baseline.has(f.fingerprint));
-    baselineSuppressed = findings.length - kept.length;
-    findings = kept;
-  }
+  const { findings, suppressed } = withoutBaseline(withoutIgnored(dedupe(result.findings), policy), baseline);
   const report: ScanReport = {
     scanType,
     tool: { name: 'aegis', version: toolVersion(), informationUri: 'https://github.com/aegis-security/aegis' },
     target: plan.target,
     findings: sortFindings(findings),
-    suppressed: { baseline: baselineSuppressed, diff_base: 0 },
+    suppressed: { baseline: suppressed, diff_base: 0 },
     coverage: result.coverage,
     generatedAt: new Date().toISOString(),
   };

@@ -142,18 +142,14 @@ async function runScanCommand(typeArg: string, pathArg: string | undefined, opti
     diffSuppressed = findings.length - kept.length;
     findings = kept;
   }
-  let baselineSuppressed = 0;
-  if (baseline) {
-    const kept = findings.filter((f) => !baseline.has(f.fingerprint));
-    baselineSuppressed = findings.length - kept.length;
-    findings = kept;
-  }
+  const afterBaseline = withoutBaseline(findings, baseline);
+  findings = afterBaseline.findings;
   const report: ScanReport = {
     scanType,
     tool: { name: 'aegis', version: toolVersion(), informationUri: 'https://github.com/aegis-security/aegis' },
     target: path,
     findings: sortFindings(dedupe(findings)),
-    suppressed: { baseline: baselineSuppressed, diff_base: diffSuppressed },
+    suppressed: { baseline: afterBaseline.suppressed, diff_base: diffSuppressed },
     coverage: output.coverage,
     generatedAt: new Date().toISOString(),
   };
@@ -204,6 +200,13 @@ function dedupe(findings: readonly Finding[]): Finding[] {
   const seen = new Map<string, Finding>();
   for (const f of findings) if (!seen.has(f.fingerprint)) seen.set(f.fingerprint, f);
   return [...seen.values()];
+}
+
+/** The findings whose fingerprint the --baseline file does not hold, and how many it held. */
+export function withoutBaseline<F extends { fingerprint: string }>(findings: readonly F[], baseline: ReadonlySet<string> | undefined): { findings: F[]; suppressed: number } {
+  if (!baseline) return { findings: [...findings], suppressed: 0 };
+  const kept = findings.filter((f) => !baseline.has(f.fingerprint));
+  return { findings: kept, suppressed: findings.length - kept.length };
 }
 
 export async function readBaseline(file: string): Promise<Set<string>> {
