@@ -55,6 +55,7 @@ import { urlScanRoutes } from './url-scans/routes.ts';
 import { pushRoutes } from './config-repos/push-routes.ts';
 import { stripeWebhookRoutes } from './billing/stripe-webhook-routes.ts';
 import { sandboxRoutes } from './sandbox/routes.ts';
+import { cloneAccess, createConnectors, inboundWebhooks, integrationsPlugin } from './integrations/index.ts';
 import { DEMO_TARGET_PATH, demoTargetRoutes } from './sandbox/demo-target.ts';
 
 export const API_VERSION = '1.0.0';
@@ -100,7 +101,7 @@ export interface AppDeps {
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
@@ -159,15 +160,19 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(ruleBatchRoutes, { db });
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
-  await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox });
+  const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers) };
+  const receiver = inboundWebhooks(integrationDeps);
+  const clones = cloneAccess(integrationDeps, config.providers);
+  await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox, cloneAccess: clones });
   await app.register(scanSarifRoutes, { db });
   await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets, publicUrl });
   await app.register(sandboxRoutes, { db, publicUrl });
   await app.register(demoTargetRoutes, { prefix: DEMO_TARGET_PATH });
   await app.register(vulnerabilityRoutes, { db });
   await app.register(advisoryRoutes, { db });
-  await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds });
-  await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources });
+  await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones });
+  await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy: webhookUrlPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.webhookDnsServers }) });
+  await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, integrations: receiver });
   await app.register(stripeWebhookRoutes, { db, changes: authChanges, secret: config.stripeWebhookSecret });
   return app;
 }

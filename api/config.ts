@@ -1,4 +1,5 @@
 // Server settings: command-line flags over environment variables over defaults (DESIGN §2).
+import { loadProviderSettings, type ProvidersSettings } from './integrations/providers/settings.ts';
 import type { DestinationStream } from 'pino';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
 
@@ -97,6 +98,8 @@ export interface ServerConfig {
   webhookDnsServers: string[];
   /** Shield blocks and challenges are counted per site and rule over windows this long, each becoming one event (AEGIS_SHIELD_ALERT_WINDOW_MS, 10 000). */
   shieldAlertWindowMs: number;
+  /** Source control and ticket-tracker providers: OAuth clients and endpoints (api/integrations/providers/settings.ts). */
+  providers: ProvidersSettings;
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -217,5 +220,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookDisableAfterMs: millis('AEGIS_WEBHOOK_DISABLE_AFTER_MS', env.AEGIS_WEBHOOK_DISABLE_AFTER_MS ?? '', 3 * 86_400_000),
     webhookDnsServers: (env.AEGIS_WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     shieldAlertWindowMs: millis('AEGIS_SHIELD_ALERT_WINDOW_MS', env.AEGIS_SHIELD_ALERT_WINDOW_MS ?? '', 10_000),
+    providers: loadProviderSettings(env),
   };
 }

@@ -19,9 +19,9 @@ import { createShieldEvents, type ShieldEvents } from './gateway/events/index.ts
 import type { RunningGateway } from './gateway/gateway.ts';
 import { launchGateway } from './gateway/launch.ts';
 import { startJobs } from './jobs/index.ts';
-import { scanJobHandlers, scheduledScanStarter } from './scans/index.ts';
-import { webhookJobHandlers } from './webhooks/delivery-job.ts';
-import { ConfigRepoPoller, configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
+import { scheduledScanStarter } from './scans/index.ts';
+import { processJobHandlers } from './process-jobs.ts';
+import { ConfigRepoPoller, type ConfigSync } from './config-repos/index.ts';
 import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from './metrics/index.ts';
 
 export interface RunningServer {
@@ -132,11 +132,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       db: database.db,
       log: app.log,
       databaseUrl: config.databaseUrl,
-      handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads }),
-        ...webhookJobHandlers({ db: database.db, secretBox, config }),
-        ...(services.configSync ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: url, configSync: services.configSync }) : {}),
-      },
+      handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => publicUrl ?? url, configRepos: services.configSync ? { apiUrl: url, configSync: services.configSync } : undefined }),
       observe: jobObserver(observability),
       shieldAlertWindowMs: config.shieldAlertWindowMs,
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => publicUrl ?? url }),

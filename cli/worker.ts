@@ -9,9 +9,9 @@ import { migrateToLatest } from '../api/db/migrate.ts';
 import { loadJobsConfig } from '../api/jobs/config.ts';
 import { startJobs } from '../api/jobs/index.ts';
 import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../api/metrics/index.ts';
-import { scanJobHandlers, scheduledScanStarter } from '../api/scans/index.ts';
-import { webhookJobHandlers } from '../api/webhooks/delivery-job.ts';
-import { ConfigRepoPoller, configRepoJobHandlers } from '../api/config-repos/index.ts';
+import { scheduledScanStarter } from '../api/scans/index.ts';
+import { processJobHandlers } from '../api/process-jobs.ts';
+import { ConfigRepoPoller } from '../api/config-repos/index.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 
 /** `aegis worker`'s flags as cli/program.ts parses them (`scheduler` is false with --no-scheduler). */
@@ -53,11 +53,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       role: 'worker',
       observe: jobObserver(observability),
       shieldAlertWindowMs: config.shieldAlertWindowMs,
-      handlers: {
-        ...scanJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads }),
-        ...webhookJobHandlers({ db: database.db, secretBox, config }),
-        ...(apiUrl ? configRepoJobHandlers({ db: database.db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl, configSync: syncConfigDirectory }) : {}),
-      },
+      handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}`, configRepos: apiUrl ? { apiUrl, configSync: syncConfigDirectory } : undefined }),
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}` }),
     });
     if (observability.metrics && config.metricsPort !== undefined) {

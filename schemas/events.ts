@@ -15,12 +15,15 @@ export const EVENT_TYPES = [
   'api_key.created',
   'api_key.revoked',
   'webhook.disabled',
+  'integration.connected',
+  'integration.disconnected',
+  'integration.error',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Families a subscription may name with a trailing `.*`, and `*` for every type. */
-export const EVENT_PATTERNS = ['*', 'vulnerability.*', 'scan.*', 'shield.*', 'config_repo.*', 'config_repo.sync.*', 'api_key.*', 'webhook.*'] as const;
+export const EVENT_PATTERNS = ['*', 'vulnerability.*', 'scan.*', 'shield.*', 'config_repo.*', 'config_repo.sync.*', 'api_key.*', 'webhook.*', 'integration.*'] as const;
 
 /** What a webhook's `events` may list. `ping` is not subscribable: it goes only where it is sent. */
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, ...EVENT_PATTERNS] as const;

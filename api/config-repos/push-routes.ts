@@ -16,11 +16,14 @@ import { ApiError, badRequest } from '../http/errors.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
 import { readDelivery, readPush, verifyDelivery, type Provider } from './push-events.ts';
 import { openWebhookSecret, requestSync } from './store.ts';
+import { InboundAnswerSchema, integrationIdOf, type InboundWebhookReceiver } from '../integrations/webhooks.ts';
 
 export interface PushRoutesOptions {
   db: Db;
   secretBox: SecretBox;
   allowLocalSources: boolean;
+  /** Deliveries for a provider connection (`?integration=<id>`: pull requests, issues) go there. */
+  integrations: InboundWebhookReceiver;
 }
 
 /** GitHub caps payloads at 25 MB; pushes are far smaller. Bounded because the route is public. */
@@ -42,12 +45,12 @@ const PushAnswer = {
 
 const DESCRIPTIONS: Record<Provider, string> = {
   github:
-    'GitHub push webhook (content type JSON or form). Verified with `X-Hub-Signature-256` against the webhook secret of each config repository whose URL matches the pushed repository (clone, HTML, SSH or git URL); idempotent by `X-GitHub-Delivery`. A signed `ping` is answered `ignored`.',
+    'GitHub push webhook of config repositories, or (with `?integration=`) any webhook of a GitHub connection. Push: GitHub push webhook (content type JSON or form). Verified with `X-Hub-Signature-256` against the webhook secret of each config repository whose URL matches the pushed repository (clone, HTML, SSH or git URL); idempotent by `X-GitHub-Delivery`. A signed `ping` is answered `ignored`.',
   gitlab:
     "GitLab push webhook (`Push Hook`). Verified with `X-Gitlab-Token` against the webhook secret of each config repository whose URL matches the project's HTTP, SSH or web URL; idempotent by `Idempotency-Key` (or `X-Gitlab-Event-UUID`).",
 };
 
-export const pushRoutes: FastifyPluginAsync<PushRoutesOptions> = async (app, { db, secretBox, allowLocalSources }) => {
+export const pushRoutes: FastifyPluginAsync<PushRoutesOptions> = async (app, { db, secretBox, allowLocalSources, integrations }) => {
   // Signatures cover the body as sent: keep the bytes (this plugin's scope only).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
@@ -108,12 +111,19 @@ export const pushRoutes: FastifyPluginAsync<PushRoutesOptions> = async (app, { d
         bodyLimit: BODY_LIMIT,
         schema: {
           tags: ['Webhooks'],
-          summary: `Inbound: ${provider === 'github' ? 'GitHub' : 'GitLab'} push events`,
+          summary: `Inbound: ${provider === 'github' ? 'GitHub' : 'GitLab'} push, pull-request and issue events`,
           description: DESCRIPTIONS[provider],
-          response: { 200: PushAnswer, 202: PushAnswer },
+          querystring: { type: 'object', properties: { integration: { type: 'string', minLength: 1, maxLength: 64, description: 'A provider connection: the delivery is verified with its secret and may be a `pull_request` / `merge_request` or `issues` event (docs/integrations.md).' } } },
+          response: { 200: { anyOf: [InboundAnswerSchema, PushAnswer] }, 202: { anyOf: [InboundAnswerSchema, PushAnswer] } },
         },
       },
       async (request, reply) => {
+        const integrationId = integrationIdOf(request);
+        if (integrationId !== undefined) {
+          const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+          const answer = await integrations.receive(provider, integrationId, request.headers, rawBody, request.headers['content-type']);
+          return reply.code(answer.status === 'queued' ? 202 : 200).send(answer);
+        }
         const answer = await receive(provider, request);
         return reply.code(answer.status === 'queued' ? 202 : 200).send(answer);
       },

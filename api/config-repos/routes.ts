@@ -11,8 +11,9 @@ import { conflict, notFound, validationFailed } from '../http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
+import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';
 import { ConfigRepoCreate, ConfigRepoCreated, ConfigRepoResource, ConfigRepoUpdate, REPO_STATUSES, SYNC_RESULTS, SYNC_TRIGGERS, SyncResource } from './schemas.ts';
-import { defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';
+import { cloneUrlOf, defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';
 
 export interface ConfigRepoRoutesOptions {
   db: Db;
@@ -20,6 +21,8 @@ export interface ConfigRepoRoutesOptions {
   allowLocalSources: boolean;
   /** poll_interval_seconds when a repository does not set it. */
   defaultPollSeconds: number;
+  /** Checks the source-control connection a repository clones through. */
+  cloneAccess: CloneAccess;
 }
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
@@ -51,10 +54,27 @@ function canonicalRepoPath(path: string): string {
   return segments.join('/');
 }
 
+/**
+ * A repository's credentials come from one place: the URL, a worker-held `credentials_ref`, or a
+ * connection; with a connection, the URL must be a credential-free HTTPS URL on its provider.
+ */
+function checkOneCredentialSource(connection: string | null, credentialsRef: string | null): void {
+  if (connection !== null && credentialsRef !== null) throw invalidField('connection', 'cannot be combined with credentials_ref: give one source of credentials (set the other to null)');
+}
+
+async function checkConnection(access: CloneAccess, orgId: string, connection: string, url: string): Promise<void> {
+  try {
+    await access.check(orgId, connection, url);
+  } catch (err) {
+    if (err instanceof CloneConnectionError) throw validationFailed(`request body is invalid: connection: ${err.message}`, { fields: [{ field: 'connection', message: err.message }] });
+    throw err;
+  }
+}
+
 /** The audit trail never names credentials: the stored URL has none. */
 const auditMetadata = (row: { url: string; branch: string; path: string }) => ({ url: row.url, branch: row.branch, path: row.path });
 
-export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ConfigRepoRoutesOptions }> = async (app, { db, secretBox, allowLocalSources, defaultPollSeconds }) => {
+export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ConfigRepoRoutesOptions }> = async (app, { db, secretBox, allowLocalSources, defaultPollSeconds, cloneAccess }) => {
   const tags = ['Config repositories'];
 
   app.get(
@@ -106,6 +126,9 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       checkBranch(branch);
       const path = canonicalRepoPath(body.path ?? '');
       const ownership = body.source ?? defaultSource(source, path);
+      const connection = body.connection ?? null;
+      checkOneCredentialSource(connection, body.credentials_ref ?? null);
+      if (connection !== null) await checkConnection(cloneAccess, principal.orgId, connection, source.url);
       const created = await db.transaction().execute(async (trx) => {
         const clash = await trx
           .selectFrom('config_repos')
@@ -130,6 +153,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
           max_change_percent: body.max_change_percent ?? 25,
           poll_interval_seconds: body.poll_interval_seconds ?? defaultPollSeconds,
           credentials_ref: body.credentials_ref ?? null,
+          connection_id: connection,
           webhookSecret: body.webhook_secret,
           createdBy: principal.actor.id,
         });
@@ -147,7 +171,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       schema: {
         tags,
         summary: 'Update a config repository',
-        description: 'Changes the fields given. A new `url`, `branch` or `path` resets the status and fetches at once. `webhook_secret` replaces the secret (write-only). The source id cannot change.',
+        description: 'Changes the fields given. A new `url`, `branch` or `path` resets the status and fetches at once; a new `connection` fetches at once. `webhook_secret` replaces the secret (write-only). The source id cannot change.',
         params: idParams,
         body: ConfigRepoUpdate,
         response: { 200: ConfigRepoResource },
@@ -155,10 +179,18 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
     },
     async (request) => {
       const { orgId } = principalOf(request);
-      const { url, webhook_secret: webhookSecret, ...settings } = request.body;
+      const { url, webhook_secret: webhookSecret, connection, ...settings } = request.body;
       const source = url !== undefined ? checkSource(url, allowLocalSources) : undefined;
       if (settings.branch !== undefined) checkBranch(settings.branch);
       const path = settings.path !== undefined ? canonicalRepoPath(settings.path) : undefined;
+      if (connection !== undefined || source !== undefined || settings.credentials_ref !== undefined) {
+        // Checked against the repository as it will be: a new URL must suit the connection it keeps.
+        const before = await findRepo(db, orgId, request.params.id);
+        if (!before) throw notFound('config repository');
+        const connectionId = connection !== undefined ? connection : before.connection_id;
+        checkOneCredentialSource(connectionId, settings.credentials_ref !== undefined ? settings.credentials_ref : before.credentials_ref);
+        if (connectionId !== null && (connection !== undefined || source !== undefined)) await checkConnection(cloneAccess, orgId, connectionId, source?.url ?? cloneUrlOf(secretBox, before));
+      }
       const row = await db.transaction().execute(async (trx) => {
         if (settings.name !== undefined) {
           const clash = await trx.selectFrom('config_repos').select('id').where('org_id', '=', orgId).where('name', '=', settings.name).where('id', '!=', request.params.id).executeTakeFirst();
@@ -166,6 +198,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
         }
         const after = await updateRepo(trx, secretBox, orgId, request.params.id, {
           ...settings,
+          ...(connection !== undefined ? { connection_id: connection } : {}),
           ...(path !== undefined ? { path } : {}),
           ...(source ? { source } : {}),
           ...(webhookSecret !== undefined ? { webhookSecret } : {}),

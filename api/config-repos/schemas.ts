@@ -42,6 +42,13 @@ const settings = {
     pattern: '^[A-Z0-9_]{1,64}$',
     description: 'Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only.',
   },
+  connection: {
+    type: ['string', 'null'],
+    minLength: 1,
+    maxLength: 64,
+    description:
+      'A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `url` is then its HTTPS URL on that provider, without credentials. Not with `credentials_ref`; `null` stops using it.',
+  },
 } as const;
 
 const webhookSecret = {
@@ -80,7 +87,7 @@ export const ConfigRepoResource = {
   type: 'object',
   required: ['livemode', 
     'id', 'name', 'url', 'branch', 'path', 'source', 'auto_sync', 'prune', 'self_heal', 'deny_weakening', 'max_changes', 'max_change_percent',
-    'poll_interval_seconds', 'credentials_ref', 'webhook_secret_last4', 'api_key_id', 'status', 'status_message', 'last_synced_commit', 'last_synced_at',
+    'poll_interval_seconds', 'credentials_ref', 'connection', 'webhook_secret_last4', 'api_key_id', 'status', 'status_message', 'last_synced_commit', 'last_synced_at',
     'last_checked_at', 'next_poll_at', 'created_at', 'updated_at',
   ],
   properties: {
@@ -99,6 +106,7 @@ export const ConfigRepoResource = {
     max_change_percent: { type: 'integer' },
     poll_interval_seconds: { type: 'integer' },
     credentials_ref: { type: ['string', 'null'] },
+    connection: { type: ['string', 'null'], description: 'The source-control connection that clones the repository.' },
     webhook_secret_last4: { type: 'string' },
     api_key_id: { type: 'string', description: 'The API key syncs act with (listed under /api-keys; revoking it stops the syncs).' },
     status: {

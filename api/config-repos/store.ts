@@ -42,6 +42,8 @@ export interface RepoSettings {
   max_change_percent: number;
   poll_interval_seconds: number;
   credentials_ref: string | null;
+  /** The source-control connection that clones the repository (its integration id). */
+  connection_id: string | null;
 }
 
 /** host/path, lower-cased, without scheme, user, port or `.git` (file: keeps its path as is). */
@@ -81,6 +83,7 @@ export function toConfigRepo(row: ConfigRepoRow) {
     max_change_percent: row.max_change_percent,
     poll_interval_seconds: row.poll_interval_seconds,
     credentials_ref: row.credentials_ref,
+    connection: row.connection_id,
     webhook_secret_last4: row.webhook_secret_last4,
     api_key_id: row.api_key_id,
     status: row.status as RepoStatus,
@@ -156,6 +159,7 @@ export async function insertRepo(trx: Db, box: SecretBox, repo: NewRepo): Promis
       max_change_percent: repo.max_change_percent,
       poll_interval_seconds: repo.poll_interval_seconds,
       credentials_ref: repo.credentials_ref,
+      connection_id: repo.connection_id,
       webhook_secret_sealed: box.seal(secret, `${id}:webhook`),
       webhook_secret_last4: secret.slice(-4),
       api_key_id: key.row.id,
@@ -190,6 +194,8 @@ export async function updateRepo(trx: Db, box: SecretBox, orgId: string, id: str
       ...(webhookSecret !== undefined ? { webhook_secret_sealed: box.seal(webhookSecret, `${id}:webhook`), webhook_secret_last4: webhookSecret.slice(-4) } : {}),
       ...(refetch ? { next_poll_at: new Date(), status: 'unknown', status_message: null, last_synced_commit: null } : {}),
       ...(settings.poll_interval_seconds !== undefined && !refetch ? { next_poll_at: nextPollAt(settings.poll_interval_seconds) } : {}),
+      // New credentials: try them at once (a repository that failed to fetch need not wait a poll).
+      ...(settings.connection_id !== undefined && !refetch ? { next_poll_at: new Date() } : {}),
       updated_at: sql<Date>`now()`,
     })
     .where('org_id', '=', orgId)

@@ -17,6 +17,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { ConfigRepoRow, ConfigRepoSyncRow } from '../db/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import type { CloneAccess } from '../integrations/clone-access.ts';
 import { cloneRepository } from '../git/clone.ts';
 import { parseGitSource, redactText } from '../git/url.ts';
 import { withWorkspace } from '../git/workspace.ts';
@@ -36,6 +37,8 @@ export interface SyncJobOptions {
   configSync: ConfigSync;
   cloneTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Clones through a source-control connection (repositories that name one). */
+  cloneAccess?: CloneAccess;
 }
 
 const MAX_LINES = 200;
@@ -60,9 +63,18 @@ class SyncFailure extends Error {
   }
 }
 
-/** The clone URL with the worker-held credentials a repository names, if any. */
-function credentialedUrl(repo: ConfigRepoRow, box: SecretBox, env: NodeJS.ProcessEnv): string {
-  const url = cloneUrlOf(box, repo);
+/** The clone URL with the connection's token or the worker-held credentials a repository names, if any. */
+async function credentialedUrl(repo: ConfigRepoRow, options: SyncJobOptions, env: NodeJS.ProcessEnv): Promise<string> {
+  const url = cloneUrlOf(options.secretBox, repo);
+  if (repo.connection_id) {
+    if (!options.cloneAccess) throw new SyncFailure('fetch', 'this worker cannot clone through connections');
+    try {
+      return await options.cloneAccess.authenticatedUrl(repo.org_id, repo.connection_id, url);
+    } catch (err) {
+      // Refused, broken or unreachable alike: recorded as this sync's fetch failure; the next push or poll tries again.
+      throw new SyncFailure('fetch', `cannot clone through connection ${repo.connection_id}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   if (!repo.credentials_ref) return url;
   const value = env[`AEGIS_GIT_CREDENTIAL_${repo.credentials_ref}`];
   if (!value) throw new SyncFailure('fetch', `credentials ${repo.credentials_ref} are not set on this worker (AEGIS_GIT_CREDENTIAL_${repo.credentials_ref})`);
@@ -147,7 +159,7 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
   let trigger = payload.trigger;
   try {
     return await withWorkspace(async (dir) => {
-      const url = credentialedUrl(repo, options.secretBox, options.env ?? process.env);
+      const url = await credentialedUrl(repo, options, options.env ?? process.env);
       const parsed = parseGitSource(url, repo.branch, { allowLocal: options.allowLocalSources });
       if (!parsed.ok) throw new SyncFailure('fetch', `invalid repository ${parsed.field}: ${parsed.reason}`);
       const checkout = join(dir, 'repo');

@@ -16,6 +16,7 @@ import * as people from './migrations/0011_people.ts';
 import * as events from './migrations/0012_events.ts';
 import * as billing from './migrations/0013_billing.ts';
 import * as sandbox from './migrations/0014_sandbox.ts';
+import * as integrations from './migrations/0015_integrations.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0012_events': events,
   '0013_billing': billing,
   '0014_sandbox': sandbox,
+  '0015_integrations': integrations,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

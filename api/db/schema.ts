@@ -386,6 +386,8 @@ export interface ConfigReposTable {
   max_change_percent: number;
   poll_interval_seconds: number;
   credentials_ref: string | null;
+  /** The source-control connection whose token clones the repository (migration 0015). */
+  connection_id: ColumnType<string | null, string | null | undefined, string | null>;
   webhook_secret_sealed: string;
   webhook_secret_last4: string;
   api_key_id: string;
@@ -514,6 +516,8 @@ export interface AuthFlowsTable {
   code_verifier: string | null;
   nonce: string | null;
   request_id: string | null;
+  /** The pending connection an OAuth connect flow completes (migration 0015). */
+  integration_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
@@ -633,3 +637,87 @@ export interface StripeEventsTable {
 export interface Database {
   stripe_events: StripeEventsTable;
 }
+
+// Provider connections (migration 0015).
+
+export type IntegrationKind = 'source_control' | 'ticket_tracker';
+export type IntegrationStatus = 'pending' | 'active' | 'error';
+export type TicketState = 'creating' | 'open' | 'closed' | 'failed';
+export type PullRequestCheckStatus = 'queued' | 'scanning' | 'completed' | 'failed';
+
+type Updated = ColumnType<Date, Date | string | undefined, Date | string>;
+/** A jsonb column with a default: optional on insert. */
+type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
+
+/** Pull-request checks of a source-control connection (docs/integrations.md). */
+export interface IntegrationSettings {
+  pull_requests?: { enabled: boolean; scan_types: ('secrets' | 'sast' | 'sca')[]; fail_on: 'critical' | 'high' | 'medium' | 'low' | 'info' | 'none' };
+}
+
+export interface IntegrationsTable {
+  id: string;
+  org_id: string;
+  kind: ColumnType<IntegrationKind, IntegrationKind, IntegrationKind>;
+  provider: string;
+  auth_type: ColumnType<'oauth' | 'token', 'oauth' | 'token', 'oauth' | 'token'>;
+  status: ColumnType<IntegrationStatus, IntegrationStatus, IntegrationStatus>;
+  error: string | null;
+  account: string | null;
+  account_id: string | null;
+  scopes: JsonWithDefault<string[]>;
+  api_base_url: string | null;
+  metadata: JsonWithDefault<Record<string, unknown>>;
+  settings: JsonWithDefault<IntegrationSettings>;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  token_expires_at: NullableTimestamp;
+  webhook_secret_sealed: string | null;
+  connected_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Updated;
+}
+
+export interface VulnerabilityTicketsTable {
+  vulnerability_id: string;
+  org_id: string;
+  integration_id: string | null;
+  provider: string;
+  state: ColumnType<TicketState, TicketState, TicketState>;
+  external_id: string | null;
+  key: string | null;
+  url: string | null;
+  request: JsonWithDefault<Record<string, unknown>>;
+  error: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Updated;
+}
+
+export interface PullRequestChecksTable {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  provider: string;
+  repository: string;
+  number: number;
+  head_sha: string;
+  base_sha: string | null;
+  status: ColumnType<PullRequestCheckStatus, PullRequestCheckStatus, PullRequestCheckStatus>;
+  conclusion: string | null;
+  check_id: string | null;
+  comment_id: string | null;
+  summary: JsonWithDefault<Record<string, unknown>>;
+  error: string | null;
+  created_at: CreatedAt;
+  updated_at: Updated;
+}
+
+export interface Database {
+  integrations: IntegrationsTable;
+  vulnerability_tickets: VulnerabilityTicketsTable;
+  pull_request_checks: PullRequestChecksTable;
+}
+
+export type IntegrationRow = Selectable<IntegrationsTable>;
+export type VulnerabilityTicketRow = Selectable<VulnerabilityTicketsTable>;
+export type PullRequestCheckRow = Selectable<PullRequestChecksTable>;

@@ -7,6 +7,7 @@ import { SyncResource } from '../config-repos/schemas.ts';
 import { timestampSchema } from '../http/schemas.ts';
 import { apiKeySchema } from '../keys/key-resource.ts';
 import { ScanResource, VulnerabilityResource } from '../scans/schemas.ts';
+import { IntegrationResource } from '../integrations/schemas.ts';
 import { EVENT_TYPES, WebhookResource, type EventType } from '../../schemas/index.ts';
 
 type ObjectSchema = { type: 'object'; properties: Record<string, unknown>; required?: readonly string[] };
@@ -59,6 +60,7 @@ const sync = SyncResource as unknown as ObjectSchema;
 const apiKey = apiKeySchema as unknown as ObjectSchema;
 const webhook = WebhookResource as unknown as ObjectSchema;
 const alert = ShieldAlertObject as unknown as ObjectSchema;
+const integration = IntegrationResource as unknown as ObjectSchema;
 
 export const EVENT_CATALOGUE: Record<EventType | 'ping', EventTypeInfo> = {
   'vulnerability.created': { version: 1, scope: 'vulnerabilities:read', object: vulnerability, description: 'A scan found a vulnerability not seen before on its target.' },
@@ -88,6 +90,14 @@ export const EVENT_CATALOGUE: Record<EventType | 'ping', EventTypeInfo> = {
     scope: 'admin',
     object: webhook,
     description: 'A webhook was disabled because every delivery to it failed for AEGIS_WEBHOOK_DISABLE_AFTER_MS (3 days); `disabled_reason` says why. Re-enable it with PATCH `enabled: true`.',
+  },
+  'integration.connected': { version: 1, scope: 'admin', object: integration, description: 'A provider connection became active (OAuth completed, or a pasted token was validated). Never carries a token.' },
+  'integration.disconnected': { version: 1, scope: 'admin', object: integration, description: 'A provider connection was deleted (its grant revoked at the provider where the provider allows).' },
+  'integration.error': {
+    version: 1,
+    scope: 'admin',
+    object: integration,
+    description: 'The provider refused a connection’s credential (revoked, expired beyond refresh, missing permission); `error` says why. Connect again to repair it.',
   },
   ping: { version: 1, scope: 'admin', object: PingObject as unknown as ObjectSchema, description: 'Sent by POST /api/v1/webhooks/:id/test to that webhook only; no subscription selects it.' },
 };

@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
 import { iso } from '../resources/timestamps.ts';
 import { queueDeliveries } from '../webhooks/fanout.ts';
+import { queueTicketCloses } from '../integrations/tickets/queue.ts';
 import type { EventType } from '../../schemas/events.ts';
 import { EVENT_VERSIONS } from './catalogue.ts';
 import { livemodeOf, organizationOf } from '../orgs/environments.ts';
@@ -23,9 +24,10 @@ export interface NewEvent {
 const CHUNK = 500;
 
 /**
- * Stores events and queues their deliveries, inside the caller's transaction. Returns the number of
- * deliveries queued: when it is not 0, call `announceDeliveries` after the commit so workers start
- * at once instead of at their next poll.
+ * Stores events and queues their deliveries, inside the caller's transaction, and the jobs some
+ * events call for (a resolved finding closes its open ticket). Returns the number of jobs queued
+ * as `deliveries`: when it is not 0, call `announceDeliveries` after the commit so workers start at
+ * once instead of at their next poll.
  */
 export async function recordEvents(trx: Db, events: readonly NewEvent[]): Promise<{ rows: EventRow[]; deliveries: number }> {
   const rows: EventRow[] = [];
@@ -40,7 +42,8 @@ export async function recordEvents(trx: Db, events: readonly NewEvent[]): Promis
     trx,
     rows.filter((r) => r.type !== 'ping'),
   );
-  return { rows, deliveries };
+  const ticketCloses = await queueTicketCloses(trx, rows);
+  return { rows, deliveries: deliveries + ticketCloses };
 }
 
 /** Wakes the delivery workers after the transaction that queued deliveries committed. */

@@ -22,7 +22,8 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'rate_limited'
   | 'internal'
-  | 'unavailable';
+  | 'unavailable'
+  | 'provider_unavailable';
 
 export type ErrorDetails = Record<string, unknown>;
 

@@ -16,6 +16,7 @@ import { cancelJob } from '../jobs/queue.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
 import { detectArchiveKind } from './sources/archive.ts';
 import { parseGitSource } from '../git/url.ts';
+import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';
 import { diffScans, scanCoverage } from './compare.ts';
 import { CodeScanBody, SCAN_STATUSES, ScanResource } from './schemas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
@@ -34,13 +35,15 @@ export interface ScanRoutesOptions {
   allowLocalSources: boolean;
   /** Seals clone URLs that carry credentials. */
   secretBox: SecretBox;
+  /** Private repositories cloned through a source-control connection. */
+  cloneAccess: CloneAccess;
 }
 
-export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesOptions }> = async (app, { db, allowLocalSources, secretBox }) => {
+export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesOptions }> = async (app, { db, allowLocalSources, secretBox, cloneAccess }) => {
   const tags = ['Scans'];
   app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_ARCHIVE_BYTES }, async (_request: FastifyRequest, body: Buffer) => body);
 
-  const start = async (request: FastifyRequest, scanType: CodeScanType, input: Buffer | { target: string; config?: { ref?: string; history?: boolean } }, query: { ref?: string; history?: boolean }) => {
+  const start = async (request: FastifyRequest, scanType: CodeScanType, input: Buffer | { target: string; config?: { ref?: string; history?: boolean }; connection?: string }, query: { ref?: string; history?: boolean }) => {
     const { orgId, actor } = principalOf(request);
     let scan: ScanRow | null;
     if (Buffer.isBuffer(input)) {
@@ -60,12 +63,21 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
         throw validationFailed(`request body is invalid: ${field} ${parsed.reason}`, { fields: [{ field, message: parsed.reason }] });
       }
       const { source } = parsed;
+      const connection = input.connection;
+      if (connection !== undefined) {
+        try {
+          await cloneAccess.check(orgId, connection, source.url);
+        } catch (err) {
+          if (err instanceof CloneConnectionError) throw validationFailed(`request body is invalid: connection: ${err.message}`, { fields: [{ field: 'connection', message: err.message }] });
+          throw err;
+        }
+      }
       scan = await db.transaction().execute(async (trx) => {
         const created = await createScan(trx, {
           orgId,
           scanType,
           target: source.target,
-          source: storedGitSource(source, secretBox),
+          source: { ...storedGitSource(source, secretBox), ...(connection !== undefined ? { connection } : {}) },
           config: input.config ?? {},
           triggeredBy: actor.id,
         });

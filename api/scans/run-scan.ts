@@ -24,6 +24,10 @@ import type { CodeScanInput } from './scan-thread.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, toScan, type ScanJobPayload, type ScanRow } from './store.ts';
 
+import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';
+import { ProviderAuthError } from '../integrations/providers/errors.ts';
+import { IntegrationUnavailableError } from '../integrations/sessions.ts';
+
 const SCAN_THREAD = new URL('./scan-thread.ts', import.meta.url);
 const PROGRESS_WRITE_MS = 1_000;
 
@@ -37,11 +41,16 @@ export interface ScanJobOptions {
   cloneTimeoutMs?: number;
   /** Load the scanners in a scan thread now rather than at the first scan. */
   warmThreads?: boolean;
+  /** Clones through a source-control connection (scans that name one). */
+  cloneAccess?: CloneAccess;
 }
 
 interface GitSource {
   kind: 'git';
+  url: string;
   ref: string | null;
+  /** A source-control connection whose token clones the repository. */
+  connection?: string;
 }
 interface ArchiveSource {
   kind: 'archive';
@@ -58,11 +67,23 @@ export async function fetchSource(db: Db, scan: ScanRow, dir: string, options: S
   }
   const history = scan.scan_type === 'secrets' && scan.config.history === true;
   const cloned = await cloneRepository(
-    { kind: 'git', url: cloneUrlOf(scan, options.secretBox), ref: source.ref, target: scan.target },
+    { kind: 'git', url: await cloneUrl(scan, source, options), ref: source.ref, target: scan.target },
     dir,
     { signal, timeoutMs: options.cloneTimeoutMs ?? 300_000, depth: history ? null : 1, allowLocal: options.allowLocalSources },
   );
   return { commit: cloned.commit };
+}
+
+async function cloneUrl(scan: ScanRow, source: GitSource, options: ScanJobOptions): Promise<string> {
+  if (source.connection === undefined) return cloneUrlOf(scan, options.secretBox);
+  if (!options.cloneAccess) throw new PermanentJobError('this worker cannot clone through connections');
+  try {
+    return await options.cloneAccess.authenticatedUrl(scan.org_id, source.connection, source.url);
+  } catch (err) {
+    // A deleted, broken or refused connection will not mend by retrying; a provider that is down might.
+    if (err instanceof CloneConnectionError || err instanceof ProviderAuthError || err instanceof IntegrationUnavailableError) throw new PermanentJobError(`cannot clone through connection ${source.connection}: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Runs a code scan's scanner: SCA here, SAST and secrets in a scan thread (of `threads` when given: warm ones). */

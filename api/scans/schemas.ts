@@ -60,6 +60,12 @@ export const CodeScanBody = {
         history: { type: 'boolean', description: 'Secrets scans: also scan the git history (every commit reachable from the ref).' },
       },
     },
+    connection: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `target` is then its HTTPS URL on that provider, without credentials.',
+    },
   },
 } as const;
 
@@ -112,6 +118,17 @@ export const VulnerabilityResource = {
       description: 'The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed.',
       required: ['id', 'auto_remove'],
       properties: { id: { type: 'string' }, auto_remove: { type: 'boolean' } },
+    },
+    ticket: {
+      type: ['object', 'null'],
+      description: 'The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out.',
+      required: ['provider', 'key', 'url', 'state'],
+      properties: {
+        provider: { type: 'string' },
+        key: { type: ['string', 'null'], description: 'PROJ-12, owner/repo#12, ENG-12; null while it is being created.' },
+        url: { type: ['string', 'null'] },
+        state: { type: 'string', enum: ['creating', 'open', 'closed', 'failed'] },
+      },
     },
     created_at: timestampSchema,
     updated_at: timestampSchema,

@@ -8,9 +8,9 @@ import type { AuthFlowRow } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 
 export const FLOW_LIFETIME_MS = 10 * 60 * 1000;
-export type FlowKind = 'google' | 'sso_oidc' | 'sso_saml';
-/** `login` starts a session; `test` is an admin's "Try login", which only reports. */
-export type FlowPurpose = 'login' | 'test';
+export type FlowKind = 'google' | 'sso_oidc' | 'sso_saml' | 'integration';
+/** `login` starts a session; `test` is an admin's "Try login", which only reports; `connect` completes a provider connection. */
+export type FlowPurpose = 'login' | 'test' | 'connect';
 
 export interface NewFlow {
   kind: FlowKind;
@@ -22,6 +22,8 @@ export interface NewFlow {
   nonce?: string | null;
   /** The SAML AuthnRequest's ID (checked against InResponseTo). */
   requestId?: string | null;
+  /** The pending provider connection a `connect` flow completes. */
+  integrationId?: string | null;
 }
 
 export async function startFlow(db: Db, flow: NewFlow): Promise<{ state: string; row: AuthFlowRow }> {
@@ -38,6 +40,7 @@ export async function startFlow(db: Db, flow: NewFlow): Promise<{ state: string;
       code_verifier: flow.codeVerifier ?? null,
       nonce: flow.nonce ?? null,
       request_id: flow.requestId ?? null,
+      integration_id: flow.integrationId ?? null,
       expires_at: new Date(Date.now() + FLOW_LIFETIME_MS),
     })
     .returningAll()

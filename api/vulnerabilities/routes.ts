@@ -20,13 +20,21 @@ import { announceEnqueued } from '../jobs/signals.ts';
 import { findPatch, insertPatch, toPatch } from '../shield/virtual-patches/store.ts';
 import { requestVerification } from './verify.ts';
 import { derivePatch, siteServing } from './virtual-patch.ts';
-import type { Verification } from './store.ts';
+import type { Verification, VulnerabilityRow } from './store.ts';
+import { ticketLinksOf } from '../integrations/tickets/store.ts';
 
 const STATUSES = ['open', 'acknowledged', 'resolved', 'accepted_risk'] as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
 
 export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
   const tags = ['Vulnerabilities'];
+
+  /** The resources of `rows` with their ticket links (one query for all). */
+  async function withTickets(rows: readonly VulnerabilityRow[]) {
+    const links = await ticketLinksOf(db, rows.map((r) => r.id));
+    return (row: VulnerabilityRow) => ({ ...toVulnerability(row), ticket: links.get(row.id) ?? null });
+  }
+  const shown = async (row: VulnerabilityRow) => (await withTickets([row]))(row);
 
   app.get(
     '/api/v1/vulnerabilities',
@@ -66,7 +74,7 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
         target: q.target,
         falsePositive: q.false_positive,
       });
-      return toPage(rows, limit, toVulnerability);
+      return toPage(rows, limit, await withTickets(rows));
     },
   );
 
@@ -76,7 +84,7 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
     async (request) => {
       const row = await findVulnerability(db, principalOf(request).orgId, request.params.id);
       if (!row) throw notFound('vulnerability');
-      return toVulnerability(row);
+      return shown(row);
     },
   );
 
@@ -134,7 +142,7 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
         return { after, deliveries: recorded?.deliveries ?? 0 };
       });
       announceDeliveries(db, updated.deliveries);
-      return toVulnerability(updated.after);
+      return shown(updated.after);
     },
   );
 
@@ -163,7 +171,7 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
         return (await findVulnerability(trx, orgId, row.id))!;
       });
       announceEnqueued(db);
-      return reply.code(202).send(toVulnerability(updated));
+      return reply.code(202).send(await shown(updated));
     },
   );
 

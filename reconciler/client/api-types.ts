@@ -9775,7 +9775,7 @@ export interface paths {
                                 /** @description Endpoint that receives the deliveries (`https://` recommended). */
                                 url: string;
                                 /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                                 /**
                                  * @description What the endpoint is for.
                                  * @default
@@ -9946,7 +9946,7 @@ export interface paths {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url: string;
                         /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                         /**
                          * @description What the endpoint is for.
                          * @default
@@ -9982,7 +9982,7 @@ export interface paths {
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
                             /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -10210,7 +10210,7 @@ export interface paths {
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
                             /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -10581,7 +10581,7 @@ export interface paths {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url?: string;
                         /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                        events?: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                        events?: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                         /** @description What the endpoint is for. */
                         description?: string;
                         /** @description Disabled webhooks receive no deliveries. */
@@ -10608,7 +10608,7 @@ export interface paths {
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
                             /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -11784,7 +11784,7 @@ export interface paths {
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
                             /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -12043,7 +12043,7 @@ export interface paths {
                                 /** @enum {string} */
                                 object: "event";
                                 /** @enum {string} */
-                                type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled";
+                                type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
                                 /** @description Payload version of the type. */
                                 version: number;
                                 organization_id: string;
@@ -12190,7 +12190,7 @@ export interface paths {
                             /** @enum {string} */
                             object: "event";
                             /** @enum {string} */
-                            type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled";
+                            type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
                             /** @description Payload version of the type. */
                             version: number;
                             organization_id: string;
@@ -16696,6 +16696,8 @@ export interface paths {
                             /** @description Secrets scans: also scan the git history (every commit reachable from the ref). */
                             history?: boolean;
                         };
+                        /** @description A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `target` is then its HTTPS URL on that provider, without credentials. */
+                        connection?: string;
                     };
                     "application/zip": unknown;
                     "application/gzip": unknown;
@@ -16936,6 +16938,8 @@ export interface paths {
                             /** @description Secrets scans: also scan the git history (every commit reachable from the ref). */
                             history?: boolean;
                         };
+                        /** @description A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `target` is then its HTTPS URL on that provider, without credentials. */
+                        connection?: string;
                     };
                     "application/zip": unknown;
                     "application/gzip": unknown;
@@ -17176,6 +17180,8 @@ export interface paths {
                             /** @description Secrets scans: also scan the git history (every commit reachable from the ref). */
                             history?: boolean;
                         };
+                        /** @description A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `target` is then its HTTPS URL on that provider, without credentials. */
+                        connection?: string;
                     };
                     "application/zip": unknown;
                     "application/gzip": unknown;
@@ -19817,6 +19823,15 @@ export interface paths {
                                     id: string;
                                     auto_remove: boolean;
                                 } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -20020,6 +20035,15 @@ export interface paths {
                             virtual_patch: {
                                 id: string;
                                 auto_remove: boolean;
+                            } | null;
+                            /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                            ticket?: {
+                                provider: string;
+                                /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                key: string | null;
+                                url: string | null;
+                                /** @enum {string} */
+                                state: "creating" | "open" | "closed" | "failed";
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -20241,6 +20265,15 @@ export interface paths {
                             virtual_patch: {
                                 id: string;
                                 auto_remove: boolean;
+                            } | null;
+                            /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                            ticket?: {
+                                provider: string;
+                                /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                key: string | null;
+                                url: string | null;
+                                /** @enum {string} */
+                                state: "creating" | "open" | "closed" | "failed";
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -20499,6 +20532,15 @@ export interface paths {
                             virtual_patch: {
                                 id: string;
                                 auto_remove: boolean;
+                            } | null;
+                            /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                            ticket?: {
+                                provider: string;
+                                /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                key: string | null;
+                                url: string | null;
+                                /** @enum {string} */
+                                state: "creating" | "open" | "closed" | "failed";
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -21181,6 +21223,8 @@ export interface paths {
                                 max_change_percent: number;
                                 poll_interval_seconds: number;
                                 credentials_ref: string | null;
+                                /** @description The source-control connection that clones the repository. */
+                                connection: string | null;
                                 webhook_secret_last4: string;
                                 /** @description The API key syncs act with (listed under /api-keys; revoking it stops the syncs). */
                                 api_key_id: string;
@@ -21350,6 +21394,8 @@ export interface paths {
                         poll_interval_seconds?: number;
                         /** @description Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only. */
                         credentials_ref?: string | null;
+                        /** @description A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `url` is then its HTTPS URL on that provider, without credentials. Not with `credentials_ref`; `null` stops using it. */
+                        connection?: string | null;
                         /** @description The ownership source id written on every object this repository makes (default: the URL without scheme, with `/<path>` when a path is set). Unique in the organisation; fixed once created. */
                         source?: string;
                         /** @description The push webhook's secret (GitHub's HMAC secret, GitLab's token). Generated and returned once when not given; never shown again. */
@@ -21382,6 +21428,8 @@ export interface paths {
                             max_change_percent: number;
                             poll_interval_seconds: number;
                             credentials_ref: string | null;
+                            /** @description The source-control connection that clones the repository. */
+                            connection: string | null;
                             webhook_secret_last4: string;
                             /** @description The API key syncs act with (listed under /api-keys; revoking it stops the syncs). */
                             api_key_id: string;
@@ -21598,6 +21646,8 @@ export interface paths {
                             max_change_percent: number;
                             poll_interval_seconds: number;
                             credentials_ref: string | null;
+                            /** @description The source-control connection that clones the repository. */
+                            connection: string | null;
                             webhook_secret_last4: string;
                             /** @description The API key syncs act with (listed under /api-keys; revoking it stops the syncs). */
                             api_key_id: string;
@@ -21933,7 +21983,7 @@ export interface paths {
         head?: never;
         /**
          * Update a config repository
-         * @description Changes the fields given. A new `url`, `branch` or `path` resets the status and fetches at once. `webhook_secret` replaces the secret (write-only). The source id cannot change.
+         * @description Changes the fields given. A new `url`, `branch` or `path` resets the status and fetches at once; a new `connection` fetches at once. `webhook_secret` replaces the secret (write-only). The source id cannot change.
          */
         patch: {
             parameters: {
@@ -21971,6 +22021,8 @@ export interface paths {
                         poll_interval_seconds?: number;
                         /** @description Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only. */
                         credentials_ref?: string | null;
+                        /** @description A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `url` is then its HTTPS URL on that provider, without credentials. Not with `credentials_ref`; `null` stops using it. */
+                        connection?: string | null;
                         /** @description The push webhook's secret (GitHub's HMAC secret, GitLab's token). Generated and returned once when not given; never shown again. */
                         webhook_secret?: string;
                     };
@@ -22001,6 +22053,8 @@ export interface paths {
                             max_change_percent: number;
                             poll_interval_seconds: number;
                             credentials_ref: string | null;
+                            /** @description The source-control connection that clones the repository. */
+                            connection: string | null;
                             webhook_secret_last4: string;
                             /** @description The API key syncs act with (listed under /api-keys; revoking it stops the syncs). */
                             api_key_id: string;
@@ -22841,22 +22895,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/webhooks/github": {
+    "/api/v1/integrations": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /**
-         * Inbound: GitHub push events
-         * @description GitHub push webhook (content type JSON or form). Verified with `X-Hub-Signature-256` against the webhook secret of each config repository whose URL matches the pushed repository (clone, HTML, SSH or git URL); idempotent by `X-GitHub-Delivery`. A signed `ping` is answered `ignored`.
-         */
-        post: {
+        /** List connected providers */
+        get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                    provider?: "github" | "gitlab" | "jira" | "linear";
+                    kind?: "source_control" | "ticket_tracker";
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -22870,6 +22926,2527 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            data: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "integration";
+                                livemode: boolean;
+                                /** @enum {string} */
+                                kind: "source_control" | "ticket_tracker";
+                                /** @enum {string} */
+                                provider: "github" | "gitlab" | "jira" | "linear";
+                                /**
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @enum {string}
+                                 */
+                                auth_type: "oauth" | "token";
+                                /**
+                                 * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "error";
+                                error: string | null;
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                account: string | null;
+                                account_id?: string | null;
+                                /** @description Scopes the provider granted. */
+                                scopes: string[];
+                                api_base_url?: string | null;
+                                /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                                metadata?: {
+                                    [key: string]: unknown;
+                                };
+                                settings?: {
+                                    /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                    pull_requests?: {
+                                        /** @default true */
+                                        enabled?: boolean;
+                                        /**
+                                         * @default [
+                                         *       "secrets",
+                                         *       "sast",
+                                         *       "sca"
+                                         *     ]
+                                         */
+                                        scan_types?: ("secrets" | "sast" | "sca")[];
+                                        /**
+                                         * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                         * @default high
+                                         * @enum {string}
+                                         */
+                                        fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                };
+                                /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                                webhook_url?: string | null;
+                                /** Format: date-time */
+                                token_expires_at?: string | null;
+                                connected_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a connection */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            object: "integration";
+                            livemode: boolean;
+                            /** @enum {string} */
+                            kind: "source_control" | "ticket_tracker";
+                            /** @enum {string} */
+                            provider: "github" | "gitlab" | "jira" | "linear";
+                            /**
+                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                             * @enum {string}
+                             */
+                            auth_type: "oauth" | "token";
+                            /**
+                             * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                             * @enum {string}
+                             */
+                            status: "pending" | "active" | "error";
+                            error: string | null;
+                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                            account: string | null;
+                            account_id?: string | null;
+                            /** @description Scopes the provider granted. */
+                            scopes: string[];
+                            api_base_url?: string | null;
+                            /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                pull_requests?: {
+                                    /** @default true */
+                                    enabled?: boolean;
+                                    /**
+                                     * @default [
+                                     *       "secrets",
+                                     *       "sast",
+                                     *       "sca"
+                                     *     ]
+                                     */
+                                    scan_types?: ("secrets" | "sast" | "sca")[];
+                                    /**
+                                     * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                     * @default high
+                                     * @enum {string}
+                                     */
+                                    fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                };
+                            };
+                            /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                            webhook_url?: string | null;
+                            /** Format: date-time */
+                            token_expires_at?: string | null;
+                            connected_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect
+         * @description Revokes the grant at the provider where it has an endpoint for it (GitHub, GitLab, Linear OAuth), then deletes the connection and its tokens. A revocation the provider refuses or cannot take (it is down) does not keep the connection: the audit entry records it, and the grant can be revoked in the provider’s settings.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Disconnected. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a connection’s settings
+         * @description Replaces the settings given (pull-request checks).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        settings: {
+                            /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                            pull_requests?: {
+                                /** @default true */
+                                enabled?: boolean;
+                                /**
+                                 * @default [
+                                 *       "secrets",
+                                 *       "sast",
+                                 *       "sca"
+                                 *     ]
+                                 */
+                                scan_types?: ("secrets" | "sast" | "sca")[];
+                                /**
+                                 * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                 * @default high
+                                 * @enum {string}
+                                 */
+                                fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            object: "integration";
+                            livemode: boolean;
+                            /** @enum {string} */
+                            kind: "source_control" | "ticket_tracker";
+                            /** @enum {string} */
+                            provider: "github" | "gitlab" | "jira" | "linear";
+                            /**
+                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                             * @enum {string}
+                             */
+                            auth_type: "oauth" | "token";
+                            /**
+                             * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                             * @enum {string}
+                             */
+                            status: "pending" | "active" | "error";
+                            error: string | null;
+                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                            account: string | null;
+                            account_id?: string | null;
+                            /** @description Scopes the provider granted. */
+                            scopes: string[];
+                            api_base_url?: string | null;
+                            /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                pull_requests?: {
+                                    /** @default true */
+                                    enabled?: boolean;
+                                    /**
+                                     * @default [
+                                     *       "secrets",
+                                     *       "sast",
+                                     *       "sca"
+                                     *     ]
+                                     */
+                                    scan_types?: ("secrets" | "sast" | "sca")[];
+                                    /**
+                                     * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                     * @default high
+                                     * @enum {string}
+                                     */
+                                    fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                };
+                            };
+                            /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                            webhook_url?: string | null;
+                            /** Format: date-time */
+                            token_expires_at?: string | null;
+                            connected_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/integrations/{provider}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start OAuth connection
+         * @description With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "github" | "gitlab" | "jira" | "linear";
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A personal access token (GitHub, GitLab), API token (Jira, with `email` and `url`) or API key (Linear). Without it, the OAuth flow starts. */
+                        token?: string;
+                        /** @description Jira API tokens: the Atlassian account e-mail. */
+                        email?: string;
+                        /** @description Jira: the site (https://<name>.atlassian.net). GitLab: a self-managed instance. */
+                        url?: string;
+                        settings?: {
+                            /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                            pull_requests?: {
+                                /** @default true */
+                                enabled?: boolean;
+                                /**
+                                 * @default [
+                                 *       "secrets",
+                                 *       "sast",
+                                 *       "sca"
+                                 *     ]
+                                 */
+                                scan_types?: ("secrets" | "sast" | "sca")[];
+                                /**
+                                 * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                 * @default high
+                                 * @enum {string}
+                                 */
+                                fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description With a token: the active connection and its webhook settings. Without: where to send the browser to authorize. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            /** @enum {string} */
+                            object?: "integration";
+                            livemode?: boolean;
+                            /** @enum {string} */
+                            kind?: "source_control" | "ticket_tracker";
+                            /** @enum {string} */
+                            provider?: "github" | "gitlab" | "jira" | "linear";
+                            /**
+                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                             * @enum {string}
+                             */
+                            auth_type?: "oauth" | "token";
+                            /**
+                             * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                             * @enum {string}
+                             */
+                            status?: "pending" | "active" | "error";
+                            error?: string | null;
+                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                            account?: string | null;
+                            account_id?: string | null;
+                            /** @description Scopes the provider granted. */
+                            scopes?: string[];
+                            api_base_url?: string | null;
+                            /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                pull_requests?: {
+                                    /** @default true */
+                                    enabled?: boolean;
+                                    /**
+                                     * @default [
+                                     *       "secrets",
+                                     *       "sast",
+                                     *       "sca"
+                                     *     ]
+                                     */
+                                    scan_types?: ("secrets" | "sast" | "sca")[];
+                                    /**
+                                     * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                     * @default high
+                                     * @enum {string}
+                                     */
+                                    fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                };
+                            };
+                            /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                            webhook_url?: string | null;
+                            /** Format: date-time */
+                            token_expires_at?: string | null;
+                            connected_by?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            /** @description Where the provider should send its webhooks for this connection and the secret to configure there — shown this once. */
+                            webhook?: {
+                                url: string;
+                                secret: string;
+                            };
+                            /** @description OAuth: the provider’s authorization page; the provider sends the browser back to the callback, which completes the connection. */
+                            authorize_url?: string;
+                            state?: string;
+                            integration?: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "integration";
+                                livemode: boolean;
+                                /** @enum {string} */
+                                kind: "source_control" | "ticket_tracker";
+                                /** @enum {string} */
+                                provider: "github" | "gitlab" | "jira" | "linear";
+                                /**
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @enum {string}
+                                 */
+                                auth_type: "oauth" | "token";
+                                /**
+                                 * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "error";
+                                error: string | null;
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                account: string | null;
+                                account_id?: string | null;
+                                /** @description Scopes the provider granted. */
+                                scopes: string[];
+                                api_base_url?: string | null;
+                                /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                                metadata?: {
+                                    [key: string]: unknown;
+                                };
+                                settings?: {
+                                    /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                    pull_requests?: {
+                                        /** @default true */
+                                        enabled?: boolean;
+                                        /**
+                                         * @default [
+                                         *       "secrets",
+                                         *       "sast",
+                                         *       "sca"
+                                         *     ]
+                                         */
+                                        scan_types?: ("secrets" | "sast" | "sca")[];
+                                        /**
+                                         * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                         * @default high
+                                         * @enum {string}
+                                         */
+                                        fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                };
+                                /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                                webhook_url?: string | null;
+                                /** Format: date-time */
+                                token_expires_at?: string | null;
+                                connected_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/oauth/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth callback
+         * @description Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the dashboard. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    state?: string;
+                    error?: string;
+                    error_description?: string;
+                };
+                header?: never;
+                path: {
+                    provider: "github" | "gitlab" | "jira" | "linear";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Connected: redirect to the dashboard. */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/{id}/webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New inbound webhook secret
+         * @description Generates a new secret for the provider’s webhooks to this connection and shows it this once, with the URL to configure at the provider. The previous secret stops verifying at once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Where the provider should send its webhooks for this connection and the secret to configure there — shown this once. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            url: string;
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the ticket of a finding */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "ticket";
+                            vulnerability_id: string;
+                            /** @description The connection (integration id) the ticket was created through; null once that connection is removed. */
+                            connection: string | null;
+                            /** @enum {string} */
+                            provider: "github" | "gitlab" | "jira" | "linear";
+                            /** @description Jira project key, GitHub `owner/repo` or Linear team, as requested. */
+                            project: string | null;
+                            /**
+                             * @description `creating` while a job talks to the tracker; `open` / `closed` mirror the tracker; `failed` when the tracker refused (`error` says why) — request it again to retry.
+                             * @enum {string}
+                             */
+                            state: "creating" | "open" | "closed" | "failed";
+                            /** @description What people call it: PROJ-12, owner/repo#12, ENG-12. */
+                            key: string | null;
+                            url: string | null;
+                            /** @description The tracker’s own id of the ticket. */
+                            external_id: string | null;
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a ticket from a finding
+         * @description Creates an issue for the finding in a connected tracker — a Jira project, a GitHub repository’s issues or a Linear team — as a job: follow `state` (`creating → open`, or `failed` with `error`). The ticket links back to the finding; closing it at the tracker resolves the finding, and resolving the finding in Aegis closes it with a comment. One ticket per finding: a second request is a 409 carrying the existing ticket (a `failed` one may be requested again).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The id of an active Jira, Linear or GitHub connection of this organisation. */
+                        connection: string;
+                        /** @description Jira project key, GitHub `owner/repo`, or Linear team key or id. */
+                        project: string;
+                        /** @description Jira account id, GitHub login, or Linear user id. */
+                        assignee?: string;
+                        /** @description Added to `aegis` and `severity:<severity>`. */
+                        labels?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "ticket";
+                            vulnerability_id: string;
+                            /** @description The connection (integration id) the ticket was created through; null once that connection is removed. */
+                            connection: string | null;
+                            /** @enum {string} */
+                            provider: "github" | "gitlab" | "jira" | "linear";
+                            /** @description Jira project key, GitHub `owner/repo` or Linear team, as requested. */
+                            project: string | null;
+                            /**
+                             * @description `creating` while a job talks to the tracker; `open` / `closed` mirror the tracker; `failed` when the tracker refused (`error` says why) — request it again to retry.
+                             * @enum {string}
+                             */
+                            state: "creating" | "open" | "closed" | "failed";
+                            /** @description What people call it: PROJ-12, owner/repo#12, ENG-12. */
+                            key: string | null;
+                            url: string | null;
+                            /** @description The tracker’s own id of the ticket. */
+                            external_id: string | null;
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/{id}/pull-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pull-request checks
+         * @description The pull requests (merge requests) Aegis checked through this connection, newest first: the head last checked, the check’s status and conclusion, and what the scans found.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                    /** @description Only this repository (`owner/name`, or the GitLab project path). */
+                    repository?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "pull_request_check";
+                                livemode: boolean;
+                                integration_id: string;
+                                provider: string;
+                                /** @description `owner/name` (GitHub) or the project path (GitLab). */
+                                repository: string;
+                                /** @description The pull request (GitHub) or merge request IID (GitLab). */
+                                number: number;
+                                /** @description The head commit last checked (or being checked). */
+                                head_sha: string;
+                                base_sha: string | null;
+                                /** @enum {string} */
+                                status: "queued" | "scanning" | "completed" | "failed";
+                                /**
+                                 * @description `failure` when a new finding reaches the connection’s `fail_on` severity.
+                                 * @enum {string|null}
+                                 */
+                                conclusion: "success" | "failure" | "neutral" | null;
+                                /** @description The provider’s check run (GitHub) or commit status (GitLab) on the head. */
+                                check_id: string | null;
+                                /** @description The summary comment, edited on every push. */
+                                comment_id: string | null;
+                                /** @description Once completed: `new` (head findings not in the base), `fixed` (base findings no longer in the head), `unchanged`, `new_by_severity`, and `timings` in ms. */
+                                summary: {
+                                    [key: string]: unknown;
+                                };
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/jira": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound: Jira ticket changes
+         * @description Webhook of a Jira Cloud (`jira:issue_updated`, signed with `X-Hub-Signature: sha256=…`) connection: `?integration=<id>` names the connection whose secret verifies it. A ticket moved to done (or closed) resolves its finding; moved back, the finding opens again.
+         */
+        post: {
+            parameters: {
+                query: {
+                    integration: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/linear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound: Linear ticket changes
+         * @description Webhook of a Linear (`Issue` updates, signed with `Linear-Signature`) connection: `?integration=<id>` names the connection whose secret verifies it. A ticket moved to done (or closed) resolves its finding; moved back, the finding opens again.
+         */
+        post: {
+            parameters: {
+                query: {
+                    integration: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/github": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound: GitHub push, pull-request and issue events
+         * @description GitHub push webhook of config repositories, or (with `?integration=`) any webhook of a GitHub connection. Push: GitHub push webhook (content type JSON or form). Verified with `X-Hub-Signature-256` against the webhook secret of each config repository whose URL matches the pushed repository (clone, HTML, SSH or git URL); idempotent by `X-GitHub-Delivery`. A signed `ping` is answered `ignored`.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description A provider connection: the delivery is verified with its secret and may be a `pull_request` / `merge_request` or `issues` event (docs/integrations.md). */
+                    integration?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": ({
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
                             /** @enum {string} */
                             status: "queued" | "duplicate" | "ignored";
                             delivery_id?: string | null;
@@ -22891,7 +25468,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "application/json": ({
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
                             /** @enum {string} */
                             status: "queued" | "duplicate" | "ignored";
                             delivery_id?: string | null;
@@ -23025,12 +25609,15 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Inbound: GitLab push events
+         * Inbound: GitLab push, pull-request and issue events
          * @description GitLab push webhook (`Push Hook`). Verified with `X-Gitlab-Token` against the webhook secret of each config repository whose URL matches the project's HTTP, SSH or web URL; idempotent by `Idempotency-Key` (or `X-Gitlab-Event-UUID`).
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description A provider connection: the delivery is verified with its secret and may be a `pull_request` / `merge_request` or `issues` event (docs/integrations.md). */
+                    integration?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -23043,7 +25630,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "application/json": ({
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
                             /** @enum {string} */
                             status: "queued" | "duplicate" | "ignored";
                             delivery_id?: string | null;
@@ -23065,7 +25659,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "application/json": ({
+                            /** @enum {string} */
+                            status: "queued" | "applied" | "unchanged" | "duplicate" | "ignored";
+                            delivery_id: string | null;
+                            event: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
                             /** @enum {string} */
                             status: "queued" | "duplicate" | "ignored";
                             delivery_id?: string | null;
@@ -23503,6 +26104,15 @@ export interface webhooks {
                                     id: string;
                                     auto_remove: boolean;
                                 } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -23626,6 +26236,15 @@ export interface webhooks {
                                     id: string;
                                     auto_remove: boolean;
                                 } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -23748,6 +26367,15 @@ export interface webhooks {
                                 virtual_patch: {
                                     id: string;
                                     auto_remove: boolean;
+                                } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
                                 } | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -24709,7 +27337,7 @@ export interface webhooks {
                                 /** @description Endpoint that receives the deliveries (`https://` recommended). */
                                 url: string;
                                 /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*")[];
+                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                                 /**
                                  * @description What the endpoint is for.
                                  * @default
@@ -24751,6 +27379,372 @@ export interface webhooks {
                                  * @description When the object last changed.
                                  */
                                 readonly updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.connected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * integration.connected
+         * @description A provider connection became active (OAuth completed, or a pasted token was validated). Never carries a token. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "integration.connected";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "integration";
+                                livemode: boolean;
+                                /** @enum {string} */
+                                kind: "source_control" | "ticket_tracker";
+                                /** @enum {string} */
+                                provider: "github" | "gitlab" | "jira" | "linear";
+                                /**
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @enum {string}
+                                 */
+                                auth_type: "oauth" | "token";
+                                /**
+                                 * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "error";
+                                error: string | null;
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                account: string | null;
+                                account_id?: string | null;
+                                /** @description Scopes the provider granted. */
+                                scopes: string[];
+                                api_base_url?: string | null;
+                                /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                                metadata?: {
+                                    [key: string]: unknown;
+                                };
+                                settings?: {
+                                    /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                    pull_requests?: {
+                                        /** @default true */
+                                        enabled?: boolean;
+                                        /**
+                                         * @default [
+                                         *       "secrets",
+                                         *       "sast",
+                                         *       "sca"
+                                         *     ]
+                                         */
+                                        scan_types?: ("secrets" | "sast" | "sca")[];
+                                        /**
+                                         * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                         * @default high
+                                         * @enum {string}
+                                         */
+                                        fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                };
+                                /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                                webhook_url?: string | null;
+                                /** Format: date-time */
+                                token_expires_at?: string | null;
+                                connected_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.disconnected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * integration.disconnected
+         * @description A provider connection was deleted (its grant revoked at the provider where the provider allows). Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "integration.disconnected";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "integration";
+                                livemode: boolean;
+                                /** @enum {string} */
+                                kind: "source_control" | "ticket_tracker";
+                                /** @enum {string} */
+                                provider: "github" | "gitlab" | "jira" | "linear";
+                                /**
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @enum {string}
+                                 */
+                                auth_type: "oauth" | "token";
+                                /**
+                                 * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "error";
+                                error: string | null;
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                account: string | null;
+                                account_id?: string | null;
+                                /** @description Scopes the provider granted. */
+                                scopes: string[];
+                                api_base_url?: string | null;
+                                /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                                metadata?: {
+                                    [key: string]: unknown;
+                                };
+                                settings?: {
+                                    /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                    pull_requests?: {
+                                        /** @default true */
+                                        enabled?: boolean;
+                                        /**
+                                         * @default [
+                                         *       "secrets",
+                                         *       "sast",
+                                         *       "sca"
+                                         *     ]
+                                         */
+                                        scan_types?: ("secrets" | "sast" | "sca")[];
+                                        /**
+                                         * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                         * @default high
+                                         * @enum {string}
+                                         */
+                                        fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                };
+                                /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                                webhook_url?: string | null;
+                                /** Format: date-time */
+                                token_expires_at?: string | null;
+                                connected_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.error": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * integration.error
+         * @description The provider refused a connection’s credential (revoked, expired beyond refresh, missing permission); `error` says why. Connect again to repair it. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "integration.error";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "integration";
+                                livemode: boolean;
+                                /** @enum {string} */
+                                kind: "source_control" | "ticket_tracker";
+                                /** @enum {string} */
+                                provider: "github" | "gitlab" | "jira" | "linear";
+                                /**
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @enum {string}
+                                 */
+                                auth_type: "oauth" | "token";
+                                /**
+                                 * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "error";
+                                error: string | null;
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                account: string | null;
+                                account_id?: string | null;
+                                /** @description Scopes the provider granted. */
+                                scopes: string[];
+                                api_base_url?: string | null;
+                                /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                                metadata?: {
+                                    [key: string]: unknown;
+                                };
+                                settings?: {
+                                    /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                    pull_requests?: {
+                                        /** @default true */
+                                        enabled?: boolean;
+                                        /**
+                                         * @default [
+                                         *       "secrets",
+                                         *       "sast",
+                                         *       "sca"
+                                         *     ]
+                                         */
+                                        scan_types?: ("secrets" | "sast" | "sca")[];
+                                        /**
+                                         * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                         * @default high
+                                         * @enum {string}
+                                         */
+                                        fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                };
+                                /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                                webhook_url?: string | null;
+                                /** Format: date-time */
+                                token_expires_at?: string | null;
+                                connected_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
                             };
                             /** @description Updates only: the changed fields before the change. */
                             previous_attributes?: {

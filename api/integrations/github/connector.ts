@@ -1,0 +1,41 @@
+// GitHub: source control (check runs, pull-request comments, authenticated clones) and GitHub
+// Issues as a ticket tracker, over the REST API (api.github.com, or {host}/api/v3 on Enterprise).
+// Connections are a GitHub App's user authorization (OAuth web flow with PKCE) or a pasted
+// personal access token; both are sent as `Authorization: Bearer`.
+import type { ProviderSettings } from '../providers/settings.ts';
+import type { ProviderConnector } from '../providers/types.ts';
+import { createGithubSourceControl } from './checks.ts';
+import { call, octokitFor } from './client.ts';
+import { githubTickets } from './issues.ts';
+import { createGithubOAuth } from './oauth.ts';
+import { githubWebhooks } from './webhooks.ts';
+
+const trimSlash = (url: string): string => url.replace(/\/+$/, '');
+
+export function createGithubConnector(settings: ProviderSettings): ProviderConnector {
+  return {
+    name: 'github',
+    kind: 'source_control',
+    oauth: createGithubOAuth(settings),
+
+    tokenSession({ token }) {
+      return { session: { apiBaseUrl: settings.apiUrl, authorization: `Bearer ${token.trim()}`, metadata: {} }, metadata: {} };
+    },
+
+    oauthSession(accessToken, stored) {
+      return { apiBaseUrl: trimSlash(stored.apiBaseUrl ?? settings.apiUrl), authorization: `Bearer ${accessToken}`, metadata: stored.metadata };
+    },
+
+    async identify(session) {
+      const { data, headers } = await call(() => octokitFor(session).rest.users.getAuthenticated());
+      // Classic tokens list their scopes; fine-grained and GitHub App tokens send an empty header or none.
+      const scopeHeader = headers['x-oauth-scopes'];
+      const scopes = typeof scopeHeader === 'string' && scopeHeader.trim() !== '' ? scopeHeader.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+      return { id: String(data.id), name: data.login, ...(scopes ? { scopes } : {}), metadata: { login: data.login } };
+    },
+
+    sourceControl: createGithubSourceControl(settings),
+    tickets: githubTickets,
+    webhooks: githubWebhooks,
+  };
+}

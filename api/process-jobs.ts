@@ -1,0 +1,33 @@
+// The job kinds a process runs, the same in `aegis serve` and `aegis worker`: scans and
+// verify-fix, webhook deliveries, integrations (tickets, pull-request checks) and, when the process
+// knows the API to act through, config-repository syncs. One place, so a worker never lacks a kind
+// the server enqueues.
+import type { ServerConfig } from './config.ts';
+import { configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
+import type { SecretBox } from './crypto/secret-box.ts';
+import type { Db } from './db/database.ts';
+import { cloneAccess, createConnectors, integrationJobHandlers } from './integrations/index.ts';
+import type { JobHandlers } from './jobs/types.ts';
+import { scanJobHandlers } from './scans/index.ts';
+import { webhookJobHandlers } from './webhooks/delivery-job.ts';
+
+export interface ProcessJobOptions {
+  db: Db;
+  secretBox: SecretBox;
+  config: ServerConfig;
+  /** Aegis's public URL (links in tickets and checks). */
+  publicUrl: () => string;
+  /** Config-repo syncs act through this API with this engine; both or neither. */
+  configRepos?: { apiUrl: string; configSync: ConfigSync } | undefined;
+}
+
+export function processJobHandlers({ db, secretBox, config, publicUrl, configRepos }: ProcessJobOptions): JobHandlers {
+  const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers) };
+  const clones = cloneAccess(integrationDeps, config.providers);
+  return {
+    ...scanJobHandlers({ db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads, cloneAccess: clones }),
+    ...webhookJobHandlers({ db, secretBox, config }),
+    ...integrationJobHandlers({ ...integrationDeps, publicUrl, allowLocalSources: config.allowLocalSources, warmThreads: config.warmScanThreads }),
+    ...(configRepos ? configRepoJobHandlers({ db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: configRepos.apiUrl, configSync: configRepos.configSync, cloneAccess: clones }) : {}),
+  };
+}
