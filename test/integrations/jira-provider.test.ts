@@ -2,13 +2,12 @@
 // identify moving the API base to the cloud id), API tokens over Basic, tickets from findings
 // (create → find → close with comment and transition), webhook signatures and reading, and the
 // error mapping (429, revoked token).
-import { createServer } from 'node:http';
+import { startWebhookSink } from '../support/providers/webhook-sink.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJiraConnector } from '../../api/integrations/jira/connector.ts';
 import { jiraSignature } from '../../api/integrations/jira/webhooks.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../../api/integrations/providers/errors.ts';
-import type { ProviderConnector, ProviderSession, WebhookHeaders } from '../../api/integrations/providers/types.ts';
-import { listenOnLoopback } from '../support/loopback.ts';
+import type { ProviderConnector, ProviderSession } from '../../api/integrations/providers/types.ts';
 import { startJiraStandIn, type JiraStandIn } from '../support/providers/jira.ts';
 
 let jira: JiraStandIn;
@@ -175,25 +174,17 @@ describe('Jira webhooks', () => {
   const secret = 'whsec-jira-test';
 
   it('verifies X-Hub-Signature over the raw body and reads status changes', async () => {
-    const received: { headers: WebhookHeaders; raw: Buffer }[] = [];
-    const sink = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, raw: Buffer.concat(chunks) });
-        res.writeHead(200).end();
-      });
-    });
-    const listening = await listenOnLoopback(sink);
+    const sink = await startWebhookSink();
+    const { received } = sink;
     try {
       const session = tokenSession();
       const ticket = await connector.tickets!.createTicket(session, { project: 'SEC', title: 'XSS', description: 'x', labels: [], findingId: 'fnd_hook' });
-      jira.setWebhook(`${listening.url}/hook`, secret);
+      jira.setWebhook(sink.url, secret);
       expect(await jira.transitionIssue(ticket.key, 'Done')).toBe(200);
       expect(await jira.transitionIssue(ticket.key, 'To Do')).toBe(200);
       expect(received).toHaveLength(2);
 
-      const [done, reopened] = received as [(typeof received)[0], (typeof received)[0]];
+      const [done, reopened] = received as [(typeof received)[number], (typeof received)[number]];
       const hooks = connector.webhooks;
       expect(hooks.verify(done.headers, done.raw, secret)).toBe(true);
       expect(hooks.verify(done.headers, done.raw, 'another-secret')).toBe(false);
@@ -205,7 +196,7 @@ describe('Jira webhooks', () => {
       expect(hooks.read(reopened.headers, JSON.parse(reopened.raw.toString()))).toEqual({ type: 'ticket', change: { externalId: ticket.externalId, state: 'open' } });
     } finally {
       jira.setWebhook('http://127.0.0.1:9/unused', secret);
-      await listening.close();
+      await sink.close();
     }
   });
 

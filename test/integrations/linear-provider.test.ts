@@ -2,14 +2,13 @@
 // an SDL of Linear's schema): OAuth with PKCE and refresh tokens, personal API keys, identify,
 // tickets from findings (create → find → close with comment and completed state), webhook
 // signatures with replay protection, and the error mapping of GraphQL errors.
+import { startWebhookSink } from '../support/providers/webhook-sink.ts';
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLinearConnector } from '../../api/integrations/linear/connector.ts';
 import { createLinearWebhooks, linearSignature } from '../../api/integrations/linear/webhooks.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../../api/integrations/providers/errors.ts';
-import type { ProviderConnector, ProviderSession, WebhookHeaders } from '../../api/integrations/providers/types.ts';
-import { listenOnLoopback } from '../support/loopback.ts';
+import type { ProviderConnector, ProviderSession } from '../../api/integrations/providers/types.ts';
 import { startLinearStandIn, type LinearStandIn } from '../support/providers/linear.ts';
 
 let linear: LinearStandIn;
@@ -188,23 +187,15 @@ describe('Linear webhooks', () => {
   const secret = 'lin_wh_test_secret';
 
   it('verifies Linear-Signature and the timestamp, and reads state changes', async () => {
-    const received: { headers: WebhookHeaders; raw: Buffer }[] = [];
-    const sink = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, raw: Buffer.concat(chunks) });
-        res.writeHead(200).end();
-      });
-    });
-    const listening = await listenOnLoopback(sink);
+    const sink = await startWebhookSink();
+    const { received } = sink;
     try {
       const ticket = await connector.tickets!.createTicket(keySession(), { project: 'ENG', title: 'XSS', description: 'x', labels: [], findingId: 'fnd_hook' });
-      linear.setWebhook(`${listening.url}/hook`, secret);
+      linear.setWebhook(sink.url, secret);
       expect(await linear.setIssueState(ticket.key, 'Done')).toBe(200);
       expect(await linear.setIssueState(ticket.key, 'Todo')).toBe(200);
       expect(await linear.setIssueState(ticket.key, 'Canceled', { webhookTimestamp: Date.now() - 120_000 })).toBe(200);
-      const [done, reopened, stale] = received as [(typeof received)[0], (typeof received)[0], (typeof received)[0]];
+      const [done, reopened, stale] = received as [(typeof received)[number], (typeof received)[number], (typeof received)[number]];
 
       const hooks = connector.webhooks;
       expect(hooks.verify(done.headers, done.raw, secret)).toBe(true);
@@ -219,7 +210,7 @@ describe('Linear webhooks', () => {
       expect(hooks.read(reopened.headers, JSON.parse(reopened.raw.toString()))).toEqual({ type: 'ticket', change: { externalId: ticket.externalId, state: 'open' } });
       expect(hooks.read(stale.headers, JSON.parse(stale.raw.toString()))).toEqual({ type: 'ticket', change: { externalId: ticket.externalId, state: 'closed' } });
     } finally {
-      await listening.close();
+      await sink.close();
     }
   });
 

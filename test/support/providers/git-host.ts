@@ -90,11 +90,34 @@ export function basicPassword(req: IncomingMessage): string | null {
   return decoded.slice(decoded.indexOf(':') + 1);
 }
 
-/** Whether the request is a push (the stand-ins serve clones and fetches only). */
-export const isPush = (pathInfo: string, query: string): boolean => pathInfo.endsWith('/git-receive-pack') || query.includes('service=git-receive-pack');
+/** How one host refuses: pushes (the stand-ins serve clones and fetches only) and clones of a private repository without a token. */
+export interface GitRefusals {
+  push: string;
+  realm: string;
+  unauthorized: string;
+}
 
-/** Answers a smart-HTTP request for a repository under `root` with `git http-backend`. */
-export async function serveGitHttp(req: IncomingMessage, res: ServerResponse, request: { root: string; pathInfo: string; query: string; body: Buffer }): Promise<void> {
+export interface GitHttpRequest {
+  root: string;
+  pathInfo: string;
+  query: string;
+  body: Buffer;
+  /** Whether the caller may read this repository (public, or a valid token in Basic auth). */
+  allowed: boolean;
+}
+
+/** Answers a smart-HTTP request for a repository under `root` with `git http-backend`, after the host's checks. */
+export async function serveGitHttp(req: IncomingMessage, res: ServerResponse, request: GitHttpRequest, refusals: GitRefusals): Promise<void> {
+  if (request.pathInfo.endsWith('/git-receive-pack') || request.query.includes('service=git-receive-pack')) {
+    res.writeHead(403, { 'content-type': 'text/plain' });
+    res.end(`${refusals.push}\n`);
+    return;
+  }
+  if (!request.allowed) {
+    res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': `Basic realm="${refusals.realm}"` });
+    res.end(`${refusals.unauthorized}\n`);
+    return;
+  }
   const env = gitEnv({
     GIT_PROJECT_ROOT: request.root,
     GIT_HTTP_EXPORT_ALL: '1',

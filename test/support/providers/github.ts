@@ -22,7 +22,7 @@ import { Ajv } from 'ajv';
 import formats from 'ajv-formats';
 import type { ProviderSettings } from '../../../api/integrations/providers/settings.ts';
 import { listenOnLoopback } from '../loopback.ts';
-import { basicPassword, commitExists as gitCommitExists, commitFiles, initBareRepository, isPush, readBody, serveGitHttp } from './git-host.ts';
+import { basicPassword, commitExists as gitCommitExists, commitFiles, initBareRepository, readBody, serveGitHttp } from './git-host.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext the callable is `.default`.
 const addFormats = formats.default;
@@ -920,18 +920,10 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     return liveToken(basicPassword(req), ['pat', 'user']);
   }
 
+  const GIT_REFUSALS = { push: 'Permission denied.', realm: 'GitHub', unauthorized: 'Invalid username or token. Password authentication is not supported for Git operations.' };
+
   async function git(req: IncomingMessage, res: ServerResponse, repo: RepositoryRecord, pathInfo: string, query: string, raw: Buffer): Promise<void> {
-    if (isPush(pathInfo, query)) {
-      res.writeHead(403, { 'content-type': 'text/plain' });
-      res.end('Permission denied.\n');
-      return;
-    }
-    if (repo.private && !gitCaller(req)) {
-      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Basic realm="GitHub"' });
-      res.end('Invalid username or token. Password authentication is not supported for Git operations.\n');
-      return;
-    }
-    await serveGitHttp(req, res, { root, pathInfo, query, body: raw });
+    await serveGitHttp(req, res, { root, pathInfo, query, body: raw, allowed: !repo.private || gitCaller(req) !== null }, GIT_REFUSALS);
   }
 
   // ---- webhooks ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProviderSettings } from '../../../api/integrations/providers/settings.ts';
 import { listenOnLoopback } from '../loopback.ts';
-import { basicPassword, commitFiles, initBareRepository, isPush, readBody, serveGitHttp } from './git-host.ts';
+import { basicPassword, commitFiles, initBareRepository, readBody, serveGitHttp } from './git-host.ts';
 
 export interface GitlabStandInOptions {
   /** Lifetime of OAuth access tokens (GitLab: 7200). */
@@ -478,18 +478,10 @@ export async function startGitlabStandIn(options: GitlabStandInOptions = {}): Pr
     return record && record.scopes.some((s) => s === 'api' || s === 'read_repository' || s === 'write_repository') ? record : null;
   }
 
+  const GIT_REFUSALS = { push: 'You are not allowed to push code to this project.', realm: 'GitLab', unauthorized: 'HTTP Basic: Access denied.' };
+
   async function git(req: IncomingMessage, res: ServerResponse, project: ProjectRecord, pathInfo: string, query: string, raw: Buffer): Promise<void> {
-    if (isPush(pathInfo, query)) {
-      res.writeHead(403, { 'content-type': 'text/plain' });
-      res.end('You are not allowed to push code to this project.\n');
-      return;
-    }
-    if (project.private && !gitCaller(req)) {
-      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Basic realm="GitLab"' });
-      res.end('HTTP Basic: Access denied.\n');
-      return;
-    }
-    await serveGitHttp(req, res, { root, pathInfo, query, body: raw });
+    await serveGitHttp(req, res, { root, pathInfo, query, body: raw, allowed: !project.private || gitCaller(req) !== null }, GIT_REFUSALS);
   }
 
   // ---- webhooks ------------------------------------------------------------------------------
