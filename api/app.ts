@@ -151,7 +151,9 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(managedRuleRoutes);
   await app.register(schemaRoutes, { db });
   await app.register(scheduleRoutes, { db });
-  await app.register(webhookRoutes, { db, secretBox, urlPolicy: webhookUrlPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.webhookDnsServers }) });
+  // Webhook endpoints and admin-given provider addresses: URLs the server calls for a tenant.
+  const urlPolicy = webhookUrlPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.webhookDnsServers });
+  await app.register(webhookRoutes, { db, secretBox, urlPolicy });
   await app.register(webhookDeliveryRoutes, { db, secretBox, config });
   await app.register(eventRoutes, { db });
   await app.register(ipAccessRoutes, { db });
@@ -171,7 +173,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(vulnerabilityRoutes, { db });
   await app.register(advisoryRoutes, { db });
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones });
-  await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy: webhookUrlPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.webhookDnsServers }) });
+  await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy });
   await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, integrations: receiver });
   await app.register(stripeWebhookRoutes, { db, changes: authChanges, secret: config.stripeWebhookSecret });
   return app;

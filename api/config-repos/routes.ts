@@ -11,7 +11,7 @@ import { conflict, notFound, validationFailed } from '../http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
-import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';
+import type { CloneAccess } from '../integrations/clone-access.ts';
 import { ConfigRepoCreate, ConfigRepoCreated, ConfigRepoResource, ConfigRepoUpdate, REPO_STATUSES, SYNC_RESULTS, SYNC_TRIGGERS, SyncResource } from './schemas.ts';
 import { cloneUrlOf, defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';
 
@@ -60,15 +60,6 @@ function canonicalRepoPath(path: string): string {
  */
 function checkOneCredentialSource(connection: string | null, credentialsRef: string | null): void {
   if (connection !== null && credentialsRef !== null) throw invalidField('connection', 'cannot be combined with credentials_ref: give one source of credentials (set the other to null)');
-}
-
-async function checkConnection(access: CloneAccess, orgId: string, connection: string, url: string): Promise<void> {
-  try {
-    await access.check(orgId, connection, url);
-  } catch (err) {
-    if (err instanceof CloneConnectionError) throw validationFailed(`request body is invalid: connection: ${err.message}`, { fields: [{ field: 'connection', message: err.message }] });
-    throw err;
-  }
 }
 
 /** The audit trail never names credentials: the stored URL has none. */
@@ -128,7 +119,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       const ownership = body.source ?? defaultSource(source, path);
       const connection = body.connection ?? null;
       checkOneCredentialSource(connection, body.credentials_ref ?? null);
-      if (connection !== null) await checkConnection(cloneAccess, principal.orgId, connection, source.url);
+      if (connection !== null) await cloneAccess.checkRequest(principal.orgId, connection, source.url);
       const created = await db.transaction().execute(async (trx) => {
         const clash = await trx
           .selectFrom('config_repos')
@@ -189,7 +180,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
         if (!before) throw notFound('config repository');
         const connectionId = connection !== undefined ? connection : before.connection_id;
         checkOneCredentialSource(connectionId, settings.credentials_ref !== undefined ? settings.credentials_ref : before.credentials_ref);
-        if (connectionId !== null && (connection !== undefined || source !== undefined)) await checkConnection(cloneAccess, orgId, connectionId, source?.url ?? cloneUrlOf(secretBox, before));
+        if (connectionId !== null && (connection !== undefined || source !== undefined)) await cloneAccess.checkRequest(orgId, connectionId, source?.url ?? cloneUrlOf(secretBox, before));
       }
       const row = await db.transaction().execute(async (trx) => {
         if (settings.name !== undefined) {

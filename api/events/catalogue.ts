@@ -97,7 +97,7 @@ export const EVENT_CATALOGUE: Record<EventType | 'ping', EventTypeInfo> = {
     version: 1,
     scope: 'admin',
     object: integration,
-    description: 'The provider refused a connection’s credential (revoked, expired beyond refresh, missing permission); `error` says why. Connect again to repair it.',
+    description: 'The provider refused a connection’s credential (revoked, or expired beyond refresh); `error` says why. Connect again to repair it.',
   },
   ping: { version: 1, scope: 'admin', object: PingObject as unknown as ObjectSchema, description: 'Sent by POST /api/v1/webhooks/:id/test to that webhook only; no subscription selects it.' },
 };

@@ -4,6 +4,7 @@
 // on the connection's own provider (its web origin, or the self-managed instance it was made for):
 // otherwise a member could send the organisation's token to a host of their choosing.
 import type { IntegrationRow } from '../db/schema.ts';
+import { validationFailed } from '../http/errors.ts';
 import type { ProvidersSettings } from './providers/settings.ts';
 import type { ProviderName } from './providers/types.ts';
 import { withProviderSession, type IntegrationDeps } from './sessions.ts';
@@ -41,8 +42,15 @@ export function cloneAccess(deps: IntegrationDeps, settings: ProvidersSettings) 
   }
 
   return {
-    /** Checks at save time, so a request naming an unusable connection is refused at once. */
-    check: connectionFor,
+    /** Checks at save time, so a request naming an unusable connection is refused at once: 422 on the `connection` field. */
+    async checkRequest(orgId: string, id: string, url: string): Promise<void> {
+      try {
+        await connectionFor(orgId, id, url);
+      } catch (err) {
+        if (err instanceof CloneConnectionError) throw validationFailed(`request body is invalid: connection: ${err.message}`, { fields: [{ field: 'connection', message: err.message }] });
+        throw err;
+      }
+    },
     /** The URL with the connection's current token (refreshed when it expires soon), for one clone. */
     async authenticatedUrl(orgId: string, id: string, url: string): Promise<string> {
       const row = await connectionFor(orgId, id, url);

@@ -16,8 +16,7 @@ import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
 import { finishFlow, startFlow } from '../sso/flows.ts';
 import { ProviderAuthError, ProviderError, ProviderRequestError } from './providers/errors.ts';
 import type { AccountInfo, ProviderConnector, ProviderName, TokenSet } from './providers/types.ts';
-import type { AddressResolver } from '../net/guarded-lookup.ts';
-import { providerUrlRefusal } from './provider-url.ts';
+import { urlRefusal, type UrlPolicy } from '../net/url-refusal.ts';
 import { IntegrationResource, IntegrationSettingsSchema, PROVIDERS } from './schemas.ts';
 import type { IntegrationDeps } from './sessions.ts';
 import {
@@ -36,7 +35,7 @@ import {
 export interface IntegrationRoutesOptions extends IntegrationDeps {
   publicUrl: () => string;
   /** Which provider URLs an admin may give (a Jira site, a self-managed GitLab). */
-  urlPolicy: { allowPrivate: boolean; resolve: AddressResolver };
+  urlPolicy: UrlPolicy;
 }
 
 /** Binds a connect flow started in a browser to that browser (login CSRF: someone else's callback must not land in your organisation). */
@@ -75,6 +74,13 @@ const ConnectAnswer = {
 
 const providerParams = { type: 'object', required: ['provider'], properties: { provider: { type: 'string', enum: PROVIDERS } } } as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+
+/** An admin-given provider address (a Jira site, a self-managed GitLab) is called with the pasted token. */
+const PROVIDER_URL_WORDING = {
+  credentials: 'must not contain credentials',
+  https: 'must use https:// (set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow http)',
+  address: (host: string, reason: string) => `${host}: ${reason}; providers are not called at private addresses (set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow it)`,
+};
 
 const base64url = (bytes: Buffer): string => bytes.toString('base64url');
 const generateWebhookSecret = (): string => `iwhsec_${base64url(randomBytes(30))}`;
@@ -166,7 +172,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
       }
 
       if (body.url !== undefined) {
-        const refusal = await providerUrlRefusal(body.url, urlPolicy);
+        const refusal = await urlRefusal(body.url, urlPolicy, PROVIDER_URL_WORDING);
         if (refusal) throw validationFailed(`request body is invalid: url ${refusal}`, { fields: [{ field: 'url', message: refusal }] });
       }
       let tokenSession: ReturnType<ProviderConnector['tokenSession']>;

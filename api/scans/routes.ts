@@ -16,7 +16,7 @@ import { cancelJob } from '../jobs/queue.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
 import { detectArchiveKind } from './sources/archive.ts';
 import { parseGitSource } from '../git/url.ts';
-import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';
+import type { CloneAccess } from '../integrations/clone-access.ts';
 import { diffScans, scanCoverage } from './compare.ts';
 import { CodeScanBody, SCAN_STATUSES, ScanResource } from './schemas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
@@ -64,14 +64,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
       }
       const { source } = parsed;
       const connection = input.connection;
-      if (connection !== undefined) {
-        try {
-          await cloneAccess.check(orgId, connection, source.url);
-        } catch (err) {
-          if (err instanceof CloneConnectionError) throw validationFailed(`request body is invalid: connection: ${err.message}`, { fields: [{ field: 'connection', message: err.message }] });
-          throw err;
-        }
-      }
+      if (connection !== undefined) await cloneAccess.checkRequest(orgId, connection, source.url);
       scan = await db.transaction().execute(async (trx) => {
         const created = await createScan(trx, {
           orgId,

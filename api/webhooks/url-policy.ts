@@ -4,15 +4,11 @@
 // or reserved address. Checked when a URL is saved — a literal address as it is, a name by every
 // address it resolves to now — and again on every delivery, on the address actually connected to
 // (a name may resolve differently later: DNS rebinding).
-import { isIP } from 'node:net';
-import { refusedAddress } from '../net/address-policy.ts';
-import { configuredResolver, resolveWithin, type AddressResolver } from '../net/guarded-lookup.ts';
+import { configuredResolver } from '../net/guarded-lookup.ts';
+import { urlRefusal, type RefusalWording, type UrlPolicy } from '../net/url-refusal.ts';
 
-export interface WebhookUrlPolicy {
-  allowPrivate: boolean;
-  /** How endpoint names are resolved, at save and at delivery alike. */
-  resolve: AddressResolver;
-}
+/** `resolve`: how endpoint names are resolved, at save and at delivery alike. */
+export type WebhookUrlPolicy = UrlPolicy;
 
 const HINT = '(set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow it)';
 
@@ -23,29 +19,11 @@ export function webhookUrlPolicy(settings: { allowPrivateTargets: boolean; dnsSe
 /** The refusal a delivery to a refused address fails with, naming the address and the setting. */
 export const refusalMessage = (host: string, reason: string): string => `${host}: ${reason}; webhooks are not delivered to private addresses ${HINT}`;
 
-/**
- * Why `url` may not be a webhook endpoint, or null. Credentials in the URL are always refused: they
- * would travel with every delivery and show in clear to every admin. A name that does not resolve
- * (or not within `timeoutMs`) is accepted; the delivery checks again.
- */
-export async function webhookUrlRefusal(url: string, policy: WebhookUrlPolicy, timeoutMs = 2_000): Promise<string | null> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'is not a valid URL';
-  }
-  if (parsed.username || parsed.password) return 'must not contain credentials (user:password@); authenticate deliveries with the signing secret';
-  if (policy.allowPrivate) return null;
-  if (parsed.protocol !== 'https:') return `must use https:// — deliveries carry findings and request samples ${HINT}`;
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0) {
-    const reason = refusedAddress(host);
-    return reason ? refusalMessage(host, reason) : null;
-  }
-  for (const { address } of await resolveWithin(policy.resolve, host, timeoutMs)) {
-    const reason = refusedAddress(address);
-    if (reason) return refusalMessage(`${host} resolves to ${address}, which`, reason.slice(address.length + 1));
-  }
-  return null;
-}
+const WEBHOOK_WORDING: RefusalWording = {
+  credentials: 'must not contain credentials (user:password@); authenticate deliveries with the signing secret',
+  https: `must use https:// — deliveries carry findings and request samples ${HINT}`,
+  address: (host, reason) => refusalMessage(host, reason),
+};
+
+/** Why `url` may not be a webhook endpoint, or null (../net/url-refusal.ts). */
+export const webhookUrlRefusal = (url: string, policy: WebhookUrlPolicy, timeoutMs = 2_000): Promise<string | null> => urlRefusal(url, policy, WEBHOOK_WORDING, timeoutMs);

@@ -27659,7 +27659,7 @@ export interface webhooks {
         put?: never;
         /**
          * integration.error
-         * @description The provider refused a connection’s credential (revoked, expired beyond refresh, missing permission); `error` says why. Connect again to repair it. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         * @description The provider refused a connection’s credential (revoked, or expired beyond refresh); `error` says why. Connect again to repair it. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
          */
         post: {
             parameters: {
