@@ -53,9 +53,12 @@ export class SiteRegistry {
     return this.#sites.size;
   }
 
-  /** Polls now and waits for it; tests and benchmarks use it instead of sleeping. */
-  async refresh(): Promise<void> {
-    await (this.#polling ?? this.#poll());
+  /**
+   * Polls now and waits for it; tests and benchmarks use it instead of sleeping. A poll already
+   * running may have read versions before the caller's write, so this one runs after it.
+   */
+  refresh(): Promise<void> {
+    return this.#pollInTurn();
   }
 
   async close(): Promise<void> {
@@ -67,12 +70,19 @@ export class SiteRegistry {
   #schedule(): void {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
-      this.#polling = this.#poll().finally(() => {
-        this.#polling = undefined;
-        this.#schedule();
-      });
+      void this.#pollInTurn().finally(() => this.#schedule());
     }, this.options.refreshMs ?? 250);
     this.#timer.unref();
+  }
+
+  /** One poll at a time: each starts after the one before it has finished. */
+  #pollInTurn(): Promise<void> {
+    const run = (this.#polling ?? Promise.resolve()).then(() => this.#poll());
+    this.#polling = run;
+    void run.finally(() => {
+      if (this.#polling === run) this.#polling = undefined;
+    });
+    return run;
   }
 
   async #poll(): Promise<void> {
