@@ -56,6 +56,8 @@ import { pushRoutes } from './config-repos/push-routes.ts';
 import { stripeWebhookRoutes } from './billing/stripe-webhook-routes.ts';
 import { sandboxRoutes } from './sandbox/routes.ts';
 import { cloneAccess, createConnectors, inboundWebhooks, integrationsPlugin } from './integrations/index.ts';
+import { triagePlugin } from './ai/index.ts';
+import { attackSurfacePlugin } from './attack-surface/index.ts';
 import { DEMO_TARGET_PATH, demoTargetRoutes } from './sandbox/demo-target.ts';
 
 export const API_VERSION = '1.0.0';
@@ -101,7 +103,7 @@ export interface AppDeps {
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
@@ -147,7 +149,8 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(orgRoutes, { db, mailer, changes: authChanges, tokens: sessions.tokens, publicUrl });
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
-  await app.register(siteRoutes, { db, originPolicy: originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers }) });
+  const siteOrigins = originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers });
+  await app.register(siteRoutes, { db, originPolicy: siteOrigins });
   await app.register(managedRuleRoutes);
   await app.register(schemaRoutes, { db });
   await app.register(scheduleRoutes, { db });
@@ -174,6 +177,8 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(advisoryRoutes, { db });
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones });
   await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy });
+  await app.register(triagePlugin, { ...integrationDeps, limits: config.triage });
+  await app.register(attackSurfacePlugin, { db, cloud: config.cloud, originPolicy: siteOrigins });
   await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, integrations: receiver });
   await app.register(stripeWebhookRoutes, { db, changes: authChanges, secret: config.stripeWebhookSecret });
   return app;

@@ -1,4 +1,5 @@
 // Server settings: command-line flags over environment variables over defaults (DESIGN §2).
+import { loadCloudSettings, type CloudSettings } from './attack-surface/providers/settings.ts';
 import { loadProviderSettings, type ProvidersSettings } from './integrations/providers/settings.ts';
 import type { DestinationStream } from 'pino';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
@@ -100,6 +101,15 @@ export interface ServerConfig {
   shieldAlertWindowMs: number;
   /** Source control and ticket-tracker providers: OAuth clients and endpoints (api/integrations/providers/settings.ts). */
   providers: ProvidersSettings;
+  /** Cloud accounts: endpoints and Aegis's own credentials (api/attack-surface/providers/settings.ts). */
+  cloud: CloudSettings;
+  /** AI triage limits (docs/triage.md). */
+  triage: {
+    /** Triages per organisation and month the bundled fallback gives an organisation with no AI connection (AEGIS_TRIAGE_FALLBACK_QUOTA, 50). */
+    fallbackMonthlyQuota: number;
+    /** Tokens per month an AI connection may spend when its settings name no budget (AEGIS_AI_MONTHLY_TOKEN_BUDGET, 1 000 000). */
+    defaultMonthlyTokenBudget: number;
+  };
 }
 
 const positiveInt = (name: string, value: string | undefined, fallback: number): number => {
@@ -221,5 +231,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookDnsServers: (env.AEGIS_WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     shieldAlertWindowMs: millis('AEGIS_SHIELD_ALERT_WINDOW_MS', env.AEGIS_SHIELD_ALERT_WINDOW_MS ?? '', 10_000),
     providers: loadProviderSettings(env),
+    cloud: loadCloudSettings(env),
+    triage: {
+      fallbackMonthlyQuota: positiveInt('AEGIS_TRIAGE_FALLBACK_QUOTA', env.AEGIS_TRIAGE_FALLBACK_QUOTA, 50),
+      defaultMonthlyTokenBudget: millis('AEGIS_AI_MONTHLY_TOKEN_BUDGET', env.AEGIS_AI_MONTHLY_TOKEN_BUDGET ?? '', 1_000_000),
+    },
   };
 }

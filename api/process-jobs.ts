@@ -8,6 +8,8 @@ import type { SecretBox } from './crypto/secret-box.ts';
 import type { Db } from './db/database.ts';
 import { cloneAccess, createConnectors, integrationJobHandlers } from './integrations/index.ts';
 import type { JobHandlers } from './jobs/types.ts';
+import { triageJobHandlers } from './ai/index.ts';
+import { attackSurfaceJobHandlers } from './attack-surface/index.ts';
 import { scanJobHandlers } from './scans/index.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 
@@ -28,6 +30,8 @@ export function processJobHandlers({ db, secretBox, config, publicUrl, configRep
     ...scanJobHandlers({ db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads, cloneAccess: clones }),
     ...webhookJobHandlers({ db, secretBox, config }),
     ...integrationJobHandlers({ ...integrationDeps, publicUrl, allowLocalSources: config.allowLocalSources, warmThreads: config.warmScanThreads }),
+    ...triageJobHandlers({ ...integrationDeps, limits: config.triage }),
+    ...attackSurfaceJobHandlers({ db, cloud: config.cloud }),
     ...(configRepos ? configRepoJobHandlers({ db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: configRepos.apiUrl, configSync: configRepos.configSync, cloneAccess: clones }) : {}),
   };
 }

@@ -14,6 +14,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createSecretBox, loadServerKey } from './crypto/secret-box.ts';
 import { startHousekeeping } from './housekeeping.ts';
+import { DiscoveryScheduler } from './attack-surface/index.ts';
 import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
 import { createShieldEvents, type ShieldEvents } from './gateway/events/index.ts';
 import type { RunningGateway } from './gateway/gateway.ts';
@@ -138,6 +139,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => publicUrl ?? url }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;
+    const discoveries = jobs.scheduler ? new DiscoveryScheduler({ db: database.db, log: app.log }).start() : undefined;
     return {
       app,
       database,
@@ -151,6 +153,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       mailDestination: mailer.destination,
       async close() {
         await poller?.stop();
+        await discoveries?.stop();
         await jobs.close();
         stopHousekeeping();
         await metricsServer?.close();

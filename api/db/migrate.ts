@@ -17,6 +17,7 @@ import * as events from './migrations/0012_events.ts';
 import * as billing from './migrations/0013_billing.ts';
 import * as sandbox from './migrations/0014_sandbox.ts';
 import * as integrations from './migrations/0015_integrations.ts';
+import * as triageAndAttackSurface from './migrations/0016_triage_and_attack_surface.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0013_billing': billing,
   '0014_sandbox': sandbox,
   '0015_integrations': integrations,
+  '0016_triage_and_attack_surface': triageAndAttackSurface,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -266,6 +266,8 @@ export interface VulnerabilitiesTable {
   verification: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   virtual_patch_id: ColumnType<string | null, string | null | undefined, string | null>;
   virtual_patch_auto_remove: Generated<boolean>;
+  /** The latest triage (migration 0016; api/ai/types.ts StoredTriage). */
+  triage: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 /** An OSV advisory (migration 0006), shared by all organisations. */
@@ -640,7 +642,8 @@ export interface Database {
 
 // Provider connections (migration 0015).
 
-export type IntegrationKind = 'source_control' | 'ticket_tracker';
+export type IntegrationKind = 'source_control' | 'ticket_tracker' | 'ai' | 'cloud';
+export type IntegrationAuthType = 'oauth' | 'token' | 'role';
 export type IntegrationStatus = 'pending' | 'active' | 'error';
 export type TicketState = 'creating' | 'open' | 'closed' | 'failed';
 export type PullRequestCheckStatus = 'queued' | 'scanning' | 'completed' | 'failed';
@@ -652,6 +655,10 @@ type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
 /** Pull-request checks of a source-control connection (docs/integrations.md). */
 export interface IntegrationSettings {
   pull_requests?: { enabled: boolean; scan_types: ('secrets' | 'sast' | 'sca')[]; fail_on: 'critical' | 'high' | 'medium' | 'low' | 'info' | 'none' };
+  /** AI connections (api/ai). */
+  ai?: { model?: string; monthly_token_budget?: number; auto_triage?: boolean };
+  /** Cloud connections (api/attack-surface). */
+  discovery?: { regions?: string[]; interval_hours?: number };
 }
 
 export interface IntegrationsTable {
@@ -659,7 +666,7 @@ export interface IntegrationsTable {
   org_id: string;
   kind: ColumnType<IntegrationKind, IntegrationKind, IntegrationKind>;
   provider: string;
-  auth_type: ColumnType<'oauth' | 'token', 'oauth' | 'token', 'oauth' | 'token'>;
+  auth_type: ColumnType<IntegrationAuthType, IntegrationAuthType, IntegrationAuthType>;
   status: ColumnType<IntegrationStatus, IntegrationStatus, IntegrationStatus>;
   error: string | null;
   account: string | null;
@@ -714,10 +721,60 @@ export interface PullRequestChecksTable {
 
 export interface Database {
   integrations: IntegrationsTable;
+  ai_usage: AiUsageTable;
+  attack_surface_assets: AttackSurfaceAssetsTable;
+  attack_surface_runs: AttackSurfaceRunsTable;
   vulnerability_tickets: VulnerabilityTicketsTable;
   pull_request_checks: PullRequestChecksTable;
 }
 
+/** Per organisation and month (migration 0016): what AI triage spent. */
+export interface AiUsageTable {
+  org_id: string;
+  /** First day of the month, UTC. */
+  month: ColumnType<Date, Date | string, Date | string>;
+  /** bigint: node-postgres returns it as a string. */
+  tokens: ColumnType<string | number, number | undefined, number | string>;
+  triages: Generated<number>;
+  fallback_triages: Generated<number>;
+}
+
+export interface AttackSurfaceAssetsTable {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  provider: string;
+  kind: string;
+  host: string;
+  resource_id: string;
+  resource_name: string | null;
+  region: string | null;
+  scope: string;
+  details: JsonWithDefault<Record<string, unknown>>;
+  first_seen_at: CreatedAt;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  gone_at: NullableTimestamp;
+}
+
+export type AttackSurfaceRunStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface AttackSurfaceRunsTable {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  status: ColumnType<AttackSurfaceRunStatus, AttackSurfaceRunStatus, AttackSurfaceRunStatus>;
+  trigger: ColumnType<'schedule' | 'manual' | 'connect', 'schedule' | 'manual' | 'connect', never>;
+  job_id: string | null;
+  counts: ColumnType<{ total: number; added: number; removed: number; unchanged: number } | null, string | null | undefined, string | null>;
+  errors: JsonWithDefault<{ scope: string; code: string; message: string }[]>;
+  error: string | null;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
 export type IntegrationRow = Selectable<IntegrationsTable>;
+export type AttackSurfaceAssetRow = Selectable<AttackSurfaceAssetsTable>;
+export type AttackSurfaceRunRow = Selectable<AttackSurfaceRunsTable>;
 export type VulnerabilityTicketRow = Selectable<VulnerabilityTicketsTable>;
 export type PullRequestCheckRow = Selectable<PullRequestChecksTable>;

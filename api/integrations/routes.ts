@@ -17,7 +17,7 @@ import { finishFlow, startFlow } from '../sso/flows.ts';
 import { ProviderAuthError, ProviderError, ProviderRequestError } from './providers/errors.ts';
 import type { AccountInfo, ProviderConnector, ProviderName, TokenSet } from './providers/types.ts';
 import { urlRefusal, type UrlPolicy } from '../net/url-refusal.ts';
-import { IntegrationResource, IntegrationSettingsSchema, PROVIDERS } from './schemas.ts';
+import { ALL_PROVIDERS, IntegrationResource, IntegrationSettingsSchema, KINDS, PROVIDERS, SETTINGS_BY_KIND } from './schemas.ts';
 import type { IntegrationDeps } from './sessions.ts';
 import {
   activateIntegration,
@@ -53,9 +53,9 @@ const ConnectBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    token: { type: 'string', minLength: 1, maxLength: 4096, description: 'A personal access token (GitHub, GitLab), API token (Jira, with `email` and `url`) or API key (Linear). Without it, the OAuth flow starts.' },
+    token: { type: 'string', minLength: 1, maxLength: 4096, description: 'A personal access token (GitHub, GitLab), API token (Jira, with `email` and `url`) or API key (Linear, OpenAI-compatible, Anthropic: checked against the provider’s model list). Without it, the OAuth flow starts (AI providers need it).' },
     email: { type: 'string', minLength: 3, maxLength: 320, description: 'Jira API tokens: the Atlassian account e-mail.' },
-    url: { type: 'string', minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'Jira: the site (https://<name>.atlassian.net). GitLab: a self-managed instance.' },
+    url: { type: 'string', minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'Jira: the site (https://<name>.atlassian.net). GitLab: a self-managed instance. OpenAI-compatible: the base URL (Azure OpenAI, a gateway, a local server; default https://api.openai.com/v1). Anthropic: another Messages API base URL.' },
     settings: IntegrationSettingsSchema,
   },
 } as const;
@@ -83,6 +83,17 @@ const PROVIDER_URL_WORDING = {
 };
 
 const base64url = (bytes: Buffer): string => bytes.toString('base64url');
+/** Providers that send Aegis webhooks (pull requests, ticket changes); AI and cloud connections get none. */
+const receivesWebhooks = (kind: IntegrationRow['kind']): boolean => kind === 'source_control' || kind === 'ticket_tracker';
+
+/** Refuses settings sections that do not apply to this kind of connection. */
+export function checkSettingsKind(kind: IntegrationRow['kind'], settings: IntegrationSettings): void {
+  const allowed = SETTINGS_BY_KIND[kind];
+  const wrong = Object.keys(settings).filter((key) => !allowed.includes(key));
+  if (wrong.length > 0) {
+    throw validationFailed(`request body is invalid: settings.${wrong[0]} does not apply to a ${kind} connection`, { fields: wrong.map((key) => ({ field: `settings.${key}`, message: `does not apply to a ${kind} connection` })) });
+  }
+}
 const generateWebhookSecret = (): string => `iwhsec_${base64url(randomBytes(30))}`;
 
 /** The refusal a pasted token or a callback gets when the provider says no, or is unreachable. */
@@ -99,7 +110,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
   const connectorOf = (provider: ProviderName): ProviderConnector => connectors[provider];
   const redirectUri = (provider: ProviderName) => `${publicUrl()}${CALLBACK_PATH}/${provider}/callback`;
   const webhookUrl = (row: IntegrationRow) => `${publicUrl()}/api/v1/webhooks/${row.provider}?integration=${row.id}`;
-  const show = (row: IntegrationRow) => ({ ...toIntegration(row), settings: row.settings, webhook_url: row.status === 'active' ? webhookUrl(row) : null });
+  const show = (row: IntegrationRow) => ({ ...toIntegration(row), settings: row.settings, webhook_url: row.status === 'active' && receivesWebhooks(row.kind) ? webhookUrl(row) : null });
 
   /** Records `integration.connected` and the audit entry of a newly active connection. */
   async function connected(trx: Db, row: IntegrationRow, audit: (trx: Db) => Promise<void>): Promise<number> {
@@ -115,7 +126,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
       schema: {
         tags,
         summary: 'List connected providers',
-        querystring: { type: 'object', properties: { ...pageQueryProperties, provider: { type: 'string', enum: PROVIDERS }, kind: { type: 'string', enum: ['source_control', 'ticket_tracker'] } } },
+        querystring: { type: 'object', properties: { ...pageQueryProperties, provider: { type: 'string', enum: ALL_PROVIDERS }, kind: { type: 'string', enum: KINDS } } },
         response: { 200: listResponseSchema(IntegrationResource) },
       },
     },
@@ -158,9 +169,11 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
       const connector = connectorOf(provider);
       const body = request.body ?? {};
       const settings = (body.settings ?? {}) as IntegrationSettings;
+      checkSettingsKind(connector.kind, settings);
 
       if (body.token === undefined) {
         const oauth = connector.oauth;
+        if (connector.kind === 'ai') throw validationFailed(`request body is invalid: ${provider} connects with its API key in \`token\``, { fields: [{ field: 'token', message: 'is required' }] });
         if (!oauth) throw validationFailed(`OAuth is not configured for ${provider} on this server (AEGIS_${provider.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET); connect with a token instead`);
         const verifier = oauth.pkce ? base64url(randomBytes(32)) : null;
         const challenge = verifier ? base64url(createHash('sha256').update(verifier).digest()) : null;
@@ -202,7 +215,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
         return { row: created, deliveries };
       });
       announceDeliveries(db, deliveries);
-      return reply.code(201).send({ ...show(row), webhook: { url: webhookUrl(row), secret } });
+      return reply.code(201).send({ ...show(row), ...(receivesWebhooks(row.kind) ? { webhook: { url: webhookUrl(row), secret } } : {}) });
     },
   );
 
@@ -267,11 +280,14 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
     '/api/v1/integrations/:id',
     {
       config: { auth: 'admin' },
-      schema: { tags, summary: 'Change a connection’s settings', description: 'Replaces the settings given (pull-request checks).', params: idParams, body: { type: 'object', additionalProperties: false, required: ['settings'], properties: { settings: IntegrationSettingsSchema } }, response: { 200: IntegrationResource } },
+      schema: { tags, summary: 'Change a connection’s settings', description: 'Replaces the settings sections given (`pull_requests`, `ai`, `discovery`: each applies to one kind of connection).', params: idParams, body: { type: 'object', additionalProperties: false, required: ['settings'], properties: { settings: IntegrationSettingsSchema } }, response: { 200: IntegrationResource } },
     },
     async (request) => {
       const { orgId } = principalOf(request);
       const row = await db.transaction().execute(async (trx) => {
+        const existing = await findIntegration(trx, orgId, request.params.id);
+        if (!existing) throw notFound('integration');
+        checkSettingsKind(existing.kind, request.body.settings as IntegrationSettings);
         const updated = await updateIntegrationSettings(trx, orgId, request.params.id, request.body.settings as IntegrationSettings);
         if (!updated) throw notFound('integration');
         await auditRequest(trx, request, { action: 'integration.updated', target: { type: 'integration', id: updated.id }, metadata: { fields: Object.keys(request.body.settings) } });

@@ -9,7 +9,7 @@ import { recordEvents } from '../events/event-store.ts';
 import { newId } from '../ids.ts';
 import { livemodeOf } from '../orgs/environments.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
-import type { AccountInfo, IntegrationKind, ProviderName, TokenSet } from './providers/types.ts';
+import type { AccountInfo, IntegrationKind, IntegrationProvider, ProviderName, TokenSet } from './providers/types.ts';
 
 type TokenPurpose = 'access' | 'refresh' | 'webhook';
 const context = (id: string, purpose: TokenPurpose): string => `integration:${id}:${purpose}`;
@@ -20,7 +20,7 @@ export function toIntegration(row: IntegrationRow) {
     object: 'integration' as const,
     livemode: livemodeOf(row.org_id),
     kind: row.kind,
-    provider: row.provider as ProviderName,
+    provider: row.provider as IntegrationProvider,
     auth_type: row.auth_type,
     status: row.status,
     error: row.error,

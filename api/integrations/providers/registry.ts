@@ -4,12 +4,14 @@ import { createGithubConnector } from '../github/connector.ts';
 import { createGitlabConnector } from '../gitlab/connector.ts';
 import { createJiraConnector } from '../jira/connector.ts';
 import { createLinearConnector } from '../linear/connector.ts';
+import { createOpenAiConnector } from '../openai/connector.ts';
+import { createAnthropicConnector } from '../anthropic/connector.ts';
 import type { ProvidersSettings } from './settings.ts';
 import type { ProviderConnector, ProviderName } from './types.ts';
 
 export type Connectors = Record<ProviderName, ProviderConnector>;
 
-export const PROVIDER_NAMES: readonly ProviderName[] = ['github', 'gitlab', 'jira', 'linear'];
+export const PROVIDER_NAMES: readonly ProviderName[] = ['github', 'gitlab', 'jira', 'linear', 'openai', 'anthropic'];
 
 export function createConnectors(settings: ProvidersSettings): Connectors {
   return {
@@ -17,5 +19,7 @@ export function createConnectors(settings: ProvidersSettings): Connectors {
     gitlab: createGitlabConnector(settings.gitlab),
     jira: createJiraConnector(settings.jira),
     linear: createLinearConnector(settings.linear),
+    openai: createOpenAiConnector(settings.openai),
+    anthropic: createAnthropicConnector(settings.anthropic),
   };
 }

@@ -28,7 +28,8 @@ function provider(env: NodeJS.ProcessEnv, prefix: string, webUrl: string, apiUrl
 }
 
 /**
- * AEGIS_<PROVIDER>_CLIENT_ID / _CLIENT_SECRET / _URL / _API_URL for GITHUB, GITLAB, JIRA, LINEAR.
+ * AEGIS_<PROVIDER>_CLIENT_ID / _CLIENT_SECRET / _URL / _API_URL for GITHUB, GITLAB, JIRA, LINEAR;
+ * AEGIS_OPENAI_API_URL and AEGIS_ANTHROPIC_API_URL for the AI providers' default base URLs.
  * GitLab's API defaults to <url>/api/v4 (self-managed: set AEGIS_GITLAB_URL only).
  */
 export function loadProviderSettings(env: NodeJS.ProcessEnv): ProvidersSettings {
@@ -37,5 +38,8 @@ export function loadProviderSettings(env: NodeJS.ProcessEnv): ProvidersSettings 
     gitlab: provider(env, 'AEGIS_GITLAB', 'https://gitlab.com', (web) => `${web}/api/v4`),
     jira: provider(env, 'AEGIS_JIRA', 'https://auth.atlassian.com', () => 'https://api.atlassian.com'),
     linear: provider(env, 'AEGIS_LINEAR', 'https://linear.app', () => 'https://api.linear.app'),
+    // AI providers have no OAuth: the API URL is the default base URL a connection may override.
+    openai: provider(env, 'AEGIS_OPENAI', 'https://platform.openai.com', () => 'https://api.openai.com/v1'),
+    anthropic: provider(env, 'AEGIS_ANTHROPIC', 'https://console.anthropic.com', () => 'https://api.anthropic.com'),
   };
 }

@@ -7,14 +7,18 @@
 // send. Tokens are opened from their sealed form only to build a session, right before a call
 // (../tokens.ts), and never logged.
 
-export type ProviderName = 'github' | 'gitlab' | 'jira' | 'linear';
-export type IntegrationKind = 'source_control' | 'ticket_tracker';
+/** Providers connected by OAuth or a pasted token/API key. Cloud accounts (a role, no token) are ../../attack-surface. */
+export type ProviderName = 'github' | 'gitlab' | 'jira' | 'linear' | 'openai' | 'anthropic';
+export type { IntegrationKind } from '../../db/schema.ts';
+/** Any connection's provider: the above, or a cloud (../../attack-surface). */
+export type IntegrationProvider = ProviderName | 'aws';
+import type { IntegrationKind } from '../../db/schema.ts';
 
 /** A live credential for one call. */
 export interface ProviderSession {
   /** The provider API's base URL, without a trailing slash (https://api.github.com, https://gitlab.com/api/v4, a Jira site or https://api.atlassian.com/ex/jira/<cloud id>, https://api.linear.app). */
   apiBaseUrl: string;
-  /** The whole Authorization header value (`Bearer …`, `Basic …`, or a Linear API key as is). */
+  /** The whole Authorization header value (`Bearer …`, `Basic …`, or a Linear API key as is); AI providers: the API key itself, which their SDKs send. */
   authorization: string;
   /** The integration's non-secret metadata (Jira cloud id and site, …). */
   metadata: Record<string, unknown>;
@@ -81,6 +85,8 @@ export interface ProviderConnector {
   sourceControl?: SourceControlClient;
   /** Ticket tracker capabilities (Jira, Linear, and GitHub's issues). */
   tickets?: TicketTrackerClient;
+  /** Model calls (OpenAI-compatible Chat Completions, Anthropic Messages). */
+  ai?: AiModelClient;
   /** The provider's webhooks to Aegis (pull requests, ticket state changes). */
   webhooks: InboundWebhooks;
 }
@@ -187,4 +193,32 @@ export interface InboundWebhooks {
   deliveryId(headers: WebhookHeaders, body: unknown): string | null;
   /** What a verified delivery means to Aegis; null when it is about something else (a ping, a label change). */
   read(headers: WebhookHeaders, body: unknown): InboundEvent | null;
+}
+
+/** One structured request to a model: the answer must be JSON matching `schema`. */
+export interface ModelRequest {
+  model: string;
+  system: string;
+  user: string;
+  /** Name of the output format (OpenAI `json_schema.name`, Anthropic tool name). */
+  schemaName: string;
+  /** JSON Schema the answer must match (strict-mode compatible: every property required, no additional properties). */
+  schema: Record<string, unknown>;
+  maxOutputTokens: number;
+  signal?: AbortSignal;
+}
+
+export interface ModelReply {
+  /** The answer as the model produced it: JSON text (the tool input, serialised, for Anthropic). Not yet validated. */
+  text: string;
+  /** The model that answered, as the provider names it. */
+  model: string;
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+export interface AiModelClient {
+  /** The model used when the connection's settings name none. */
+  defaultModel: string;
+  /** Throws ProviderAuthError (key refused), ProviderRateLimitError, ProviderUnavailableError or ProviderRequestError. */
+  complete(session: ProviderSession, request: ModelRequest): Promise<ModelReply>;
 }
