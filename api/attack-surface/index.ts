@@ -1,15 +1,24 @@
 // Cloud attack-surface discovery (docs/attack-surface.md): the AWS connect route, the inventory and
-// its suggestions, the discovery job kind and the scheduler that queues it. PLACEHOLDER bodies
-// (foundation) — filled in by the attack-surface work.
-import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+// its suggestions, the discovery job kind and the scheduler that queues it.
+import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.ts';
 import type { OriginPolicy } from '../net/origin-policy.ts';
 import type { JobHandlers } from '../jobs/types.ts';
+import { awsConnectRoutes } from './connect-routes.ts';
+import { discoveryJobHandlers } from './jobs.ts';
+import { createCloudConnectors, type CloudConnectors } from './providers/registry.ts';
 import type { CloudSettings } from './providers/settings.ts';
+import { inventoryRoutes } from './routes.ts';
+
+export { DiscoveryScheduler, type DiscoverySchedulerOptions } from './scheduler.ts';
+export { recordDiscovery, type DiscoveryCounts } from './inventory.ts';
+export { DISCOVER_JOB } from './store.ts';
 
 export interface AttackSurfaceDeps {
   db: Db;
   cloud: CloudSettings;
+  /** Built from `cloud` unless given. */
+  connectors?: CloudConnectors | undefined;
 }
 
 export interface AttackSurfaceRouteOptions extends AttackSurfaceDeps {
@@ -17,17 +26,12 @@ export interface AttackSurfaceRouteOptions extends AttackSurfaceDeps {
   originPolicy: OriginPolicy;
 }
 
-export const attackSurfacePlugin: FastifyPluginAsync<AttackSurfaceRouteOptions> = async () => {};
+export const attackSurfacePlugin: FastifyPluginAsync<AttackSurfaceRouteOptions> = async (app, options) => {
+  const connectors = options.connectors ?? createCloudConnectors(options.cloud);
+  await app.register(awsConnectRoutes, { db: options.db, connectors });
+  await app.register(inventoryRoutes, { db: options.db, originPolicy: options.originPolicy });
+};
 
-export function attackSurfaceJobHandlers(_deps: AttackSurfaceDeps): JobHandlers {
-  return {};
-}
-
-/** Queues scheduled discoveries of every active cloud connection (one per interval). */
-export class DiscoveryScheduler {
-  constructor(_options: { db: Db; log: FastifyBaseLogger; tickMs?: number }) {}
-  start(): this {
-    return this;
-  }
-  async stop(): Promise<void> {}
+export function attackSurfaceJobHandlers(deps: AttackSurfaceDeps): JobHandlers {
+  return discoveryJobHandlers(deps);
 }

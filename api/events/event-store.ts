@@ -8,6 +8,7 @@ import { announceEnqueued } from '../jobs/signals.ts';
 import { iso } from '../resources/timestamps.ts';
 import { queueDeliveries } from '../webhooks/fanout.ts';
 import { queueTicketCloses } from '../integrations/tickets/queue.ts';
+import { queueAutoTriage } from '../ai/auto.ts';
 import type { EventType } from '../../schemas/events.ts';
 import { EVENT_VERSIONS } from './catalogue.ts';
 import { livemodeOf, organizationOf } from '../orgs/environments.ts';
@@ -25,7 +26,8 @@ const CHUNK = 500;
 
 /**
  * Stores events and queues their deliveries, inside the caller's transaction, and the jobs some
- * events call for (a resolved finding closes its open ticket). Returns the number of jobs queued
+ * events call for (a resolved finding closes its open ticket; a new high or critical finding is
+ * triaged when its organisation's AI connection has auto triage on). Returns the number of jobs queued
  * as `deliveries`: when it is not 0, call `announceDeliveries` after the commit so workers start at
  * once instead of at their next poll.
  */
@@ -43,7 +45,8 @@ export async function recordEvents(trx: Db, events: readonly NewEvent[]): Promis
     rows.filter((r) => r.type !== 'ping'),
   );
   const ticketCloses = await queueTicketCloses(trx, rows);
-  return { rows, deliveries: deliveries + ticketCloses };
+  const autoTriages = await queueAutoTriage(trx, rows);
+  return { rows, deliveries: deliveries + ticketCloses + autoTriages };
 }
 
 /** Wakes the delivery workers after the transaction that queued deliveries committed. */

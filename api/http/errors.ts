@@ -23,7 +23,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'internal'
   | 'unavailable'
-  | 'provider_unavailable';
+  | 'provider_unavailable'
+  | 'ai_budget_exhausted'
+  | 'triage_quota_exceeded';
 
 export type ErrorDetails = Record<string, unknown>;
 

@@ -353,8 +353,10 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
   );
 
   async function revoke(row: IntegrationRow): Promise<{ revoked: boolean | null; error?: string }> {
+    // Only OAuth grants are revoked; cloud connections (role) have no connector here.
+    if (row.auth_type !== 'oauth') return { revoked: null };
     const oauth = connectorOf(row.provider as ProviderName).oauth;
-    if (row.auth_type !== 'oauth' || !oauth?.revoke) return { revoked: null };
+    if (!oauth?.revoke) return { revoked: null };
     const accessToken = openAccessToken(secretBox, row);
     if (!accessToken) return { revoked: null };
     try {

@@ -24,7 +24,7 @@ export const AiSettings = {
   additionalProperties: false,
   description: 'AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically.',
   properties: {
-    model: { type: 'string', minLength: 1, maxLength: 200, description: 'Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-5 (Anthropic).' },
+    model: { type: 'string', minLength: 1, maxLength: 200, description: 'Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic).' },
     monthly_token_budget: { type: 'integer', minimum: 1000, maximum: 1_000_000_000, description: 'Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000).' },
     auto_triage: { type: 'boolean', description: 'Triage every new high or critical finding as scans record it (default false).' },
   },

@@ -7,6 +7,7 @@ import { scanSast } from '../scanners/sast/scan.ts';
 import { scanSecrets } from '../scanners/secrets/index.ts';
 import { loadRuleSet } from '../scanners/secrets/rules.ts';
 import type { ScanOutput } from '../scanners/types.ts';
+import { attachSourceWindows } from '../scanners/source-window.ts';
 
 export interface CodeScanInput {
   scanType: 'sast' | 'secrets';
@@ -16,8 +17,11 @@ export interface CodeScanInput {
 
 export const runCodeScan: ThreadFunction<CodeScanInput, ScanOutput> = async (input, { signal, progress }) => {
   const ctx = { root: input.root, signal, onProgress: progress };
-  if (input.scanType === 'secrets') return scanSecrets(ctx, { history: input.history });
-  return scanSast(ctx);
+  const output = input.scanType === 'secrets' ? await scanSecrets(ctx, { history: input.history }) : await scanSast(ctx);
+  // the checkout is gone after the scan: keep the (redacted) code around each finding for triage
+  signal.throwIfAborted();
+  attachSourceWindows(input.root, output.findings);
+  return output;
 };
 
 /** Compiles both rule sets (cached for the thread's life), so a warmed thread's first scan starts at once. */

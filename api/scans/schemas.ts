@@ -2,6 +2,7 @@
 import { SCAN_TYPES } from '../../schemas/index.ts';
 import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
+import { StoredTriageSchema } from '../ai/schemas.ts';
 
 export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];
@@ -130,6 +131,7 @@ export const VulnerabilityResource = {
         state: { type: 'string', enum: ['creating', 'open', 'closed', 'failed'] },
       },
     },
+    triage: { ...StoredTriageSchema, description: 'The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out.' },
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },

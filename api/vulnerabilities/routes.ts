@@ -22,6 +22,7 @@ import { requestVerification } from './verify.ts';
 import { derivePatch, siteServing } from './virtual-patch.ts';
 import type { Verification, VulnerabilityRow } from './store.ts';
 import { ticketLinksOf } from '../integrations/tickets/store.ts';
+import { triageOf, triageView } from '../ai/queue.ts';
 
 const STATUSES = ['open', 'acknowledged', 'resolved', 'accepted_risk'] as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
@@ -29,10 +30,14 @@ const idParams = { type: 'object', required: ['id'], properties: { id: { type: '
 export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db } }> = async (app, { db }) => {
   const tags = ['Vulnerabilities'];
 
-  /** The resources of `rows` with their ticket links (one query for all). */
+  const shownTriage = (row: VulnerabilityRow) => {
+    const triage = triageOf(row);
+    return triage ? triageView(triage) : null;
+  };
+  /** The resources of `rows` with their ticket links (one query for all) and their latest AI triage. */
   async function withTickets(rows: readonly VulnerabilityRow[]) {
     const links = await ticketLinksOf(db, rows.map((r) => r.id));
-    return (row: VulnerabilityRow) => ({ ...toVulnerability(row), ticket: links.get(row.id) ?? null });
+    return (row: VulnerabilityRow) => ({ ...toVulnerability(row), ticket: links.get(row.id) ?? null, triage: shownTriage(row) });
   }
   const shown = async (row: VulnerabilityRow) => (await withTickets([row]))(row);
 

@@ -19832,6 +19832,63 @@ export interface paths {
                                     /** @enum {string} */
                                     state: "creating" | "open" | "closed" | "failed";
                                 } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -20044,6 +20101,63 @@ export interface paths {
                                 url: string | null;
                                 /** @enum {string} */
                                 state: "creating" | "open" | "closed" | "failed";
+                            } | null;
+                            /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                            triage?: {
+                                /**
+                                 * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "completed" | "failed";
+                                /** Format: date-time */
+                                requested_at: string;
+                                /** @description Who asked (null for automatic triage). */
+                                requested_by: string | null;
+                                /**
+                                 * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "auto";
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                engine: {
+                                    /** @enum {string} */
+                                    provider: "openai" | "anthropic" | "fallback";
+                                    model: string;
+                                    /** @description The AI connection used; null for the fallback. */
+                                    integration_id: string | null;
+                                } | null;
+                                /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                result: {
+                                    /**
+                                     * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                     * @enum {string}
+                                     */
+                                    verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                    /** @description How sure the engine is of the verdict (0–1). */
+                                    confidence: number;
+                                    /** @description Why, in a few sentences. */
+                                    explanation: string;
+                                    suggested_fix: {
+                                        /** @description What to change. */
+                                        summary: string;
+                                        /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                        patch: string | null;
+                                    };
+                                } | null;
+                                /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                usage: {
+                                    input_tokens: number;
+                                    output_tokens: number;
+                                };
+                                /** @description Model calls made: a malformed answer is asked for once more. */
+                                attempts: number;
+                                /** @description Secrets masked in what was sent to the provider. */
+                                redactions: number;
+                                /** @description Why it failed. */
+                                error: string | null;
+                                job_id: string | null;
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -20274,6 +20388,63 @@ export interface paths {
                                 url: string | null;
                                 /** @enum {string} */
                                 state: "creating" | "open" | "closed" | "failed";
+                            } | null;
+                            /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                            triage?: {
+                                /**
+                                 * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "completed" | "failed";
+                                /** Format: date-time */
+                                requested_at: string;
+                                /** @description Who asked (null for automatic triage). */
+                                requested_by: string | null;
+                                /**
+                                 * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "auto";
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                engine: {
+                                    /** @enum {string} */
+                                    provider: "openai" | "anthropic" | "fallback";
+                                    model: string;
+                                    /** @description The AI connection used; null for the fallback. */
+                                    integration_id: string | null;
+                                } | null;
+                                /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                result: {
+                                    /**
+                                     * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                     * @enum {string}
+                                     */
+                                    verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                    /** @description How sure the engine is of the verdict (0–1). */
+                                    confidence: number;
+                                    /** @description Why, in a few sentences. */
+                                    explanation: string;
+                                    suggested_fix: {
+                                        /** @description What to change. */
+                                        summary: string;
+                                        /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                        patch: string | null;
+                                    };
+                                } | null;
+                                /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                usage: {
+                                    input_tokens: number;
+                                    output_tokens: number;
+                                };
+                                /** @description Model calls made: a malformed answer is asked for once more. */
+                                attempts: number;
+                                /** @description Secrets masked in what was sent to the provider. */
+                                redactions: number;
+                                /** @description Why it failed. */
+                                error: string | null;
+                                job_id: string | null;
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -20541,6 +20712,63 @@ export interface paths {
                                 url: string | null;
                                 /** @enum {string} */
                                 state: "creating" | "open" | "closed" | "failed";
+                            } | null;
+                            /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                            triage?: {
+                                /**
+                                 * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "completed" | "failed";
+                                /** Format: date-time */
+                                requested_at: string;
+                                /** @description Who asked (null for automatic triage). */
+                                requested_by: string | null;
+                                /**
+                                 * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "auto";
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                engine: {
+                                    /** @enum {string} */
+                                    provider: "openai" | "anthropic" | "fallback";
+                                    model: string;
+                                    /** @description The AI connection used; null for the fallback. */
+                                    integration_id: string | null;
+                                } | null;
+                                /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                result: {
+                                    /**
+                                     * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                     * @enum {string}
+                                     */
+                                    verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                    /** @description How sure the engine is of the verdict (0–1). */
+                                    confidence: number;
+                                    /** @description Why, in a few sentences. */
+                                    explanation: string;
+                                    suggested_fix: {
+                                        /** @description What to change. */
+                                        summary: string;
+                                        /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                        patch: string | null;
+                                    };
+                                } | null;
+                                /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                usage: {
+                                    input_tokens: number;
+                                    output_tokens: number;
+                                };
+                                /** @description Model calls made: a malformed answer is asked for once more. */
+                                attempts: number;
+                                /** @description Secrets masked in what was sent to the provider. */
+                                redactions: number;
+                                /** @description Why it failed. */
+                                error: string | null;
+                                job_id: string | null;
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -22910,8 +23138,8 @@ export interface paths {
                     limit?: number;
                     /** @description Opaque cursor from `pagination.next` of the previous page. */
                     cursor?: string;
-                    provider?: "github" | "gitlab" | "jira" | "linear";
-                    kind?: "source_control" | "ticket_tracker";
+                    provider?: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
+                    kind?: "source_control" | "ticket_tracker" | "ai" | "cloud";
                 };
                 header?: never;
                 path?: never;
@@ -22932,21 +23160,21 @@ export interface paths {
                                 object: "integration";
                                 livemode: boolean;
                                 /** @enum {string} */
-                                kind: "source_control" | "ticket_tracker";
+                                kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                                 /** @enum {string} */
-                                provider: "github" | "gitlab" | "jira" | "linear";
+                                provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                                 /**
-                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                                  * @enum {string}
                                  */
-                                auth_type: "oauth" | "token";
+                                auth_type: "oauth" | "token" | "role";
                                 /**
                                  * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                                  * @enum {string}
                                  */
                                 status: "pending" | "active" | "error";
                                 error: string | null;
-                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                                 account: string | null;
                                 account_id?: string | null;
                                 /** @description Scopes the provider granted. */
@@ -22956,6 +23184,7 @@ export interface paths {
                                 metadata?: {
                                     [key: string]: unknown;
                                 };
+                                /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                                 settings?: {
                                     /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                     pull_requests?: {
@@ -22975,6 +23204,22 @@ export interface paths {
                                          * @enum {string}
                                          */
                                         fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                    /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                    ai?: {
+                                        /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                        model?: string;
+                                        /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                        monthly_token_budget?: number;
+                                        /** @description Triage every new high or critical finding as scans record it (default false). */
+                                        auto_triage?: boolean;
+                                    };
+                                    /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                    discovery?: {
+                                        /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                        regions?: string[];
+                                        /** @description Hours between scheduled discoveries (default 24). */
+                                        interval_hours?: number;
                                     };
                                 };
                                 /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -23135,21 +23380,21 @@ export interface paths {
                             object: "integration";
                             livemode: boolean;
                             /** @enum {string} */
-                            kind: "source_control" | "ticket_tracker";
+                            kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                             /** @enum {string} */
-                            provider: "github" | "gitlab" | "jira" | "linear";
+                            provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                             /**
-                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                              * @enum {string}
                              */
-                            auth_type: "oauth" | "token";
+                            auth_type: "oauth" | "token" | "role";
                             /**
                              * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                              * @enum {string}
                              */
                             status: "pending" | "active" | "error";
                             error: string | null;
-                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                             account: string | null;
                             account_id?: string | null;
                             /** @description Scopes the provider granted. */
@@ -23159,6 +23404,7 @@ export interface paths {
                             metadata?: {
                                 [key: string]: unknown;
                             };
+                            /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                             settings?: {
                                 /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                 pull_requests?: {
@@ -23178,6 +23424,22 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                };
+                                /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                ai?: {
+                                    /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                    model?: string;
+                                    /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                    monthly_token_budget?: number;
+                                    /** @description Triage every new high or critical finding as scans record it (default false). */
+                                    auto_triage?: boolean;
+                                };
+                                /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                discovery?: {
+                                    /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                    regions?: string[];
+                                    /** @description Hours between scheduled discoveries (default 24). */
+                                    interval_hours?: number;
                                 };
                             };
                             /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -23504,7 +23766,7 @@ export interface paths {
         head?: never;
         /**
          * Change a connection’s settings
-         * @description Replaces the settings given (pull-request checks).
+         * @description Replaces the settings sections given (`pull_requests`, `ai`, `discovery`: each applies to one kind of connection).
          */
         patch: {
             parameters: {
@@ -23518,6 +23780,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                         settings: {
                             /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                             pull_requests?: {
@@ -23538,6 +23801,22 @@ export interface paths {
                                  */
                                 fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
                             };
+                            /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                            ai?: {
+                                /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                model?: string;
+                                /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                monthly_token_budget?: number;
+                                /** @description Triage every new high or critical finding as scans record it (default false). */
+                                auto_triage?: boolean;
+                            };
+                            /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                            discovery?: {
+                                /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                regions?: string[];
+                                /** @description Hours between scheduled discoveries (default 24). */
+                                interval_hours?: number;
+                            };
                         };
                     };
                 };
@@ -23555,21 +23834,21 @@ export interface paths {
                             object: "integration";
                             livemode: boolean;
                             /** @enum {string} */
-                            kind: "source_control" | "ticket_tracker";
+                            kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                             /** @enum {string} */
-                            provider: "github" | "gitlab" | "jira" | "linear";
+                            provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                             /**
-                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                              * @enum {string}
                              */
-                            auth_type: "oauth" | "token";
+                            auth_type: "oauth" | "token" | "role";
                             /**
                              * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                              * @enum {string}
                              */
                             status: "pending" | "active" | "error";
                             error: string | null;
-                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                             account: string | null;
                             account_id?: string | null;
                             /** @description Scopes the provider granted. */
@@ -23579,6 +23858,7 @@ export interface paths {
                             metadata?: {
                                 [key: string]: unknown;
                             };
+                            /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                             settings?: {
                                 /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                 pull_requests?: {
@@ -23598,6 +23878,22 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                };
+                                /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                ai?: {
+                                    /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                    model?: string;
+                                    /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                    monthly_token_budget?: number;
+                                    /** @description Triage every new high or critical finding as scans record it (default false). */
+                                    auto_triage?: boolean;
+                                };
+                                /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                discovery?: {
+                                    /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                    regions?: string[];
+                                    /** @description Hours between scheduled discoveries (default 24). */
+                                    interval_hours?: number;
                                 };
                             };
                             /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -23794,19 +24090,20 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    provider: "github" | "gitlab" | "jira" | "linear";
+                    provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic";
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description A personal access token (GitHub, GitLab), API token (Jira, with `email` and `url`) or API key (Linear). Without it, the OAuth flow starts. */
+                        /** @description A personal access token (GitHub, GitLab), API token (Jira, with `email` and `url`) or API key (Linear, OpenAI-compatible, Anthropic: checked against the provider’s model list). Without it, the OAuth flow starts (AI providers need it). */
                         token?: string;
                         /** @description Jira API tokens: the Atlassian account e-mail. */
                         email?: string;
-                        /** @description Jira: the site (https://<name>.atlassian.net). GitLab: a self-managed instance. */
+                        /** @description Jira: the site (https://<name>.atlassian.net). GitLab: a self-managed instance. OpenAI-compatible: the base URL (Azure OpenAI, a gateway, a local server; default https://api.openai.com/v1). Anthropic: another Messages API base URL. */
                         url?: string;
+                        /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                         settings?: {
                             /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                             pull_requests?: {
@@ -23827,6 +24124,22 @@ export interface paths {
                                  */
                                 fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
                             };
+                            /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                            ai?: {
+                                /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                model?: string;
+                                /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                monthly_token_budget?: number;
+                                /** @description Triage every new high or critical finding as scans record it (default false). */
+                                auto_triage?: boolean;
+                            };
+                            /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                            discovery?: {
+                                /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                regions?: string[];
+                                /** @description Hours between scheduled discoveries (default 24). */
+                                interval_hours?: number;
+                            };
                         };
                     };
                 };
@@ -23844,21 +24157,21 @@ export interface paths {
                             object?: "integration";
                             livemode?: boolean;
                             /** @enum {string} */
-                            kind?: "source_control" | "ticket_tracker";
+                            kind?: "source_control" | "ticket_tracker" | "ai" | "cloud";
                             /** @enum {string} */
-                            provider?: "github" | "gitlab" | "jira" | "linear";
+                            provider?: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                             /**
-                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                             * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                              * @enum {string}
                              */
-                            auth_type?: "oauth" | "token";
+                            auth_type?: "oauth" | "token" | "role";
                             /**
                              * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                              * @enum {string}
                              */
                             status?: "pending" | "active" | "error";
                             error?: string | null;
-                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                            /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                             account?: string | null;
                             account_id?: string | null;
                             /** @description Scopes the provider granted. */
@@ -23868,6 +24181,7 @@ export interface paths {
                             metadata?: {
                                 [key: string]: unknown;
                             };
+                            /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                             settings?: {
                                 /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                 pull_requests?: {
@@ -23887,6 +24201,22 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                };
+                                /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                ai?: {
+                                    /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                    model?: string;
+                                    /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                    monthly_token_budget?: number;
+                                    /** @description Triage every new high or critical finding as scans record it (default false). */
+                                    auto_triage?: boolean;
+                                };
+                                /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                discovery?: {
+                                    /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                    regions?: string[];
+                                    /** @description Hours between scheduled discoveries (default 24). */
+                                    interval_hours?: number;
                                 };
                             };
                             /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -23912,21 +24242,21 @@ export interface paths {
                                 object: "integration";
                                 livemode: boolean;
                                 /** @enum {string} */
-                                kind: "source_control" | "ticket_tracker";
+                                kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                                 /** @enum {string} */
-                                provider: "github" | "gitlab" | "jira" | "linear";
+                                provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                                 /**
-                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                                  * @enum {string}
                                  */
-                                auth_type: "oauth" | "token";
+                                auth_type: "oauth" | "token" | "role";
                                 /**
                                  * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                                  * @enum {string}
                                  */
                                 status: "pending" | "active" | "error";
                                 error: string | null;
-                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                                 account: string | null;
                                 account_id?: string | null;
                                 /** @description Scopes the provider granted. */
@@ -23936,6 +24266,7 @@ export interface paths {
                                 metadata?: {
                                     [key: string]: unknown;
                                 };
+                                /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                                 settings?: {
                                     /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                     pull_requests?: {
@@ -23955,6 +24286,22 @@ export interface paths {
                                          * @enum {string}
                                          */
                                         fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                    /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                    ai?: {
+                                        /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                        model?: string;
+                                        /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                        monthly_token_budget?: number;
+                                        /** @description Triage every new high or critical finding as scans record it (default false). */
+                                        auto_triage?: boolean;
+                                    };
+                                    /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                    discovery?: {
+                                        /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                        regions?: string[];
+                                        /** @description Hours between scheduled discoveries (default 24). */
+                                        interval_hours?: number;
                                     };
                                 };
                                 /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -24159,7 +24506,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    provider: "github" | "gitlab" | "jira" | "linear";
+                    provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic";
                 };
                 cookie?: never;
             };
@@ -24498,7 +24845,7 @@ export interface paths {
                             /** @description The connection (integration id) the ticket was created through; null once that connection is removed. */
                             connection: string | null;
                             /** @enum {string} */
-                            provider: "github" | "gitlab" | "jira" | "linear";
+                            provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic";
                             /** @description Jira project key, GitHub `owner/repo` or Linear team, as requested. */
                             project: string | null;
                             /**
@@ -24683,7 +25030,7 @@ export interface paths {
                             /** @description The connection (integration id) the ticket was created through; null once that connection is removed. */
                             connection: string | null;
                             /** @enum {string} */
-                            provider: "github" | "gitlab" | "jira" | "linear";
+                            provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic";
                             /** @description Jira project key, GitHub `owner/repo` or Linear team, as requested. */
                             project: string | null;
                             /**
@@ -25302,6 +25649,2359 @@ export interface paths {
                 };
                 /** @description Malformed request: bad JSON, bad query parameters or cursor. */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}/triage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the triage of a finding
+         * @description The latest triage; 404 when the finding does not exist or has not been triaged yet.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "triage";
+                            vulnerability_id: string;
+                            /**
+                             * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                             * @enum {string}
+                             */
+                            status: "pending" | "completed" | "failed";
+                            /** Format: date-time */
+                            requested_at: string;
+                            /** @description Who asked (null for automatic triage). */
+                            requested_by: string | null;
+                            /**
+                             * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                             * @enum {string}
+                             */
+                            trigger: "manual" | "auto";
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                            engine: {
+                                /** @enum {string} */
+                                provider: "openai" | "anthropic" | "fallback";
+                                model: string;
+                                /** @description The AI connection used; null for the fallback. */
+                                integration_id: string | null;
+                            } | null;
+                            /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                            result: {
+                                /**
+                                 * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                 * @enum {string}
+                                 */
+                                verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                /** @description How sure the engine is of the verdict (0–1). */
+                                confidence: number;
+                                /** @description Why, in a few sentences. */
+                                explanation: string;
+                                suggested_fix: {
+                                    /** @description What to change. */
+                                    summary: string;
+                                    /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                    patch: string | null;
+                                };
+                            } | null;
+                            /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                            usage: {
+                                input_tokens: number;
+                                output_tokens: number;
+                            };
+                            /** @description Model calls made: a malformed answer is asked for once more. */
+                            attempts: number;
+                            /** @description Secrets masked in what was sent to the provider. */
+                            redactions: number;
+                            /** @description Why it failed. */
+                            error: string | null;
+                            job_id: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Triage a finding with AI
+         * @description Asks the organisation’s AI provider (its active OpenAI-compatible or Anthropic connection) — or, without one, Aegis’s bundled fallback (rules per CWE and scanner evidence, no AI, no network) — whether the finding is likely real, with a confidence, an explanation and a suggested fix. Runs as a job: follow `status` (`pending → completed | failed`) here or on the finding (`triage`). Secrets are redacted before anything is sent. The verdict never changes the finding’s status. While a triage is pending, a new request answers with it (202) and queues nothing. The connection’s monthly token budget spent: 429 `ai_budget_exhausted` with Retry-After (seconds until the month resets). Without a connection, the fallback’s monthly quota used up: 402 `triage_quota_exceeded`. Both carry `details` {budget or quota, used, resets_at}.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `auto` (default): the organisation’s active AI connection, else the bundled fallback; `fallback`: the bundled rules even with a connection.
+                         * @enum {string}
+                         */
+                        engine?: "auto" | "fallback";
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "triage";
+                            vulnerability_id: string;
+                            /**
+                             * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                             * @enum {string}
+                             */
+                            status: "pending" | "completed" | "failed";
+                            /** Format: date-time */
+                            requested_at: string;
+                            /** @description Who asked (null for automatic triage). */
+                            requested_by: string | null;
+                            /**
+                             * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                             * @enum {string}
+                             */
+                            trigger: "manual" | "auto";
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                            engine: {
+                                /** @enum {string} */
+                                provider: "openai" | "anthropic" | "fallback";
+                                model: string;
+                                /** @description The AI connection used; null for the fallback. */
+                                integration_id: string | null;
+                            } | null;
+                            /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                            result: {
+                                /**
+                                 * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                 * @enum {string}
+                                 */
+                                verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                /** @description How sure the engine is of the verdict (0–1). */
+                                confidence: number;
+                                /** @description Why, in a few sentences. */
+                                explanation: string;
+                                suggested_fix: {
+                                    /** @description What to change. */
+                                    summary: string;
+                                    /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                    patch: string | null;
+                                };
+                            } | null;
+                            /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                            usage: {
+                                input_tokens: number;
+                                output_tokens: number;
+                            };
+                            /** @description Model calls made: a malformed answer is asked for once more. */
+                            attempts: number;
+                            /** @description Secrets masked in what was sent to the provider. */
+                            redactions: number;
+                            /** @description Why it failed. */
+                            error: string | null;
+                            job_id: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The fallback’s monthly triage quota is used up (`triage_quota_exceeded`); connecting an AI provider lifts it. */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The AI connection’s monthly token budget is spent (`ai_budget_exhausted`, Retry-After: seconds until the month resets), or the API rate limit. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/triage/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Triage usage this month
+         * @description What triage spent this month (UTC) and against which limit: the AI connection’s token budget, or — without a connection — the fallback’s triage quota.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "triage_usage";
+                            /**
+                             * Format: date
+                             * @description The first day of the month (UTC) the numbers count.
+                             */
+                            month: string;
+                            /**
+                             * @description What a triage requested now would run on.
+                             * @enum {string}
+                             */
+                            engine: "openai" | "anthropic" | "fallback";
+                            /** @description The active AI connection triage uses, if any. */
+                            integration_id: string | null;
+                            /** @description Tokens spent with AI providers this month. */
+                            tokens_used: number;
+                            /** @description The connection’s monthly token budget; null without a connection. */
+                            token_budget: number | null;
+                            /** @description Triages completed by a provider’s model this month. */
+                            triages: number;
+                            /** @description Triages of the bundled fallback this month. */
+                            fallback_triages: number;
+                            /** @description Fallback triages per month without an AI connection; null with one (no quota then). */
+                            fallback_quota: number | null;
+                            /** Format: date-time */
+                            resets_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/aws/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect an AWS account
+         * @description Two steps. Without `role_arn`: creates a pending connection with a generated external id and answers with the trust policy (Aegis’s principal, the external id) and the read-only permissions policy of the role to create (201). With `integration` (the pending id) and `role_arn`: Aegis assumes the role with that external id; on success the connection is active (`account`: the AWS account id) and its first discovery is queued (201, with the run). AWS refused to let the role be assumed: 422 with AWS’s reason; AWS unreachable: 502.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Step 2: the pending connection step 1 created. */
+                        integration?: string;
+                        /** @description Step 2: the role created with the trust policy of step 1 (`arn:aws:iam::123456789012:role/AegisDiscovery`). */
+                        role_arn?: string;
+                        /** @description Cloud connections take only `discovery`. */
+                        settings?: {
+                            /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                            discovery?: {
+                                /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                regions?: string[];
+                                /** @description Hours between scheduled discoveries (default 24). */
+                                interval_hours?: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Step 1: the pending connection and what to create in AWS. Step 2: the active connection and its first discovery. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            integration: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "integration";
+                                livemode: boolean;
+                                /** @enum {string} */
+                                kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
+                                /** @enum {string} */
+                                provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
+                                /**
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
+                                 * @enum {string}
+                                 */
+                                auth_type: "oauth" | "token" | "role";
+                                /**
+                                 * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "error";
+                                error: string | null;
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
+                                account: string | null;
+                                account_id?: string | null;
+                                /** @description Scopes the provider granted. */
+                                scopes: string[];
+                                api_base_url?: string | null;
+                                /** @description Provider specifics that are not secret (Jira cloud id and site). */
+                                metadata?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
+                                settings?: {
+                                    /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
+                                    pull_requests?: {
+                                        /** @default true */
+                                        enabled?: boolean;
+                                        /**
+                                         * @default [
+                                         *       "secrets",
+                                         *       "sast",
+                                         *       "sca"
+                                         *     ]
+                                         */
+                                        scan_types?: ("secrets" | "sast" | "sca")[];
+                                        /**
+                                         * @description A new finding of this severity or above fails the check; `none`: the check never fails.
+                                         * @default high
+                                         * @enum {string}
+                                         */
+                                        fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                    /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                    ai?: {
+                                        /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                        model?: string;
+                                        /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                        monthly_token_budget?: number;
+                                        /** @description Triage every new high or critical finding as scans record it (default false). */
+                                        auto_triage?: boolean;
+                                    };
+                                    /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                    discovery?: {
+                                        /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                        regions?: string[];
+                                        /** @description Hours between scheduled discoveries (default 24). */
+                                        interval_hours?: number;
+                                    };
+                                };
+                                /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
+                                webhook_url?: string | null;
+                                /** Format: date-time */
+                                token_expires_at?: string | null;
+                                connected_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description What to create in the AWS account: a role that trusts `principal` with this external id, carrying the read-only permissions policy. */
+                            setup?: {
+                                /** @description Generated for this connection; the trust policy requires it (confused-deputy protection). Not a secret. */
+                                external_id: string;
+                                /** @description Aegis’s AWS principal the role must trust (AEGIS_AWS_PRINCIPAL_ARN); null when this server has none configured. */
+                                principal: string | null;
+                                /** @description The role’s trust policy document. */
+                                trust_policy: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The read-only permissions discovery needs. */
+                                permissions_policy: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            run?: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "attack_surface_run";
+                                livemode: boolean;
+                                integration_id: string;
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed";
+                                /** @enum {string} */
+                                trigger: "schedule" | "manual" | "connect";
+                                /** @description Once completed: active assets after the run (`total`), new or back (`added`), no longer found (`removed`), seen again (`unchanged`). */
+                                counts: {
+                                    total: number;
+                                    added: number;
+                                    removed: number;
+                                    unchanged: number;
+                                } | null;
+                                /** @description Scopes (a service in a region) that could not be read; their assets were left as they were. */
+                                errors: {
+                                    scope: string;
+                                    code: string;
+                                    message: string;
+                                }[];
+                                /** @description Why the run failed (the role could not be assumed, AWS could not be reached), or why it is being retried. */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/{id}/discover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discover now
+         * @description Queues a discovery of this cloud connection (202, the run). A run already queued or running is answered instead of a second one. A connection in `error` may be retried this way: a discovery that works puts it back to `active`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            object: "attack_surface_run";
+                            livemode: boolean;
+                            integration_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed";
+                            /** @enum {string} */
+                            trigger: "schedule" | "manual" | "connect";
+                            /** @description Once completed: active assets after the run (`total`), new or back (`added`), no longer found (`removed`), seen again (`unchanged`). */
+                            counts: {
+                                total: number;
+                                added: number;
+                                removed: number;
+                                unchanged: number;
+                            } | null;
+                            /** @description Scopes (a service in a region) that could not be read; their assets were left as they were. */
+                            errors: {
+                                scope: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Why the run failed (the role could not be assumed, AWS could not be reached), or why it is being retried. */
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attack-surface": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the attack surface
+         * @description Public endpoints found by cloud discovery, newest first, each with whether a Shield site or a scan covers its host (computed at read time).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                    /** @description Filter by kind (load_balancer, cloudfront_distribution, api_gateway, ec2_instance, elastic_ip, dns_record). Several values are comma-separated. */
+                    kind?: string;
+                    /** @description Only assets a Shield site or scan covers (`true`), or only uncovered ones (`false`). */
+                    covered?: boolean;
+                    /** @description Only assets of this cloud connection. */
+                    integration?: string;
+                    /** @description `active` (default): still found; `gone`: no longer found; `all`. */
+                    status?: "active" | "gone" | "all";
+                    /** @description Filter by host (exact, case-insensitive). Several values are comma-separated. */
+                    host?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "attack_surface_asset";
+                                livemode: boolean;
+                                /** @description A DNS name (lower case) or an IP address. */
+                                host: string;
+                                /** @enum {string} */
+                                kind: "load_balancer" | "cloudfront_distribution" | "api_gateway" | "ec2_instance" | "elastic_ip" | "dns_record";
+                                /** @enum {string} */
+                                provider: "aws";
+                                integration_id: string;
+                                /** @description The cloud resource exposing the host. */
+                                resource: {
+                                    /** @description Its ARN, or the provider’s id. */
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Null for global services (CloudFront, Route 53). */
+                                    region: string | null;
+                                };
+                                /** @description Kind-specific facts: scheme, stage, record type, alias target, instance state. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When a discovery of its service and region no longer found it; null while it exists.
+                                 */
+                                gone_at: string | null;
+                                /** @description What already covers the host, as of this read. */
+                                coverage: {
+                                    covered: boolean;
+                                    /** @description A Shield site for this domain, or whose origin is this host. */
+                                    shield_site_id: string | null;
+                                    /** @description An enabled DAST, API or CVE scan schedule whose target is on this host. */
+                                    scan_schedule_id: string | null;
+                                    /** @description A DAST, API or CVE scan of this host created in the last 30 days. */
+                                    scan_id: string | null;
+                                };
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attack-surface/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List discovery runs
+         * @description Discoveries of the organisation’s cloud connections, newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                    /** @description Only runs of this cloud connection. */
+                    integration?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** @enum {string} */
+                                object: "attack_surface_run";
+                                livemode: boolean;
+                                integration_id: string;
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed";
+                                /** @enum {string} */
+                                trigger: "schedule" | "manual" | "connect";
+                                /** @description Once completed: active assets after the run (`total`), new or back (`added`), no longer found (`removed`), seen again (`unchanged`). */
+                                counts: {
+                                    total: number;
+                                    added: number;
+                                    removed: number;
+                                    unchanged: number;
+                                } | null;
+                                /** @description Scopes (a service in a region) that could not be read; their assets were left as they were. */
+                                errors: {
+                                    scope: string;
+                                    code: string;
+                                    message: string;
+                                }[];
+                                /** @description Why the run failed (the role could not be assumed, AWS could not be reached), or why it is being retried. */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attack-surface/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an attack-surface asset */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            object: "attack_surface_asset";
+                            livemode: boolean;
+                            /** @description A DNS name (lower case) or an IP address. */
+                            host: string;
+                            /** @enum {string} */
+                            kind: "load_balancer" | "cloudfront_distribution" | "api_gateway" | "ec2_instance" | "elastic_ip" | "dns_record";
+                            /** @enum {string} */
+                            provider: "aws";
+                            integration_id: string;
+                            /** @description The cloud resource exposing the host. */
+                            resource: {
+                                /** @description Its ARN, or the provider’s id. */
+                                id: string;
+                                name: string | null;
+                                /** @description Null for global services (CloudFront, Route 53). */
+                                region: string | null;
+                            };
+                            /** @description Kind-specific facts: scheme, stage, record type, alias target, instance state. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            first_seen_at: string;
+                            /** Format: date-time */
+                            last_seen_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When a discovery of its service and region no longer found it; null while it exists.
+                             */
+                            gone_at: string | null;
+                            /** @description What already covers the host, as of this read. */
+                            coverage: {
+                                covered: boolean;
+                                /** @description A Shield site for this domain, or whose origin is this host. */
+                                shield_site_id: string | null;
+                                /** @description An enabled DAST, API or CVE scan schedule whose target is on this host. */
+                                scan_schedule_id: string | null;
+                                /** @description A DAST, API or CVE scan of this host created in the last 30 days. */
+                                scan_id: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attack-surface/{id}/scan-schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Schedule a scan of an asset
+         * @description Creates a scan schedule (default: a daily DAST scan of `https://<host>/`) with the same checks as POST /api/v1/scan-schedules, and answers with it (201). 409 when an enabled schedule already covers the host (`details.scan_schedule_id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: `DAST <host>` (or `API <host>`). */
+                        name?: string;
+                        /** @description 5-field cron expression (default: daily at 03:xx UTC, the minute spread by host). */
+                        cron?: string;
+                        /** @description IANA time zone of `cron` (default UTC). */
+                        timezone?: string;
+                        /**
+                         * @default dast
+                         * @enum {string}
+                         */
+                        scan_type?: "dast" | "api";
+                        /** @description Default: `https://<host>/`. */
+                        target?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
+                            /** @description Identifier assigned by Aegis. */
+                            readonly id: string;
+                            /** @description Human-readable name. */
+                            name: string;
+                            /**
+                             * @description Kind of scan to run: `dast` (web), `sast` (source), `sca` (dependencies), `secrets`, `api` (OpenAPI-driven) or `cve` (CVE-targeted).
+                             * @enum {string}
+                             */
+                            scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                            /** @description What to scan: a URL for dast/api/cve scans, a git repository URL for sast/sca/secrets scans. */
+                            target: string;
+                            /** @description When to run, as a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. `0 3 * * 1`. */
+                            cron: string;
+                            /**
+                             * @description IANA time zone the cron expression is read in, e.g. `Europe/Amsterdam`.
+                             * @default UTC
+                             */
+                            timezone: string;
+                            /**
+                             * @description Disabled schedules keep their settings but start no scans.
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description Scan-type-specific settings passed to each scan (scope, budget, ref, …).
+                             * @default {}
+                             */
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            /**
+                             * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
+                             * @default {}
+                             */
+                            labels: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description Next time a scan starts; null when disabled.
+                             */
+                            readonly next_run_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the object was created.
+                             */
+                            readonly created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the object last changed.
+                             */
+                            readonly updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `scans:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attack-surface/{id}/shield-site": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Protect an asset with Shield
+         * @description Creates a Shield site (default: domain = the host, origin `https://<host>`, mode `log`) with the same origin check as POST /api/v1/shield/sites, and answers with it (201). An asset whose host is an IP address needs `domain`. 409 when the domain already has a site.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The domain the site protects. Default: the asset’s host (required when the host is an IP address). */
+                        domain?: string;
+                        /** @description Where Shield forwards allowed traffic. Default: `https://<host>`. */
+                        origin_url?: string;
+                        /**
+                         * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+                         * @default log
+                         * @enum {string}
+                         */
+                        mode?: "log" | "block" | "challenge";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Identifier assigned by Aegis. */
+                            readonly id: string;
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
+                            /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
+                            domain: string;
+                            /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
+                            origin_url: string;
+                            /**
+                             * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+                             * @enum {string}
+                             */
+                            mode: "log" | "block" | "challenge";
+                            /**
+                             * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                             * @default insensitive
+                             * @enum {string}
+                             */
+                            path_case: "insensitive" | "sensitive";
+                            /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                            managed_rules: {
+                                /**
+                                 * @description Whether managed rules inspect this site’s requests.
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                                 * @default 1
+                                 */
+                                paranoia_level: number;
+                                /**
+                                 * @description Rules switched off for some paths or parameters.
+                                 * @default []
+                                 */
+                                exclusions: {
+                                    /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                    rules: string[];
+                                    /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                    url_pattern?: string;
+                                    /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                    parameter?: string;
+                                }[];
+                            };
+                            /**
+                             * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
+                             * @default {}
+                             */
+                            labels: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description When the object was created.
+                             */
+                            readonly created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the object last changed.
+                             */
+                            readonly updated_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `shield:write`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -26113,6 +28813,63 @@ export interface webhooks {
                                     /** @enum {string} */
                                     state: "creating" | "open" | "closed" | "failed";
                                 } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -26245,6 +29002,63 @@ export interface webhooks {
                                     /** @enum {string} */
                                     state: "creating" | "open" | "closed" | "failed";
                                 } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
+                                } | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -26376,6 +29190,63 @@ export interface webhooks {
                                     url: string | null;
                                     /** @enum {string} */
                                     state: "creating" | "open" | "closed" | "failed";
+                                } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
                                 } | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -27447,21 +30318,21 @@ export interface webhooks {
                                 object: "integration";
                                 livemode: boolean;
                                 /** @enum {string} */
-                                kind: "source_control" | "ticket_tracker";
+                                kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                                 /** @enum {string} */
-                                provider: "github" | "gitlab" | "jira" | "linear";
+                                provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                                 /**
-                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                                  * @enum {string}
                                  */
-                                auth_type: "oauth" | "token";
+                                auth_type: "oauth" | "token" | "role";
                                 /**
                                  * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                                  * @enum {string}
                                  */
                                 status: "pending" | "active" | "error";
                                 error: string | null;
-                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                                 account: string | null;
                                 account_id?: string | null;
                                 /** @description Scopes the provider granted. */
@@ -27471,6 +30342,7 @@ export interface webhooks {
                                 metadata?: {
                                     [key: string]: unknown;
                                 };
+                                /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                                 settings?: {
                                     /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                     pull_requests?: {
@@ -27490,6 +30362,22 @@ export interface webhooks {
                                          * @enum {string}
                                          */
                                         fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                    /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                    ai?: {
+                                        /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                        model?: string;
+                                        /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                        monthly_token_budget?: number;
+                                        /** @description Triage every new high or critical finding as scans record it (default false). */
+                                        auto_triage?: boolean;
+                                    };
+                                    /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                    discovery?: {
+                                        /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                        regions?: string[];
+                                        /** @description Hours between scheduled discoveries (default 24). */
+                                        interval_hours?: number;
                                     };
                                 };
                                 /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -27569,21 +30457,21 @@ export interface webhooks {
                                 object: "integration";
                                 livemode: boolean;
                                 /** @enum {string} */
-                                kind: "source_control" | "ticket_tracker";
+                                kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                                 /** @enum {string} */
-                                provider: "github" | "gitlab" | "jira" | "linear";
+                                provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                                 /**
-                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                                  * @enum {string}
                                  */
-                                auth_type: "oauth" | "token";
+                                auth_type: "oauth" | "token" | "role";
                                 /**
                                  * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                                  * @enum {string}
                                  */
                                 status: "pending" | "active" | "error";
                                 error: string | null;
-                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                                 account: string | null;
                                 account_id?: string | null;
                                 /** @description Scopes the provider granted. */
@@ -27593,6 +30481,7 @@ export interface webhooks {
                                 metadata?: {
                                     [key: string]: unknown;
                                 };
+                                /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                                 settings?: {
                                     /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                     pull_requests?: {
@@ -27612,6 +30501,22 @@ export interface webhooks {
                                          * @enum {string}
                                          */
                                         fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                    /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                    ai?: {
+                                        /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                        model?: string;
+                                        /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                        monthly_token_budget?: number;
+                                        /** @description Triage every new high or critical finding as scans record it (default false). */
+                                        auto_triage?: boolean;
+                                    };
+                                    /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                    discovery?: {
+                                        /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                        regions?: string[];
+                                        /** @description Hours between scheduled discoveries (default 24). */
+                                        interval_hours?: number;
                                     };
                                 };
                                 /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */
@@ -27691,21 +30596,21 @@ export interface webhooks {
                                 object: "integration";
                                 livemode: boolean;
                                 /** @enum {string} */
-                                kind: "source_control" | "ticket_tracker";
+                                kind: "source_control" | "ticket_tracker" | "ai" | "cloud";
                                 /** @enum {string} */
-                                provider: "github" | "gitlab" | "jira" | "linear";
+                                provider: "github" | "gitlab" | "jira" | "linear" | "openai" | "anthropic" | "aws";
                                 /**
-                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key.
+                                 * @description `oauth`: connected through the provider’s authorization page; `token`: a pasted personal access token or API key; `role`: a cloud role Aegis assumes (with the organisation’s external id).
                                  * @enum {string}
                                  */
-                                auth_type: "oauth" | "token";
+                                auth_type: "oauth" | "token" | "role";
                                 /**
                                  * @description `pending` until the OAuth callback completes; `error` when the provider refused the credential (`error` says why): connect again.
                                  * @enum {string}
                                  */
                                 status: "pending" | "active" | "error";
                                 error: string | null;
-                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace. */
+                                /** @description The account the credential belongs to: a login, a Jira site, a Linear workspace, an AI provider’s endpoint, an AWS account. */
                                 account: string | null;
                                 account_id?: string | null;
                                 /** @description Scopes the provider granted. */
@@ -27715,6 +30620,7 @@ export interface webhooks {
                                 metadata?: {
                                     [key: string]: unknown;
                                 };
+                                /** @description Settings by connection kind: `pull_requests` (source control), `ai` (AI providers), `discovery` (cloud accounts). */
                                 settings?: {
                                     /** @description Pull/merge-request checks of a source-control connection: which scans run on each pull request and from which severity a new finding fails the check. */
                                     pull_requests?: {
@@ -27734,6 +30640,22 @@ export interface webhooks {
                                          * @enum {string}
                                          */
                                         fail_on?: "critical" | "high" | "medium" | "low" | "info" | "none";
+                                    };
+                                    /** @description AI connections: the model triage uses, the organisation’s monthly token budget with this provider, and whether new high and critical findings are triaged automatically. */
+                                    ai?: {
+                                        /** @description Model (or Azure deployment) name. Default: gpt-4.1-mini (OpenAI-compatible), claude-sonnet-4-6 (Anthropic). */
+                                        model?: string;
+                                        /** @description Input and output tokens triage may spend per calendar month (UTC); triage is refused with 429 once spent. Default: AEGIS_AI_MONTHLY_TOKEN_BUDGET (1 000 000). */
+                                        monthly_token_budget?: number;
+                                        /** @description Triage every new high or critical finding as scans record it (default false). */
+                                        auto_triage?: boolean;
+                                    };
+                                    /** @description Cloud connections: where and how often attack-surface discovery runs. */
+                                    discovery?: {
+                                        /** @description Regions of the regional services (load balancers, API Gateway, EC2). Default: us-east-1. */
+                                        regions?: string[];
+                                        /** @description Hours between scheduled discoveries (default 24). */
+                                        interval_hours?: number;
                                     };
                                 };
                                 /** @description Where the provider should send its webhooks for this connection (pull requests, ticket changes). The secret that signs them is shown once, in the connect answer. */

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordDiscovery } from '../../api/attack-surface/inventory.ts';
 import { setPlan } from '../../api/orgs/plans.ts';
 import { ENVIRONMENT_TABLES, KEPT_TABLES } from '../../api/sandbox/reset.ts';
 import { verifyServiceSignature } from '../../api/webhooks/signature.ts';
@@ -43,6 +44,7 @@ interface World {
   vulnerability: string;
   event: string;
   integration: string;
+  asset: string;
 }
 
 interface Delivered {
@@ -107,6 +109,11 @@ async function populate(env: Env): Promise<void> {
   w.delivery = (await as('GET', `/api/v1/webhooks/${w.webhook}/deliveries`)).body.data[0].id;
   w.event = (await as('GET', '/api/v1/events')).body.data[0].id;
   w.integration = (await created(await as('POST', '/api/v1/integrations/github/connect', { token: github.issueToken(`octo-${env}`) }))).id;
+  // Cloud discovery needs AWS; one discovered asset is written as a discovery would write it.
+  const { org_id: space } = await t.server.database.db.selectFrom('integrations').select('org_id').where('id', '=', w.integration).executeTakeFirstOrThrow();
+  const asset = await recordDiscovery(t.server.database.db, { orgId: space, integrationId: w.integration, provider: 'aws' }, [{ scope: 'elbv2:us-east-1', assets: [{ kind: 'load_balancer', host: 'shop-lb.us-east-1.elb.amazonaws.com', resourceId: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/shop/1', resourceName: 'shop', region: 'us-east-1', details: {} }] }], new Date());
+  expect(asset.added).toBe(1);
+  w.asset = (await as('GET', '/api/v1/attack-surface')).body.data[0].id;
 }
 
 beforeAll(async () => {
@@ -216,6 +223,8 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/config-repos/{id}/sync': {},
   'POST /api/v1/vulnerabilities/{id}/ticket': { connection: 'int_x', project: 'SEC' },
   'PATCH /api/v1/integrations/{id}': { settings: { pull_requests: { enabled: false } } },
+  'POST /api/v1/attack-surface/{id}/scan-schedule': {},
+  'POST /api/v1/attack-surface/{id}/shield-site': {},
 };
 const HEADERS: Record<string, Record<string, string>> = { 'GET /api/v1/shield/sites/{id}/live': { accept: 'text/event-stream' } };
 const RAW_BODIES: Record<string, { raw: string; type: string }> = {
@@ -238,6 +247,7 @@ function fill(template: string, w: World): string {
     '/api/v1/vulnerabilities': 'vulnerability',
     '/api/v1/config-repos': 'repo',
     '/api/v1/integrations': 'integration',
+    '/api/v1/attack-surface': 'asset',
   };
   const named: Record<string, keyof World> = { delivery_id: 'delivery', syncId: 'sync', patch_id: 'patch' };
   return template.replace(/\{(\w+)\}/g, (_m, name: string) => {

@@ -51,7 +51,12 @@ export interface CloudIdentity {
 export interface CloudConnector {
   name: CloudProviderName;
   /** Aegis's principal a customer's trust policy names, and that policy for `externalId`, to show at connect. */
-  setup(externalId: string): { principal: string | null; trustPolicy: Record<string, unknown> };
+  setup(externalId: string): {
+    principal: string | null;
+    trustPolicy: Record<string, unknown>;
+    /** The read-only permissions the role needs: exactly the calls discovery makes. */
+    permissionsPolicy: Record<string, unknown>;
+  };
   /** Assumes the role and says whose it is. Throws ProviderAuthError when the role cannot be assumed (AccessDenied, wrong external id). */
   verify(account: CloudAccount, signal?: AbortSignal): Promise<CloudIdentity>;
   /**

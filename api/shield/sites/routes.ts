@@ -26,7 +26,7 @@ function checkManagedRules(settings: Partial<ManagedRulesSettings> | undefined):
 }
 
 /** An origin_url that is, or resolves to, a cloud metadata or link-local address is refused (net/origin-policy.ts). */
-async function checkOrigin(originUrl: string | undefined, policy: OriginPolicy): Promise<void> {
+export async function checkOrigin(originUrl: string | undefined, policy: OriginPolicy): Promise<void> {
   const reason = originUrl === undefined ? null : await originRefusal(originUrl, policy);
   if (reason) throw validationFailed(`request body is invalid: origin_url ${reason}`, { fields: [{ field: 'origin_url', message: reason }] });
 }
