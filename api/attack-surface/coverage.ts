@@ -21,22 +21,21 @@ export function urlHost(column: string): RawBuilder<string | null> {
 
 const urlTypes = sql.join(URL_SCAN_TYPES.map((t) => sql.lit(t)));
 
+const recentScan = sql`x.created_at > now() - make_interval(days => ${sql.lit(RECENT_SCAN_DAYS)})`;
+
 /** The covering site, schedule and scan of the asset row aliased `asset` (each null when none). */
 export function coverageSelections() {
   return {
     shieldSiteId: sql<string | null>`(select s.id from shield_sites s where s.org_id = asset.org_id and (s.domain = asset.host or ${urlHost('s.origin_url')} = asset.host) order by s.id limit 1)`,
     scanScheduleId: sql<string | null>`(select sc.id from scan_schedules sc where sc.org_id = asset.org_id and sc.enabled and sc.scan_type in (${urlTypes}) and ${urlHost('sc.target')} = asset.host order by sc.id limit 1)`,
-    scanId: sql<string | null>`(select x.id from scans x where x.org_id = asset.org_id and x.scan_type in (${urlTypes}) and x.created_at > now() - make_interval(days => ${sql.lit(RECENT_SCAN_DAYS)}) and ${urlHost('x.target')} = asset.host order by x.id desc limit 1)`,
+    scanId: sql<string | null>`(select x.id from scans x where x.org_id = asset.org_id and x.scan_type in (${urlTypes}) and ${recentScan} and ${urlHost('x.target')} = asset.host order by x.id desc limit 1)`,
   };
 }
 
 /** True when anything covers the asset row aliased `asset`. */
 export function coveredCondition(): RawBuilder<boolean> {
-  return sql<boolean>`(
-    exists (select 1 from shield_sites s where s.org_id = asset.org_id and (s.domain = asset.host or ${urlHost('s.origin_url')} = asset.host))
-    or exists (select 1 from scan_schedules sc where sc.org_id = asset.org_id and sc.enabled and sc.scan_type in (${urlTypes}) and ${urlHost('sc.target')} = asset.host)
-    or exists (select 1 from scans x where x.org_id = asset.org_id and x.scan_type in (${urlTypes}) and x.created_at > now() - make_interval(days => ${sql.lit(RECENT_SCAN_DAYS)}) and ${urlHost('x.target')} = asset.host)
-  )`;
+  const { shieldSiteId, scanScheduleId, scanId } = coverageSelections();
+  return sql<boolean>`(${shieldSiteId} is not null or ${scanScheduleId} is not null or ${scanId} is not null)`;
 }
 
 /** The enabled schedule that already covers `host` in `orgId`, if any (the one-call schedule refuses a second). */

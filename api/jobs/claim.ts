@@ -26,10 +26,16 @@ const CAP_LOCK_CLASS = 712_334_005;
 
 const ms = (value: number): RawBuilder<unknown> => sql`(${value} * interval '1 millisecond')`;
 
-/** Claims due jobs of the requested kinds, highest priority then oldest first, in one statement. */
-export async function claimJobs(db: Db, owner: string, requests: readonly ClaimRequest[], leaseMs: number): Promise<JobRow[]> {
+/**
+ * Claims due jobs of the requested kinds, highest priority then oldest first, in one statement;
+ * `total` caps them all together (default: the sum of the limits). Every kind is looked at on every
+ * claim, so a worker with free places never leaves one kind waiting while it serves others: with
+ * more jobs due than places, the oldest win, whatever their kind.
+ */
+export async function claimJobs(db: Db, owner: string, requests: readonly ClaimRequest[], leaseMs: number, total?: number): Promise<JobRow[]> {
   const wanted = requests.filter((r) => r.limit > 0);
-  if (wanted.length === 0) return [];
+  if (wanted.length === 0 || (total !== undefined && total <= 0)) return [];
+  const cap = total ?? wanted.reduce((sum, r) => sum + r.limit, 0);
   const capped = wanted.filter((r) => r.globalLimit !== undefined).map((r) => r.kind);
   const kinds = wanted.map((r) => r.kind);
   const limits = wanted.map((r) => r.limit);
@@ -45,10 +51,11 @@ export async function claimJobs(db: Db, owner: string, requests: readonly ClaimR
         started_at = now(),
         progress = 0
       from (
+        -- Candidates of each kind (locked; those beyond the total are released at commit untouched).
         select picked.id
         from unnest(${kinds}::text[], ${limits}::int[], ${caps}::int[]) as k(kind, n, cap)
         cross join lateral (
-          select id from jobs
+          select id, priority, run_at from jobs
           where state = 'queued' and kind = k.kind and run_at <= now()
           order by priority desc, run_at, id
           limit case when k.cap is null then k.n
@@ -56,6 +63,8 @@ export async function claimJobs(db: Db, owner: string, requests: readonly ClaimR
                 end
           for update skip locked
         ) picked
+        order by picked.priority desc, picked.run_at, picked.id
+        limit ${cap}
       ) claimed
       where jobs.id = claimed.id
       returning jobs.*`.execute(executor);

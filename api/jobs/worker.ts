@@ -121,7 +121,6 @@ export class Worker {
   private beating = false;
   private lastHeartbeatOk = Date.now();
   private lastReclaim = 0;
-  private rotation = 0;
   private readonly completions: Array<{ completion: Completion; resolve(held: boolean): void; reject(err: unknown): void }> = [];
   private flushing = false;
   private readonly onEnqueued = () => this.wake();
@@ -236,25 +235,20 @@ export class Worker {
     return Object.hasOwn(this.handlers, kind) ? this.handlers[kind] : undefined;
   }
 
-  /** Free places per kind: the kind's own limit in this worker, within the worker's total. */
-  private claimRequests(): ClaimRequest[] {
-    let free = this.concurrency - this.running.size;
+  /** The worker's free places, and per kind its own free places within them (the claim caps the sum at `free`). */
+  private claimRequests(): { free: number; requests: ClaimRequest[] } {
+    const free = this.concurrency - this.running.size;
     const kinds = this.kinds;
-    if (free <= 0 || kinds.length === 0) return [];
-    // Rotate the starting kind so that one kind cannot take every free place on every poll.
-    const start = this.rotation++ % kinds.length;
+    if (free <= 0 || kinds.length === 0) return { free: 0, requests: [] };
     const requests: ClaimRequest[] = [];
-    for (const kind of [...kinds.slice(start), ...kinds.slice(0, start)]) {
+    for (const kind of kinds) {
       const definition = this.definition(kind)!;
       let busy = 0;
       for (const r of this.running.values()) if (r.job.kind === kind) busy += 1;
       const limit = Math.min(free, Math.max(1, definition.concurrency ?? 1) - busy);
-      if (limit <= 0) continue;
-      requests.push({ kind, limit, globalLimit: definition.globalConcurrency });
-      free -= limit;
-      if (free <= 0) break;
+      if (limit > 0) requests.push({ kind, limit, globalLimit: definition.globalConcurrency });
     }
-    return requests;
+    return { free, requests };
   }
 
   private async loop(): Promise<void> {
@@ -264,10 +258,10 @@ export class Worker {
       let claimed = 0;
       try {
         await this.maybeReclaim();
-        const requests = this.claimRequests();
-        wanted = requests.reduce((sum, r) => sum + r.limit, 0);
+        const { free, requests } = this.claimRequests();
+        wanted = Math.min(free, requests.reduce((sum, r) => sum + r.limit, 0));
         if (wanted > 0) {
-          const jobs = await claimJobs(this.db, this.id, requests, this.leaseMs);
+          const jobs = await claimJobs(this.db, this.id, requests, this.leaseMs, free);
           claimed = jobs.length;
           if (this.state === 'running') for (const job of jobs) this.launch(job);
           else await releaseJobs(this.db, this.id, jobs.map((j) => ({ id: j.id, attempt: j.attempts })));

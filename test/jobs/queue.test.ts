@@ -72,6 +72,27 @@ describe('enqueue and claim', () => {
     expect(claimed.filter((j) => j.kind === b)).toHaveLength(3);
   });
 
+  it('a total caps the kinds together: every kind is looked at, and the oldest due jobs win whatever their kind', async () => {
+    const a = freshKind();
+    const b = freshKind();
+    const c = freshKind();
+    const past = (s: number) => new Date(Date.now() - s * 1000);
+    const oldC = (await enqueue(db, { kind: c, runAt: past(30) })).job;
+    const oldA = (await enqueue(db, { kind: a, runAt: past(20) })).job;
+    await enqueueMany(db, Array.from({ length: 4 }, () => ({ kind: b, runAt: past(10) })));
+    await enqueue(db, { kind: a, runAt: past(5) });
+    // Four places; each kind alone could fill them.
+    const claimed = await claimJobs(db, 'w', [{ kind: a, limit: 4 }, { kind: b, limit: 4 }, { kind: c, limit: 4 }], 30_000, 4);
+    expect(claimed).toHaveLength(4);
+    expect(claimed.map((j) => j.id)).toEqual(expect.arrayContaining([oldC.id, oldA.id]));
+    expect(claimed.filter((j) => j.kind === b)).toHaveLength(2);
+    // What was looked at but not taken is still queued.
+    const rest = await claimJobs(db, 'w', [{ kind: a, limit: 4 }, { kind: b, limit: 4 }, { kind: c, limit: 4 }], 30_000);
+    expect(rest.filter((j) => j.kind === a)).toHaveLength(1);
+    expect(rest.filter((j) => j.kind === b)).toHaveLength(2);
+    expect(await claimJobs(db, 'w', [{ kind: a, limit: 1 }], 30_000, 0)).toEqual([]);
+  });
+
   it('a dedupe key names one job forever: enqueueing it again returns that job', async () => {
     const kind = freshKind();
     const first = await enqueue(db, { kind, dedupeKey: `dedupe:${kind}`, payload: { n: 1 } });
