@@ -26,6 +26,7 @@ import { requestIdFor } from './http/request-id.ts';
 import { createValidatorCompiler } from './http/validation.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { healthRoutes } from './health/routes.ts';
+import { webPlugin } from './web/plugin.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { siteRoutes } from './shield/sites/routes.ts';
@@ -181,5 +182,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(attackSurfacePlugin, { db, cloud: config.cloud, originPolicy: siteOrigins });
   await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, integrations: receiver });
   await app.register(stripeWebhookRoutes, { db, changes: authChanges, secret: config.stripeWebhookSecret });
+  // The dashboard: the same API, for people (web/).
+  await app.register(webPlugin);
   return app;
 }

@@ -173,8 +173,10 @@ if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.m
   const ifStale = process.argv.includes('--if-stale');
   const warnOnly = process.argv.includes('--warn-only');
   try {
-    if (ifStale && staleInput() === undefined) process.exit(0);
-    await buildDist();
+    if (!ifStale || staleInput() !== undefined) await buildDist();
+    // The dashboard (web/dist/): served by the same process, so built with it.
+    const { buildWeb, webStaleInput } = await import('./build-web.mjs');
+    if (!ifStale || webStaleInput() !== undefined) await buildWeb();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(warnOnly ? `aegis build: not built, \`aegis\` will run from the sources: ${message}\n` : `aegis build: ${message}\n`);

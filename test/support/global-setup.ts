@@ -17,6 +17,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The dashboard's tests drive the built app (web/dist/), as `npm start` serves it.
+  const { buildWeb, webStaleInput } = await import('../../bin/build-web.mjs');
+  if (webStaleInput() !== undefined) await buildWeb({ quiet: true });
   const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {
     const prefix = `aegis_test_${process.pid}`;

@@ -1,0 +1,55 @@
+// The dashboard's frame: who is signed in decides between the sign-in page and the app; the app
+// is a navigation, a header and the page of the current section. Sections load on first visit
+// (their code is split), so the first load carries only the frame and the overview.
+import { Suspense, lazy } from 'react';
+import { Redirect, Route, Switch, useLocation } from 'wouter';
+import { useMe } from '../api/session.ts';
+import { ErrorMessage, Loading } from '../components/status.tsx';
+import { Layout } from './Layout.tsx';
+
+const SignIn = lazy(() => import('../pages/sign-in/index.tsx'));
+const Overview = lazy(() => import('../pages/overview/index.tsx'));
+const Findings = lazy(() => import('../pages/findings/index.tsx'));
+const Scans = lazy(() => import('../pages/scans/index.tsx'));
+const Shield = lazy(() => import('../pages/shield/index.tsx'));
+const ConfigAsCode = lazy(() => import('../pages/config/index.tsx'));
+const Settings = lazy(() => import('../pages/settings/index.tsx'));
+
+export function App() {
+  const me = useMe();
+  const [location] = useLocation();
+  if (me.isPending) return <Loading label="Loading Aegis" />;
+  if (me.isError) return <ErrorMessage error={me.error} />;
+  if (!me.data) {
+    return (
+      <Suspense fallback={<Loading />}>
+        <Switch>
+          <Route path="/sign-in" nest component={SignIn} />
+          <Route>
+            <Redirect to={`/sign-in?return_to=${encodeURIComponent(location)}`} />
+          </Route>
+        </Switch>
+      </Suspense>
+    );
+  }
+  return (
+    <Layout me={me.data}>
+      <Suspense fallback={<Loading />}>
+        <Switch>
+          <Route path="/" component={Overview} />
+          <Route path="/findings" nest component={Findings} />
+          <Route path="/scans" nest component={Scans} />
+          <Route path="/shield" nest component={Shield} />
+          <Route path="/config" nest component={ConfigAsCode} />
+          <Route path="/settings" nest component={Settings} />
+          <Route path="/sign-in" nest>
+            <Redirect to="~/" />
+          </Route>
+          <Route>
+            <ErrorMessage error={new Error('There is no such page.')} title="Not found" />
+          </Route>
+        </Switch>
+      </Suspense>
+    </Layout>
+  );
+}

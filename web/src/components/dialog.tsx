@@ -1,0 +1,63 @@
+// A modal confirmation on the native <dialog> (focus is trapped and Escape closes it, by the
+// browser). Used before anything that weakens protection or cannot be undone.
+import { useEffect, useRef, type ReactNode } from 'react';
+
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  confirmLabel,
+  danger = false,
+  busy = false,
+  onConfirm,
+  onCancel,
+}: {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  busy?: boolean;
+  onConfirm(): void;
+  onCancel(): void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} className="dialog" aria-labelledby="dialog-title" onCancel={(e) => { e.preventDefault(); onCancel(); }}>
+      <h2 id="dialog-title">{title}</h2>
+      <div className="dialog-body">{children}</div>
+      <div className="actions">
+        <button type="button" onClick={onCancel}>Cancel</button>
+        <button type="button" className={danger ? 'button-danger' : 'button-primary'} disabled={busy} onClick={onConfirm}>
+          {confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** A modal holding any content (forms, details), closed with its button or Escape. */
+export function Modal({ open, title, children, onClose }: { open: boolean; title: string; children: ReactNode; onClose(): void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} className="dialog" aria-labelledby="modal-title" onCancel={(e) => { e.preventDefault(); onClose(); }}>
+      <div className="dialog-head">
+        <h2 id="modal-title">{title}</h2>
+        <button type="button" className="button-quiet" onClick={onClose} aria-label="Close">×</button>
+      </div>
+      {open && children}
+    </dialog>
+  );
+}

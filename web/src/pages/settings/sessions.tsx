@@ -1,0 +1,4 @@
+// Placeholder until this settings page is built.
+export default function SettingsPage() {
+  return <h2>sessions</h2>;
+}
