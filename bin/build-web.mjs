@@ -13,7 +13,9 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const webDir = join(root, 'web');
-export const WEB_DIST = join(webDir, 'dist');
+// AEGIS_WEB_DIST builds (and serves, api/web/plugin.ts) another folder: e.g. two checkouts' test runs
+// side by side, each with its own build.
+export const WEB_DIST = process.env.AEGIS_WEB_DIST ? resolve(process.env.AEGIS_WEB_DIST) : join(webDir, 'dist');
 const INFO = 'build-info.json';
 const COMPRESSIBLE = /\.(js|css|html|svg|json|txt|map)$/;
 
@@ -57,7 +59,7 @@ export async function buildWeb({ quiet = false } = {}) {
   const started = Date.now();
   const inputs = webInputs();
   const { build } = await import('vite');
-  await build({ configFile: join(webDir, 'vite.config.ts'), logLevel: quiet ? 'error' : 'warn' });
+  await build({ configFile: join(webDir, 'vite.config.ts'), logLevel: quiet ? 'error' : 'warn', build: { outDir: WEB_DIST } });
   let compressed = 0;
   for (const file of filesUnder(WEB_DIST)) {
     if (!COMPRESSIBLE.test(file)) continue;
@@ -69,7 +71,7 @@ export async function buildWeb({ quiet = false } = {}) {
   const stamps = {};
   for (const file of inputs) stamps[file] = statSync(join(root, file)).mtimeMs > started ? 'changed-during-build' : stampOf(file);
   writeFileSync(join(WEB_DIST, INFO), `${JSON.stringify({ builtAt: new Date().toISOString(), inputs: stamps }, null, 1)}\n`);
-  if (!quiet) process.stderr.write(`built web/dist/: ${compressed} files (each also .br and .gz) in ${Date.now() - started} ms\n`);
+  if (!quiet) process.stderr.write(`built ${toPosix(relative(root, WEB_DIST)) || WEB_DIST}/: ${compressed} files (each also .br and .gz) in ${Date.now() - started} ms\n`);
 }
 
 if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.meta.url) {

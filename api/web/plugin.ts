@@ -9,11 +9,13 @@
 // - Client-side routes (/findings/…, /settings/…) answer index.html; everything else keeps the API's
 //   404 envelope.
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 
-export const WEB_ROOT = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+/** The built dashboard: web/dist/, or AEGIS_WEB_DIST (the folder bin/build-web.mjs built into). */
+export const WEB_ROOT = process.env.AEGIS_WEB_DIST ? `${resolve(process.env.AEGIS_WEB_DIST)}/` : fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 export const DASHBOARD_CSP = [
   "default-src 'self'",
