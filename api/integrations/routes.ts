@@ -1,7 +1,8 @@
 // Provider connections (spec 4.9, 5.5): list, connect (OAuth with state and PKCE, or a pasted token
 // validated against the provider), the OAuth callback, settings, the inbound-webhook secret, and
-// disconnect (revoking the grant where the provider has an endpoint for it). `admin` scope; every
-// change is audited and recorded as an `integration.*` event. Tokens never leave the server.
+// disconnect (revoking the connection's credential where the provider has an endpoint for it).
+// `admin` scope; every change is audited and recorded as an `integration.*` event. Tokens never
+// leave the server.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -227,7 +228,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
         tags,
         summary: 'OAuth callback',
         description:
-          'Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the dashboard. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.',
+          'Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the Integrations page of the dashboard settings. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.',
         params: providerParams,
         querystring: {
           type: 'object',
@@ -272,7 +273,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
         return connected(trx, row, (t) => audit(t, 'integration.connected', { provider, auth_type: 'oauth', account: account.name, scopes: row.scopes }));
       });
       announceDeliveries(db, deliveries);
-      return reply.redirect(`${publicUrl()}/?integration=${encodeURIComponent(pending.id)}&connected=${provider}`, 303);
+      return reply.redirect(`${publicUrl()}/settings/integrations?integration=${encodeURIComponent(pending.id)}&connected=${provider}`, 303);
     },
   );
 
@@ -330,7 +331,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
         tags,
         summary: 'Disconnect',
         description:
-          'Revokes the grant at the provider where it has an endpoint for it (GitHub, GitLab, Linear OAuth), then deletes the connection and its tokens. A revocation the provider refuses or cannot take (it is down) does not keep the connection: the audit entry records it, and the grant can be revoked in the provider’s settings.',
+          'Revokes the credential at the provider where it has an endpoint for it (GitHub OAuth: this connection’s token only, not the user’s other connections; GitLab and Linear OAuth: the grant; a pasted GitLab personal access token: the token itself), then deletes the connection and its tokens. A revocation the provider refuses or cannot take (it is down, or the token cannot revoke itself: a GitLab project or group token, GitLab before 15.0) does not keep the connection: the audit entry records it (`revoked: false` with the reason), and the credential can be revoked in the provider’s settings.',
         params: idParams,
         response: { 204: { type: 'null', description: 'Disconnected.' } },
       },
@@ -343,7 +344,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
       const deliveries = await db.transaction().execute(async (trx) => {
         const deleted = await trx.deleteFrom('integrations').where('org_id', '=', orgId).where('id', '=', row.id).returningAll().executeTakeFirst();
         if (!deleted) throw notFound('integration');
-        await auditRequest(trx, request, { action: 'integration.disconnected', target: { type: 'integration', id: row.id }, metadata: { provider: row.provider, account: row.account, revoked: revocation.revoked, ...(revocation.error ? { revoke_error: revocation.error } : {}) } });
+        await auditRequest(trx, request, { action: 'integration.disconnected', target: { type: 'integration', id: row.id }, metadata: { provider: row.provider, account: row.account, revoked: revocation.revoked, ...(revocation.reason ? { revoke_reason: revocation.reason } : {}), ...(revocation.error ? { revoke_error: revocation.error } : {}) } });
         const { deliveries } = await recordEvents(trx, [{ orgId, type: 'integration.disconnected', object: toIntegration(deleted) }]);
         return deliveries;
       });
@@ -352,15 +353,30 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
     },
   );
 
-  async function revoke(row: IntegrationRow): Promise<{ revoked: boolean | null; error?: string }> {
-    // Only OAuth grants are revoked; cloud connections (role) have no connector here.
-    if (row.auth_type !== 'oauth') return { revoked: null };
-    const oauth = connectorOf(row.provider as ProviderName).oauth;
-    if (!oauth?.revoke) return { revoked: null };
+  /**
+   * Revokes the connection's credential at the provider: an OAuth token through the provider's
+   * revocation endpoint (GitHub: this token only, not the user's whole grant), a pasted token where
+   * it can revoke itself (GitLab personal access tokens). `revoked: null` when there is nothing the
+   * provider offers for it; `false` with `reason` when the provider cannot revoke this kind of token,
+   * with `error` when the revocation failed.
+   */
+  async function revoke(row: IntegrationRow): Promise<{ revoked: boolean | null; error?: string; reason?: string }> {
+    // Cloud connections (a role, no token) have no connector here.
+    if (row.auth_type !== 'oauth' && row.auth_type !== 'token') return { revoked: null };
+    const connector = connectorOf(row.provider as ProviderName) as ProviderConnector | undefined;
+    if (!connector) return { revoked: null };
+    const oauth = connector.oauth;
+    if (row.auth_type === 'oauth' ? !oauth?.revoke : !connector.revokeToken) return { revoked: null };
     const accessToken = openAccessToken(secretBox, row);
     if (!accessToken) return { revoked: null };
     try {
-      await oauth.revoke({ accessToken, refreshToken: openRefreshToken(secretBox, row) });
+      if (row.auth_type === 'token') {
+        const { email, url } = row.metadata as { email?: unknown; url?: unknown };
+        const { session } = connector.tokenSession({ token: accessToken, ...(typeof email === 'string' ? { email } : {}), ...(typeof url === 'string' ? { url } : {}) });
+        const outcome = await connector.revokeToken!(session);
+        return { revoked: outcome.revoked, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+      }
+      await oauth!.revoke!({ accessToken, refreshToken: openRefreshToken(secretBox, row) });
       return { revoked: true };
     } catch (err) {
       app.log.warn({ integration: row.id, provider: row.provider, err: err instanceof Error ? err.message : String(err) }, 'integration: revocation at the provider failed');

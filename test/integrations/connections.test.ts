@@ -1,25 +1,31 @@
 // Provider connections end to end against the local GitHub stand-in: the OAuth round trip (state,
-// PKCE, sealed tokens, refresh before expiry, revocation on disconnect), pasted tokens validated
+// PKCE, sealed tokens, refresh before expiry, revocation of this connection's token on disconnect —
+// another connection of the same GitHub user keeps working), GitLab pasted tokens revoked on
+// disconnect where they can revoke themselves, pasted tokens validated
 // against the provider, a private repository scanned through a connection, and a refused token
 // turning the connection to `error` with an `integration.error` event.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGitlabStandIn, type GitlabStandIn } from '../support/providers/gitlab.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let github: GithubStandIn;
+let gitlab: GitlabStandIn;
 let t: TestServer;
 
 beforeAll(async () => {
   // Tokens live 2 minutes: inside the 5-minute margin, so every use refreshes first.
   github = await startGithubStandIn({ tokenLifetimeSeconds: 120 });
-  t = await startTestServer({ providers: { ...loadProviderSettings({}), github: github.settings }, allowPrivateTargets: true, rateLimitPerMinute: 10_000 });
+  gitlab = await startGitlabStandIn();
+  t = await startTestServer({ providers: { ...loadProviderSettings({}), github: github.settings, gitlab: gitlab.settings }, allowPrivateTargets: true, rateLimitPerMinute: 10_000 });
   await github.createRepository('acme', 'payments', { 'config.js': `const key = "AKIA${'Q'.repeat(4)}7MXRWZ2ELXGA";\nmodule.exports = { key };\n` }, { private: true });
 }, 60_000);
 afterAll(async () => {
   await t?.close();
   await github?.close();
+  await gitlab?.close();
 });
 
 const eventually = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> => {
@@ -36,6 +42,10 @@ const finished = (id: string) =>
     () => t.call('GET', `/api/v1/scans/${id}`),
     (r) => ['completed', 'failed'].includes(r.body.status),
   );
+
+/** The metadata of the `integration.disconnected` audit entry of connection `id`. */
+const disconnectAudit = async (id: string) =>
+  (await t.server.database.db.selectFrom('audit_events').select('metadata').where('action', '=', 'integration.disconnected').where('target_id', '=', id).executeTakeFirstOrThrow()).metadata as Record<string, unknown>;
 
 const storedRow = (id: string) => t.server.database.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
@@ -113,13 +123,28 @@ describe('provider connections', () => {
     expect(refreshed.access_token_sealed).not.toBe(row.access_token_sealed);
     expect(refreshed.token_expires_at!.getTime()).toBeGreaterThan(row.token_expires_at!.getTime());
 
-    // Disconnect revokes the grant at the provider, then deletes.
+    // The same GitHub user connects again (another connection: another team's settings, say).
     const current = github.issuedTokens();
+    const otherId = await connectWithOAuth();
+
+    // Disconnect revokes this connection's token at the provider (not the user's grant), then deletes.
     const deleted = await t.call('DELETE', `/api/v1/integrations/${id}`);
     expect(deleted.status).toBe(204);
-    expect(github.revokedGrants()).toContain(github.settings.clientId);
+    expect(github.revokedGrants()).toEqual([]);
+    expect(github.revokedTokens()).toHaveLength(1);
+    expect(current).toContain(github.revokedTokens()[0]);
+    expect(github.requests.filter((r) => r.method === 'DELETE').map((r) => r.path)).toEqual([`/applications/${github.settings.clientId}/token`]);
     for (const token of current) expect(await github.tokenWorks(token)).toBe(false);
     expect((await t.call('GET', `/api/v1/integrations/${id}`)).status).toBe(404);
+    expect(await disconnectAudit(id)).toMatchObject({ provider: 'github', revoked: true });
+
+    // The other connection of the same user still works: it refreshes and clones.
+    const otherScan = await t.call('POST', '/api/v1/secrets/scans', { body: { target: `${github.url}/acme/payments.git`, connection: otherId } });
+    expect(otherScan.status).toBe(202);
+    const otherResult = await finished(otherScan.body.id);
+    expect(otherResult.body.status, otherResult.body.error).toBe('completed');
+    expect((await t.call('GET', `/api/v1/integrations/${otherId}`)).body).toMatchObject({ status: 'active', error: null });
+    expect((await t.call('DELETE', `/api/v1/integrations/${otherId}`)).status).toBe(204);
 
     const events = await t.call('GET', '/api/v1/events?type=integration.connected,integration.disconnected');
     expect(events.body.data.map((e: { type: string; data: { object: { id: string } } }) => [e.type, e.data.object.id])).toEqual(
@@ -150,6 +175,30 @@ describe('provider connections', () => {
     const patched = await t.call('PATCH', `/api/v1/integrations/${created.body.id}`, { body: { settings: { pull_requests: { enabled: true, scan_types: ['secrets'], fail_on: 'critical' } } } });
     expect(patched.status).toBe(200);
     expect(patched.body.settings).toEqual({ pull_requests: { enabled: true, scan_types: ['secrets'], fail_on: 'critical' } });
+  });
+
+  it('revokes a pasted GitLab personal access token on disconnect, and records a token that cannot revoke itself', async () => {
+    const token = gitlab.issueToken();
+    const created = await t.call('POST', '/api/v1/integrations/gitlab/connect', { body: { token } });
+    expect(created.status, created.text).toBe(201);
+    expect((await t.call('DELETE', `/api/v1/integrations/${created.body.id}`)).status).toBe(204);
+    expect(gitlab.revokedTokens()).toEqual([token]);
+    expect(gitlab.tokenWorks(token)).toBe(false);
+    expect(await disconnectAudit(created.body.id)).toMatchObject({ provider: 'gitlab', revoked: true });
+
+    // A project access token is refused self-revocation (as GitLab before 15.0 has no endpoint for
+    // it): the connection is deleted all the same, and the audit entry says the token lives on.
+    const projectToken = gitlab.issueToken({ type: 'project' });
+    const project = await t.call('POST', '/api/v1/integrations/gitlab/connect', { body: { token: projectToken } });
+    expect(project.status, project.text).toBe(201);
+    expect((await t.call('DELETE', `/api/v1/integrations/${project.body.id}`)).status).toBe(204);
+    expect((await t.call('GET', `/api/v1/integrations/${project.body.id}`)).status).toBe(404);
+    expect(gitlab.tokenWorks(projectToken)).toBe(true);
+    const audit = await disconnectAudit(project.body.id);
+    expect(audit).toMatchObject({ provider: 'gitlab', revoked: false, revoke_reason: expect.stringMatching(/^gitlab answered 403.*revoke it in GitLab$/) });
+    expect(audit).not.toHaveProperty('revoke_error');
+    expect(JSON.stringify(audit)).not.toContain(projectToken);
+    expect(gitlab.rejected).toEqual([]);
   });
 
   it('needs the admin scope, and keeps organisations apart', async () => {

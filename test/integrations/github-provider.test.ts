@@ -1,6 +1,7 @@
 // The GitHub connector against the GitHub stand-in (which checks every request body against
-// GitHub's OpenAPI description): OAuth with PKCE, identify, check runs, comments, issues as
-// tickets, webhooks, error mapping and authenticated clones.
+// GitHub's OpenAPI description): OAuth with PKCE, identify, revocation of one token, check runs (GitHub
+// App user tokens) and commit statuses (personal access tokens, which GitHub refuses check runs),
+// comments, issues as tickets, webhooks, error mapping and authenticated clones.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -72,7 +73,7 @@ describe('GitHub connector: OAuth', () => {
     expect(createGithubConnector({ ...github.settings, clientId: undefined }).oauth).toBeNull();
   });
 
-  it('authorizes with an S256 challenge, refuses a wrong verifier, refreshes with rotation and revokes the grant', async () => {
+  it('authorizes with an S256 challenge, refuses a wrong verifier, refreshes with rotation and revokes only its own token', async () => {
     const oauth = connector.oauth!;
     expect(oauth.pkce).toBe(true);
     const { verifier, challenge } = pkce();
@@ -105,15 +106,39 @@ describe('GitHub connector: OAuth', () => {
     // Single use: the old refresh token is spent, and the connection would need a new consent.
     await expect(oauth.refresh!(tokens.refreshToken!)).rejects.toBeInstanceOf(ProviderAuthError);
 
+    // The same GitHub user authorizes again (another connection, maybe in another organisation).
+    const second = pkce();
+    const other = await oauth.exchangeCode({ code: await authorizeCode(second.challenge), redirectUri: REDIRECT, codeVerifier: second.verifier });
+
+    // Revocation deletes this token (DELETE /applications/{client_id}/token), not the user's grant.
+    const before = github.requests.length;
     await oauth.revoke!({ accessToken: refreshed.accessToken, refreshToken: refreshed.refreshToken });
-    expect(github.revokedGrants()).toEqual(['aegis-test-client']);
+    expect(github.requests.slice(before)).toEqual([{ method: 'DELETE', path: '/applications/aegis-test-client/token', body: { access_token: refreshed.accessToken } }]);
+    expect(github.revokedTokens()).toEqual([refreshed.accessToken]);
+    expect(github.revokedGrants()).toEqual([]);
     expect(await github.tokenWorks(refreshed.accessToken)).toBe(false);
     await expect(connector.identify(connector.oauthSession(refreshed.accessToken, { apiBaseUrl: github.settings.apiUrl, metadata: {} }))).rejects.toBeInstanceOf(ProviderAuthError);
-    await expect(oauth.refresh!(refreshed.refreshToken!)).rejects.toBeInstanceOf(ProviderAuthError);
+    // The other authorization of the same user keeps working, and keeps refreshing.
+    expect(await github.tokenWorks(other.accessToken)).toBe(true);
+    expect(await connector.identify(connector.oauthSession(other.accessToken, { apiBaseUrl: null, metadata: {} }))).toMatchObject({ name: github.user.login });
+    const otherRefreshed = await oauth.refresh!(other.refreshToken!);
+    expect(await github.tokenWorks(otherRefreshed.accessToken)).toBe(true);
+
+    // A token already gone is what revocation wants: no error.
+    await oauth.revoke!({ accessToken: refreshed.accessToken, refreshToken: null });
+    expect(github.revokedTokens()).toEqual([refreshed.accessToken]);
   });
 });
 
 describe('GitHub connector: API calls', () => {
+  /** A GitHub App user token's session: what may write check runs. */
+  let appSession: ProviderSession;
+  beforeAll(async () => {
+    const { verifier, challenge } = pkce();
+    const tokens = await connector.oauth!.exchangeCode({ code: await authorizeCode(challenge), redirectUri: REDIRECT, codeVerifier: verifier });
+    appSession = connector.oauthSession(tokens.accessToken, { apiBaseUrl: null, metadata: {} });
+  });
+
   it('identifies a personal access token with its scopes, and refuses an unknown or revoked one', async () => {
     const token = github.issueToken('octo-admin', { scopes: ['repo', 'read:org'] });
     const { session: pat } = connector.tokenSession({ token: ` ${token} ` });
@@ -127,11 +152,12 @@ describe('GitHub connector: API calls', () => {
     await expect(connector.identify(pat)).rejects.toThrow(/401: Bad credentials/);
   });
 
-  it('creates and updates a check run, sending annotations 50 per request', async () => {
+  it('creates and updates a check run with a GitHub App user token, sending annotations 50 per request', async () => {
     await github.createRepository('acme', 'checks', { 'a.txt': 'a' });
     const headSha = await github.commit('acme', 'checks', 'feature', { 'b.txt': 'b' });
     const pr = { repository: 'acme/checks', number: 7, headSha };
     const sc = connector.sourceControl!;
+    const session = appSession;
     const before = github.requests.length;
     const id = await sc.createCheck(session, pr, { name: 'Aegis', status: 'in_progress', title: 'Scanning', summary: 'Scan running', annotations: annotations(120), detailsUrl: 'https://aegis.example.com/scans/1' });
     const run = github.checkRuns.find((r) => String(r.id) === id)!;
@@ -147,6 +173,42 @@ describe('GitHub connector: API calls', () => {
 
     // A head GitHub does not know is the request's fault, not a reason to retry.
     await expect(sc.createCheck(session, { ...pr, headSha: 'f'.repeat(40) }, { name: 'Aegis', status: 'completed', conclusion: 'success', title: 'ok', summary: 'ok', annotations: [] })).rejects.toBeInstanceOf(ProviderRequestError);
+  });
+
+  it('reports a commit status instead with a personal access token, which GitHub refuses check runs', async () => {
+    const headSha = await github.commit('acme', 'checks', 'pat-feature', { 'c.txt': 'c' });
+    const pr = { repository: 'acme/checks', number: 8, headSha };
+    const sc = connector.sourceControl!;
+    const before = github.requests.length;
+    const id = await sc.createCheck(session, pr, { name: 'Aegis', status: 'in_progress', title: 'Aegis: scanning', summary: 'Scan running', annotations: annotations(3) });
+    expect(id).toBe('status:Aegis');
+    await sc.updateCheck(session, pr, id, { name: 'Aegis', status: 'completed', conclusion: 'failure', title: `3 new findings (3 critical) ${'x'.repeat(200)}`, summary: 'Found secrets', annotations: annotations(3), detailsUrl: 'https://aegis.example.com/scans/2' });
+    // No check-run call at all: a pasted token is a personal access token.
+    expect(github.requests.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual([`POST /repos/acme/checks/statuses/${headSha}`, `POST /repos/acme/checks/statuses/${headSha}`]);
+    expect(github.checkRuns.filter((r) => r.headSha === headSha)).toEqual([]);
+    const statuses = github.commitStatuses.filter((st) => st.sha === headSha);
+    expect(statuses.map((st) => [st.context, st.state])).toEqual([['Aegis', 'pending'], ['Aegis', 'failure']]);
+    expect(statuses[1]!.description!.length).toBeLessThanOrEqual(140);
+    expect(statuses[1]).toMatchObject({ description: expect.stringMatching(/^3 new findings \(3 critical\) x+…$/), targetUrl: 'https://aegis.example.com/scans/2' });
+
+    // A neutral conclusion (superseded) does not block the merge.
+    await sc.updateCheck(session, pr, id, { name: 'Aegis', status: 'completed', conclusion: 'neutral', title: 'Superseded by a newer commit', summary: '', annotations: [] });
+    expect(github.commitStatuses.at(-1)).toMatchObject({ sha: headSha, context: 'Aegis', state: 'success', description: 'Superseded by a newer commit' });
+  });
+
+  it('falls back to a commit status when GitHub refuses a token check runs', async () => {
+    // A personal access token presented as an OAuth token: Aegis tries a check run and GitHub says 403.
+    const headSha = await github.commit('acme', 'checks', 'fallback', { 'd.txt': 'd' });
+    const pr = { repository: 'acme/checks', number: 9, headSha };
+    const disguised = connector.oauthSession(github.issueToken(), { apiBaseUrl: null, metadata: {} });
+    const before = github.requests.length;
+    const id = await connector.sourceControl!.createCheck(disguised, pr, { name: 'Aegis', status: 'in_progress', title: 'Aegis: scanning', summary: 'Scan running', annotations: [] });
+    expect(id).toBe('status:Aegis');
+    expect(github.requests.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /repos/acme/checks/check-runs', `POST /repos/acme/checks/statuses/${headSha}`]);
+    expect(github.commitStatuses.filter((st) => st.sha === headSha)).toMatchObject([{ context: 'Aegis', state: 'pending' }]);
+
+    // Other refusals are not papered over: a head GitHub does not know is still the request's fault.
+    await expect(connector.sourceControl!.createCheck(session, { ...pr, headSha: 'e'.repeat(40) }, { name: 'Aegis', status: 'in_progress', title: 't', summary: 's', annotations: [] })).rejects.toBeInstanceOf(ProviderRequestError);
   });
 
   it('edits the summary comment in place, and posts a new one when it was deleted', async () => {
@@ -219,6 +281,30 @@ describe('GitHub connector: API calls', () => {
 });
 
 describe('GitHub stand-in', () => {
+  it('refuses check runs to personal access tokens as GitHub does, and takes them from GitHub App user tokens', async () => {
+    const headSha = await github.commit('acme', 'checks', 'stand-in', { 'e.txt': 'e' });
+    const body = JSON.stringify({ name: 'Aegis', head_sha: headSha, status: 'in_progress' });
+    const request = (token: string, method: string, path: string, payload = body) =>
+      fetch(`${github.settings.apiUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'test' }, body: payload });
+    const pat = github.issueToken();
+    const refused = await request(pat, 'POST', '/repos/acme/checks/check-runs');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('x-accepted-github-permissions')).toBe('checks=write');
+    expect(await refused.json()).toEqual({ message: 'Resource not accessible by personal access token', documentation_url: 'https://docs.github.com/rest/checks/runs#create-a-check-run', status: '403' });
+
+    const { verifier, challenge } = pkce();
+    const user = await connector.oauth!.exchangeCode({ code: await authorizeCode(challenge), redirectUri: REDIRECT, codeVerifier: verifier });
+    const created = await request(user.accessToken, 'POST', '/repos/acme/checks/check-runs');
+    expect(created.status).toBe(201);
+    const run = (await created.json()) as { id: number };
+    const update = await request(pat, 'PATCH', `/repos/acme/checks/check-runs/${run.id}`, JSON.stringify({ status: 'completed', conclusion: 'success' }));
+    expect(update.status).toBe(403);
+    expect(((await update.json()) as { message: string }).message).toBe('Resource not accessible by personal access token');
+    // Commit statuses take either.
+    expect((await request(pat, 'POST', `/repos/acme/checks/statuses/${headSha}`, JSON.stringify({ state: 'success', context: 'Aegis' }))).status).toBe(201);
+    expect(github.rejected).toEqual([]);
+  });
+
   it('refuses bodies that do not match GitHub\'s OpenAPI description, as GitHub does', async () => {
     const token = github.issueToken();
     const post = (path: string, body: unknown) =>

@@ -1,5 +1,5 @@
 // The GitLab connector against the GitLab stand-in: OAuth with PKCE and rotating refresh tokens,
-// pasted tokens, a clone of a private project with the connection's token, commit statuses, the
+// pasted tokens and their revocation on disconnect, a clone of a private project with the connection's token, commit statuses, the
 // merge request note, Merge Request Hook deliveries and the mapping of GitLab's failures.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -121,6 +121,46 @@ describe('GitLab pasted tokens', () => {
     const token = gitlab.issueToken();
     gitlab.revokeToken(token);
     await expect(connector.identify(connector.tokenSession({ token }).session)).rejects.toBeInstanceOf(ProviderAuthError);
+  });
+
+  it('revokes a personal access token with DELETE /personal_access_tokens/self', async () => {
+    const token = gitlab.issueToken();
+    const { session } = connector.tokenSession({ token });
+    const before = gitlab.requests.length;
+    await expect(connector.revokeToken!(session)).resolves.toEqual({ revoked: true });
+    expect(gitlab.requests.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual(['DELETE /api/v4/personal_access_tokens/self']);
+    expect(gitlab.revokedTokens()).toContain(token);
+    expect(gitlab.tokenWorks(token)).toBe(false);
+    // Again: the token no longer works, which is not an error either.
+    await expect(connector.revokeToken!(session)).resolves.toEqual({ revoked: false, reason: expect.stringMatching(/^gitlab answered 401.*no longer works/) });
+  });
+
+  it('does not fail on a token that cannot revoke itself: a project or group token, or GitLab before 15.0', async () => {
+    for (const type of ['project', 'group'] as const) {
+      const token = gitlab.issueToken({ type });
+      const outcome = await connector.revokeToken!(connector.tokenSession({ token }).session);
+      expect(outcome).toEqual({ revoked: false, reason: expect.stringMatching(/^gitlab answered 403: 403 Forbidden; .*revoke it in GitLab$/) });
+      expect(gitlab.tokenWorks(token)).toBe(true);
+    }
+    const older = await startGitlabStandIn({ selfRevocation: false });
+    try {
+      const token = older.issueToken();
+      const oldConnector = createGitlabConnector(older.settings);
+      const outcome = await oldConnector.revokeToken!(oldConnector.tokenSession({ token }).session);
+      expect(outcome).toEqual({ revoked: false, reason: expect.stringMatching(/^gitlab answered 404.*GitLab before 15\.0/) });
+      expect(older.tokenWorks(token)).toBe(true);
+      expect(older.rejected).toEqual([]);
+    } finally {
+      await older.close();
+    }
+  });
+
+  it('throws when GitLab cannot take the revocation (down, rate limit)', async () => {
+    const { session } = connector.tokenSession({ token: gitlab.issueToken() });
+    gitlab.failNext(1, 503);
+    await expect(connector.revokeToken!(session)).rejects.toBeInstanceOf(ProviderUnavailableError);
+    gitlab.failNext(1, 429, { 'retry-after': '2' });
+    await expect(connector.revokeToken!(session)).rejects.toBeInstanceOf(ProviderRateLimitError);
   });
 });
 

@@ -1,6 +1,8 @@
-// Pull/merge-request checks end to end: a real server connected to a provider stand-in with a
-// pasted token, the provider's signed webhook delivered to the connection's URL, and the check run
-// (GitHub) or commit status (GitLab) and the one summary comment found at the stand-in afterwards.
+// Pull/merge-request checks end to end: a real server connected to a provider stand-in, the
+// provider's signed webhook delivered to the connection's URL, and the check run (GitHub) or commit
+// status (GitLab) and the one summary comment found at the stand-in afterwards. GitHub writes check
+// runs only for GitHub Apps, so the GitHub connection is made through the OAuth flow (a GitHub App
+// user token); a connection by personal access token reports a commit status instead.
 // The repositories are private and real (git over smart HTTP), so the job clones through the
 // connection's token; the base holds one finding already, the pull request adds new ones.
 import { readFileSync } from 'node:fs';
@@ -53,6 +55,20 @@ function checkDone(server: TestServer, integrationId: string, headSha: string): 
   });
 }
 
+/** Connects GitHub through the OAuth flow (the stand-in approves at once) and sets a webhook secret. */
+async function connectGithubApp(server: TestServer): Promise<{ id: string; webhook: { url: string; secret: string } }> {
+  const started = await server.call('POST', '/api/v1/integrations/github/connect', { key: server.adminKey, body: {} });
+  expect(started.status, started.text).toBe(201);
+  const approved = await fetch(started.body.authorize_url, { redirect: 'manual' });
+  expect(approved.status).toBe(302);
+  const done = await fetch(approved.headers.get('location')!, { redirect: 'manual' });
+  expect(done.status).toBe(303);
+  const id: string = started.body.integration.id;
+  const webhook = await server.call('POST', `/api/v1/integrations/${id}/webhook-secret`, { key: server.adminKey });
+  expect(webhook.status, webhook.text).toBe(201);
+  return { id, webhook: webhook.body };
+}
+
 describe('pull-request checks (GitHub)', () => {
   let github: GithubStandIn;
   let server: TestServer;
@@ -61,9 +77,8 @@ describe('pull-request checks (GitHub)', () => {
   beforeAll(async () => {
     github = await startGithubStandIn();
     server = await startTestServer({ providers: { ...loadProviderSettings({}), github: github.settings }, allowLocalSources: true, allowPrivateTargets: true });
-    const connected = await server.call('POST', '/api/v1/integrations/github/connect', { key: server.adminKey, body: { token: github.issueToken() } });
-    expect(connected.status, connected.text).toBe(201);
-    integration = connected.body;
+    integration = await connectGithubApp(server);
+    expect((await server.call('GET', `/api/v1/integrations/${integration.id}`, { key: server.adminKey })).body).toMatchObject({ auth_type: 'oauth', status: 'active' });
   }, 60_000);
 
   afterAll(async () => {
@@ -125,6 +140,8 @@ describe('pull-request checks (GitHub)', () => {
     expect(comments()).toHaveLength(1);
     expect(comments()[0]!.body).toContain('1 fixed in this pull request');
     expect(github.checkRuns).toHaveLength(3);
+    // Check runs are what a GitHub App token may write: no commit status in their place.
+    expect(github.commitStatuses).toEqual([]);
     expect(github.rejected).toEqual([]);
   }, 120_000);
 
@@ -141,6 +158,42 @@ describe('pull-request checks (GitHub)', () => {
     const answer = await deliver({ repo: 'orders', action: 'labeled', headSha: repo.branches.get('feature')!, baseSha: repo.branches.get('main')! });
     expect(answer.status).toBe('ignored');
   });
+
+  it('reports a commit status with the same pass/fail, and the comment, for a connection by personal access token', async () => {
+    const pasted = await server.call('POST', '/api/v1/integrations/github/connect', { key: server.adminKey, body: { token: github.issueToken() } });
+    expect(pasted.status, pasted.text).toBe(201);
+    const pat: { id: string; webhook: { url: string; secret: string } } = pasted.body;
+    const repo = await github.createRepository('acme', 'invoices', BASE_FILES, { private: true });
+    const base = repo.branches.get('main')!;
+    const head1 = await github.commit('acme', 'invoices', 'feature', { 'keys/server.key': PRIVATE_KEY });
+    const send = (action: 'opened' | 'synchronize', headSha: string) => github.sendPullRequestEvent(pat.webhook.url, pat.webhook.secret, { owner: 'acme', repo: 'invoices', number: 3, headRef: 'feature', baseRef: 'main', action, headSha, baseSha: base });
+    expect((await send('opened', head1)).status).toBe(202);
+    const first = await checkDone(server, pat.id, head1);
+    expect(first.error).toBeNull();
+    expect(first).toMatchObject({ status: 'completed', conclusion: 'failure', check_id: 'status:Aegis' });
+    // GitHub refuses check runs to personal access tokens: none was attempted, none exists.
+    expect(github.requests.some((r) => r.path.startsWith('/repos/acme/invoices/check-runs'))).toBe(false);
+    expect(github.checkRuns.filter((r) => r.repository === 'acme/invoices')).toEqual([]);
+    expect(github.commitStatuses.filter((st) => st.sha === head1).map((st) => [st.context, st.state, st.description])).toEqual([
+      ['Aegis', 'pending', 'Aegis: scanning'],
+      ['Aegis', 'failure', '1 new finding (1 critical)'],
+    ]);
+    // The summary comment carries what annotations would have: the new finding, not the base's.
+    const comments = () => github.comments.filter((c) => c.repository === 'acme/invoices' && c.number === 3 && !c.deleted);
+    expect(comments()).toHaveLength(1);
+    expect(comments()[0]!.body).toContain('private-key-pkcs8');
+    expect(comments()[0]!.body).not.toContain('stripe-secret-key');
+
+    // The next push: the new head passes, the same comment is edited.
+    const head2 = await github.commit('acme', 'invoices', 'feature', { 'keys/server.key': '# moved to the vault\n' });
+    expect((await send('synchronize', head2)).status).toBe(202);
+    const second = await checkDone(server, pat.id, head2);
+    expect(second).toMatchObject({ status: 'completed', conclusion: 'success', check_id: 'status:Aegis', comment_id: first.comment_id });
+    expect(github.commitStatuses.filter((st) => st.sha === head2).at(-1)).toMatchObject({ context: 'Aegis', state: 'success', description: 'No new findings' });
+    expect(comments()).toHaveLength(1);
+    expect(comments()[0]!.body).toContain('No new findings');
+    expect(github.rejected).toEqual([]);
+  }, 120_000);
 });
 
 describe('merge-request checks (GitLab)', () => {

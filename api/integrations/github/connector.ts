@@ -1,10 +1,12 @@
 // GitHub: source control (check runs, pull-request comments, authenticated clones) and GitHub
 // Issues as a ticket tracker, over the REST API (api.github.com, or {host}/api/v3 on Enterprise).
 // Connections are a GitHub App's user authorization (OAuth web flow with PKCE) or a pasted
-// personal access token; both are sent as `Authorization: Bearer`.
+// personal access token; both are sent as `Authorization: Bearer`. GitHub refuses check runs to
+// personal access tokens, so a pasted token's session says it is one (./checks.ts reports a commit
+// status for it instead).
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { ProviderConnector } from '../providers/types.ts';
-import { createGithubSourceControl } from './checks.ts';
+import { createGithubSourceControl, PASTED_TOKEN } from './checks.ts';
 import { call, octokitFor } from './client.ts';
 import { githubTickets } from './issues.ts';
 import { createGithubOAuth } from './oauth.ts';
@@ -19,7 +21,8 @@ export function createGithubConnector(settings: ProviderSettings): ProviderConne
     oauth: createGithubOAuth(settings),
 
     tokenSession({ token }) {
-      return { session: { apiBaseUrl: settings.apiUrl, authorization: `Bearer ${token.trim()}`, metadata: {} }, metadata: {} };
+      // The marker lives in the session only (rebuilt from the row on every use), not in the stored metadata.
+      return { session: { apiBaseUrl: settings.apiUrl, authorization: `Bearer ${token.trim()}`, metadata: { [PASTED_TOKEN]: true } }, metadata: {} };
     },
 
     oauthSession(accessToken, stored) {

@@ -2,8 +2,11 @@
 // {web}/login/oauth/access_token. With expiring user tokens enabled, the answer carries expires_in
 // (8 hours) and a refresh_token (6 months) that is single use: each refresh returns a new pair.
 // GitHub answers a refused code or refresh token with 200 and an `error` field rather than a 4xx.
-// Revocation deletes the whole grant: DELETE {api}/applications/{client_id}/grant, Basic auth with
-// the client id and secret.
+// Revocation deletes this connection's token only: DELETE {api}/applications/{client_id}/token with
+// `{"access_token": …}`, Basic auth with the client id and secret ("Delete an app token"). Not the
+// grant (DELETE …/grant): that is the app's whole authorization by the GitHub user, and deleting it
+// would revoke every token of that user — other connections made by the same person, in this
+// organisation or another, would stop working.
 import { errorForStatus, ProviderAuthError, ProviderRequestError, ProviderUnavailableError } from '../providers/errors.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { OAuthFlow, TokenSet } from '../providers/types.ts';
@@ -89,7 +92,7 @@ export function createGithubOAuth(settings: ProviderSettings): OAuthFlow | null 
       return token({ grant_type: 'refresh_token', refresh_token: refreshToken }, 'refresh');
     },
     async revoke({ accessToken }) {
-      const response = await send(`${settings.apiUrl}/applications/${encodeURIComponent(clientId)}/grant`, {
+      const response = await send(`${settings.apiUrl}/applications/${encodeURIComponent(clientId)}/token`, {
         method: 'DELETE',
         headers: {
           authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
@@ -100,7 +103,7 @@ export function createGithubOAuth(settings: ProviderSettings): OAuthFlow | null 
         body: JSON.stringify({ access_token: accessToken }),
       });
       const text = await response.text();
-      // 404: the grant is already gone, which is what revocation wants.
+      // 404: the token is already gone (revoked, expired, the user removed the app), which is what revocation wants.
       if (response.status === 204 || response.status === 404) return;
       if (!response.ok) {
         let detail = text.slice(0, 300);

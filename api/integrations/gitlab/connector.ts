@@ -1,10 +1,11 @@
 // GitLab (gitlab.com or a self-managed instance) as a source-control provider: OAuth with PKCE or a
 // pasted personal/project/group access token, commit statuses and a merge request note as the
-// merge request checks (./checks.ts), Merge Request Hook deliveries (./webhooks.ts).
+// merge request checks (./checks.ts), Merge Request Hook deliveries (./webhooks.ts). Disconnecting
+// revokes a pasted personal access token with itself (revokeToken below).
 import { ProviderError, ProviderRequestError } from '../providers/errors.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
-import type { AccountInfo, ProviderConnector, ProviderSession } from '../providers/types.ts';
-import { api, PROVIDER } from './api.ts';
+import type { AccountInfo, ProviderConnector, ProviderSession, TokenRevocation } from '../providers/types.ts';
+import { api, detailOf, failure, PROVIDER, send } from './api.ts';
 import { gitlabSourceControl } from './checks.ts';
 import { createGitlabOAuth } from './oauth.ts';
 import { gitlabWebhooks } from './webhooks.ts';
@@ -44,6 +45,26 @@ async function tokenScopes(session: ProviderSession): Promise<string[] | undefin
   }
 }
 
+/**
+ * Revokes a pasted token with itself: DELETE /personal_access_tokens/self (GitLab 15.0+; 204 when
+ * revoked, 400 when not). Project and group access tokens may be refused (403), and an instance
+ * before 15.0 has no such endpoint (404): the token is then not revoked, which does not stop the
+ * disconnect — it is recorded, and the token can be revoked in GitLab's settings. 401: the token no
+ * longer works (already revoked or expired). Rate limits and outages throw.
+ */
+async function revokeToken(session: ProviderSession): Promise<TokenRevocation> {
+  const response = await send(`${session.apiBaseUrl}/personal_access_tokens/self`, { method: 'DELETE', headers: { authorization: session.authorization, accept: 'application/json' } });
+  const text = await response.text();
+  if (response.status === 204 || response.status === 200) return { revoked: true };
+  const detail = detailOf(text);
+  const answered = `gitlab answered ${response.status}${detail ? `: ${detail.slice(0, 200)}` : ''}`;
+  if (response.status === 401) return { revoked: false, reason: `${answered}; the token no longer works (already revoked or expired)` };
+  if (response.status === 400 || response.status === 403 || response.status === 404) {
+    return { revoked: false, reason: `${answered}; this token cannot revoke itself (a project or group access token, or GitLab before 15.0): revoke it in GitLab` };
+  }
+  throw failure(response, text);
+}
+
 export function createGitlabConnector(settings: ProviderSettings): ProviderConnector {
   return {
     name: 'gitlab',
@@ -68,6 +89,7 @@ export function createGitlabConnector(settings: ProviderSettings): ProviderConne
       return { id: String(user.id), name: user.username, ...(scopes ? { scopes } : {}) };
     },
 
+    revokeToken,
     sourceControl: gitlabSourceControl,
     webhooks: gitlabWebhooks,
   };

@@ -61,6 +61,13 @@ export interface OAuthFlow {
   revoke?(tokens: { accessToken: string; refreshToken: string | null }): Promise<void>;
 }
 
+/** The outcome of revoking a pasted token (ProviderConnector.revokeToken). */
+export interface TokenRevocation {
+  revoked: boolean;
+  /** Why it was not revoked: the provider's answer and what to do instead. */
+  reason?: string;
+}
+
 /** A token an admin pastes (personal access token, API key, Jira API token with e-mail and site). */
 export interface TokenInput {
   token: string;
@@ -81,6 +88,12 @@ export interface ProviderConnector {
   oauthSession(accessToken: string, stored: { apiBaseUrl: string | null; metadata: Record<string, unknown> }): ProviderSession;
   /** Checks the credential against the provider and says whose it is. Throws ProviderAuthError when refused. */
   identify(session: ProviderSession): Promise<AccountInfo>;
+  /**
+   * Revokes a pasted credential at the provider, on disconnect, where a token can revoke itself
+   * (GitLab personal access tokens). `revoked: false` with a reason when the provider cannot revoke
+   * this kind of token (nothing to retry); throws a ProviderError when it failed (down, rate limit).
+   */
+  revokeToken?(session: ProviderSession): Promise<TokenRevocation>;
   /** Source control capabilities (GitHub, GitLab). */
   sourceControl?: SourceControlClient;
   /** Ticket tracker capabilities (Jira, Linear, and GitHub's issues). */

@@ -30,7 +30,7 @@ export const PullRequestCheckResource = {
     base_sha: { type: ['string', 'null'] },
     status: { type: 'string', enum: ['queued', 'scanning', 'completed', 'failed'] },
     conclusion: { type: ['string', 'null'], enum: ['success', 'failure', 'neutral', null], description: '`failure` when a new finding reaches the connection’s `fail_on` severity.' },
-    check_id: { type: ['string', 'null'], description: 'The provider’s check run (GitHub) or commit status (GitLab) on the head.' },
+    check_id: { type: ['string', 'null'], description: 'The provider’s check run on the head (GitHub through an OAuth connection), or its commit status (`status:Aegis`: GitHub with a pasted token, which cannot create check runs; GitLab).' },
     comment_id: { type: ['string', 'null'], description: 'The summary comment, edited on every push.' },
     summary: {
       type: 'object',

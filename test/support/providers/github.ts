@@ -4,6 +4,14 @@
 // refresh retires the old refresh and access tokens; git smart HTTP at /{owner}/{name}.git served
 // by `git http-backend`) and the REST API under `${url}/api`, like GitHub Enterprise's /api/v3.
 //
+// Tokens are what GitHub issues: personal access tokens (`issueToken`, pasted into Aegis) and GitHub
+// App user access tokens from the OAuth flow. As on GitHub, only the latter may write check runs:
+// "Create a check run" / "Update a check run" answer a personal access token 403 "Resource not
+// accessible by personal access token" (docs.github.com/rest/checks/runs); commit statuses take
+// either. A user's authorization of the app (its grant) is one per user, shared by every OAuth flow
+// that user completes; DELETE /applications/{client_id}/token revokes one access token, DELETE
+// /applications/{client_id}/grant every token of the grant.
+//
 // Every API request body (and the query of the list call) is validated against GitHub's published
 // OpenAPI description (@octokit/openapi), compiled with ajv for the operations served here only. A
 // request that does not match is answered as GitHub answers it (422 Validation Failed, 400
@@ -66,6 +74,16 @@ export interface CheckRunRecord {
   annotations: AnnotationRecord[];
   /** Create and update calls made for it. */
   calls: number;
+}
+
+export interface CommitStatusRecord {
+  id: number;
+  repository: string;
+  sha: string;
+  context: string;
+  state: string;
+  description: string | null;
+  targetUrl: string | null;
 }
 
 export interface CommentRecord {
@@ -132,6 +150,8 @@ export interface GithubStandIn {
   requests: RecordedRequest[];
   rejected: string[];
   checkRuns: CheckRunRecord[];
+  /** Commit statuses, one record per POST (GitHub shows the latest of each context). */
+  commitStatuses: CommitStatusRecord[];
   comments: CommentRecord[];
   issues: IssueRecord[];
   repositories: Map<string, RepositoryRecord>;
@@ -151,6 +171,8 @@ export interface GithubStandIn {
   refreshCount(): number;
   /** Client ids whose grant was revoked through DELETE /applications/{client_id}/grant, one entry per call. */
   revokedGrants(): string[];
+  /** Access tokens revoked through DELETE /applications/{client_id}/token, one entry per call. */
+  revokedTokens(): string[];
   createRepository(owner: string, name: string, files: Record<string, string>, options?: { private?: boolean }): Promise<RepositoryRecord>;
   /** Commits `files` (added or replaced) on `branch` (a new branch starts from the default one); returns the sha. */
   commit(owner: string, name: string, branch: string, files: Record<string, string>): Promise<string>;
@@ -182,13 +204,15 @@ interface TokenRecord {
   expiresAt: number | null;
   revoked: boolean;
   grant: GrantRecord | null;
+  /** A user token's refresh token, and the reverse: the pair one token request issued. */
+  pair: string | null;
 }
 
+/** A user's authorization of the app: one per client and user, whichever flow made its tokens. */
 interface GrantRecord {
   clientId: string;
   login: string;
   tokens: Set<string>;
-  refreshToken: string;
   revoked: boolean;
 }
 
@@ -222,7 +246,9 @@ const SERVED: [string, string][] = [
   ['PATCH', '/repos/{owner}/{repo}/issues/{issue_number}'],
   ['POST', '/repos/{owner}/{repo}/issues/{issue_number}/comments'],
   ['PATCH', '/repos/{owner}/{repo}/issues/comments/{comment_id}'],
+  ['POST', '/repos/{owner}/{repo}/statuses/{sha}'],
   ['DELETE', '/applications/{client_id}/grant'],
+  ['DELETE', '/applications/{client_id}/token'],
 ];
 
 let compiled: Operation[] | null = null;
@@ -320,6 +346,9 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
   const codes = new Map<string, PendingCode>();
   const users = new Map<string, GithubUser>();
   const revoked: string[] = [];
+  const revokedAccessTokens: string[] = [];
+  /** Live grants by `<client id>:<login>`. */
+  const grants = new Map<string, GrantRecord>();
   let refreshes = 0;
   let failures: { count: number; status: number; headers: Record<string, string> } | null = null;
   let webhook: { url: string; secret: string } | null = null;
@@ -342,6 +371,7 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     requests: [],
     rejected: [],
     checkRuns: [],
+    commitStatuses: [],
     comments: [],
     issues: [],
     repositories: new Map(),
@@ -352,7 +382,7 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     issueToken(login = user.login, { scopes = ['repo'] } = {}) {
       userOf(login);
       const value = token('ghp');
-      tokens.set(value, { kind: 'pat', login, scopes, expiresAt: null, revoked: false, grant: null });
+      tokens.set(value, { kind: 'pat', login, scopes, expiresAt: null, revoked: false, grant: null, pair: null });
       return value;
     },
     revokeToken(value) {
@@ -373,6 +403,7 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     issuedTokens: () => [...tokens.keys()],
     refreshCount: () => refreshes,
     revokedGrants: () => [...revoked],
+    revokedTokens: () => [...revokedAccessTokens],
     createRepository,
     commit,
     issueOf: (repository, number) => standIn.issues.find((i) => i.repository === repository && i.number === number),
@@ -632,6 +663,20 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     };
   }
 
+  const commitStatusJson = (st: CommitStatusRecord, creator: string) => ({
+    url: `${standIn.settings.apiUrl}/repos/${st.repository}/statuses/${st.sha}`,
+    avatar_url: null,
+    id: st.id,
+    node_id: `SC_${st.id}`,
+    state: st.state,
+    description: st.description,
+    target_url: st.targetUrl,
+    context: st.context,
+    created_at: new Date().toISOString(),
+    updated_at: new Date().toISOString(),
+    creator: userJson(userOf(creator)),
+  });
+
   const commentJson = (c: CommentRecord, author: string) => ({
     id: c.id,
     node_id: `IC_${c.id}`,
@@ -675,11 +720,10 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     const access = token('ghu');
     const refresh = token('ghr');
     const now = Date.now();
-    tokens.set(access, { kind: 'user', login: grant.login, scopes: [], expiresAt: now + lifetime * 1000, revoked: false, grant });
-    tokens.set(refresh, { kind: 'refresh', login: grant.login, scopes: [], expiresAt: now + REFRESH_LIFETIME_SECONDS * 1000, revoked: false, grant });
+    tokens.set(access, { kind: 'user', login: grant.login, scopes: [], expiresAt: now + lifetime * 1000, revoked: false, grant, pair: refresh });
+    tokens.set(refresh, { kind: 'refresh', login: grant.login, scopes: [], expiresAt: now + REFRESH_LIFETIME_SECONDS * 1000, revoked: false, grant, pair: access });
     grant.tokens.add(access);
     grant.tokens.add(refresh);
-    grant.refreshToken = refresh;
     json(res, 200, { access_token: access, expires_in: lifetime, refresh_token: refresh, refresh_token_expires_in: REFRESH_LIFETIME_SECONDS, scope: '', token_type: 'bearer' });
   }
 
@@ -702,12 +746,12 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     if (p.grant_type === 'refresh_token') {
       if (!p.refresh_token) return refuse(res, 'POST /login/oauth/access_token (refresh) without refresh_token', 200, { error: 'bad_refresh_token', error_description: 'The refresh token passed is incorrect or expired.' });
       const record = liveToken(p.refresh_token, ['refresh']);
-      if (!record?.grant || record.grant.refreshToken !== p.refresh_token) return tokenError(res, 'bad_refresh_token', 'The refresh token passed is incorrect or expired.');
-      // GitHub: once a refresh token is used, it and the old user access token no longer work.
-      for (const value of record.grant.tokens) {
-        const previous = tokens.get(value);
-        if (previous) previous.revoked = true;
-      }
+      if (!record?.grant) return tokenError(res, 'bad_refresh_token', 'The refresh token passed is incorrect or expired.');
+      // GitHub: once a refresh token is used, it and the user access token issued with it no longer
+      // work. Other token pairs of the same grant (other connections of the user) are untouched.
+      record.revoked = true;
+      const previous = record.pair ? tokens.get(record.pair) : undefined;
+      if (previous) previous.revoked = true;
       refreshes++;
       return issueUserTokens(res, record.grant);
     }
@@ -722,7 +766,14 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
       const computed = createHash('sha256').update(verifier).digest('base64url');
       if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || computed !== pending.challenge) return tokenError(res, 'bad_verification_code', 'The code_verifier does not match the code_challenge.');
     }
-    issueUserTokens(res, { clientId: pending.clientId, login: user.login, tokens: new Set(), refreshToken: '', revoked: false });
+    // One authorization per app and user: a second flow by the same user adds tokens to it.
+    const key = `${pending.clientId}:${user.login}`;
+    let grant = grants.get(key);
+    if (!grant || grant.revoked) {
+      grant = { clientId: pending.clientId, login: user.login, tokens: new Set(), revoked: false };
+      grants.set(key, grant);
+    }
+    issueUserTokens(res, grant);
   }
 
   // ---- REST API ----------------------------------------------------------------------------
@@ -755,6 +806,7 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
 
     const params = op.pattern.exec(path)!.slice(1).map((s) => decodeURIComponent(s));
     if (op.template === '/applications/{client_id}/grant') return revokeGrantCall(req, res, what, params[0]!, body);
+    if (op.template === '/applications/{client_id}/token') return revokeTokenCall(req, res, what, params[0]!, body);
 
     const caller = apiCaller(req);
     if (!caller) return json(res, 401, { message: 'Bad credentials', documentation_url: DOCS, status: '401' });
@@ -781,6 +833,7 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
         return send(200, { ...userJson(u), name: u.login, email: null }, caller.kind === 'pat' ? { 'x-oauth-scopes': caller.scopes.join(', '), 'x-accepted-oauth-scopes': '' } : {});
       }
       case '/repos/{owner}/{repo}/check-runs': {
+        if (caller.kind === 'pat') return refuseCheckRun(send, 'create-a-check-run');
         if (standIn.repositories.has(repository) && !(await commitExists(repository, String(b.head_sha)))) return send(422, { message: 'No commit found for SHA: ' + String(b.head_sha), documentation_url: DOCS, status: '422' });
         const outputErr = checkOutputProblem(b);
         if (outputErr) return refuse(res, `${what}: ${outputErr}`, 422, { message: 'Invalid request.', errors: [outputErr], documentation_url: DOCS, status: '422' });
@@ -802,6 +855,7 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
         return send(201, checkRunJson(run));
       }
       case '/repos/{owner}/{repo}/check-runs/{check_run_id}': {
+        if (caller.kind === 'pat') return refuseCheckRun(send, 'update-a-check-run');
         const run = standIn.checkRuns.find((r) => r.repository === repository && String(r.id) === params[2]);
         if (!run) return notFound(res);
         const outputErr = checkOutputProblem(b);
@@ -820,6 +874,25 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
         if (Array.isArray(output.annotations)) run.annotations.push(...(output.annotations as AnnotationRecord[]));
         run.calls++;
         return send(200, checkRunJson(run));
+      }
+      case '/repos/{owner}/{repo}/statuses/{sha}': {
+        const sha = params[2]!;
+        if (standIn.repositories.has(repository) && !(await commitExists(repository, sha))) return send(422, { message: `No commit found for SHA: ${sha}`, documentation_url: DOCS, status: '422' });
+        // GitHub's limit, which the published schema does not state.
+        if (typeof b.description === 'string' && b.description.length > 140) {
+          return refuse(res, `${what}: description longer than 140 characters`, 422, { message: 'Validation Failed', errors: [{ resource: 'Status', code: 'custom', field: 'description', message: 'description is too long (maximum is 140 characters)' }], documentation_url: DOCS, status: '422' });
+        }
+        const status: CommitStatusRecord = {
+          id: nextId++,
+          repository,
+          sha,
+          context: typeof b.context === 'string' ? b.context : 'default',
+          state: String(b.state),
+          description: typeof b.description === 'string' ? b.description : null,
+          targetUrl: typeof b.target_url === 'string' ? b.target_url : null,
+        };
+        standIn.commitStatuses.push(status);
+        return send(201, commitStatusJson(status, caller.login));
       }
       case '/repos/{owner}/{repo}/issues': {
         if (method === 'GET') {
@@ -897,6 +970,31 @@ export async function startGithubStandIn(options: GithubStandInOptions = {}): Pr
     }
     if (b.status === 'completed' && b.conclusion === undefined) return 'conclusion is required when status is completed';
     return null;
+  }
+
+  /**
+   * GitHub's answer to a personal access token writing a check run: 403, the endpoint's docs, and the
+   * permission it would need (a GitHub App's "Checks: write").
+   */
+  function refuseCheckRun(send: (status: number, answer: unknown, headers?: Record<string, string>) => void, anchor: string): void {
+    send(403, { message: 'Resource not accessible by personal access token', documentation_url: `https://docs.github.com/rest/checks/runs#${anchor}`, status: '403' }, { 'x-accepted-github-permissions': 'checks=write' });
+  }
+
+  /** DELETE /applications/{client_id}/token: revokes that one access token (Basic auth with the client's id and secret). */
+  function revokeTokenCall(req: IncomingMessage, res: ServerResponse, what: string, clientId: string, body: unknown): void {
+    const basic = /^Basic (\S+)$/.exec(req.headers.authorization ?? '');
+    const decoded = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8') : '';
+    if (decoded !== `${CLIENT_ID}:${CLIENT_SECRET}` || clientId !== CLIENT_ID) return json(res, 404, { message: 'Not Found', documentation_url: DOCS, status: '404' });
+    const op = specs.find((o) => o.template === '/applications/{client_id}/token')!;
+    if (body === undefined) return refuse(res, `${what} without a body`, 400, { message: 'Problems parsing JSON', documentation_url: DOCS, status: '400' });
+    if (!op.body!(body)) return refuse(res, `${what}: ${describeErrors(op.body!.errors)}`, 422, { message: 'Invalid request.', documentation_url: DOCS, status: '422' });
+    const value = String((body as Json).access_token);
+    const record = liveToken(value, ['user']);
+    if (!record?.grant || record.grant.clientId !== clientId) return json(res, 404, { message: 'Not Found', documentation_url: DOCS, status: '404' });
+    record.revoked = true;
+    revokedAccessTokens.push(value);
+    res.writeHead(204);
+    res.end();
   }
 
   function revokeGrantCall(req: IncomingMessage, res: ServerResponse, what: string, clientId: string, body: unknown): void {

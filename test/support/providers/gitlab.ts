@@ -1,7 +1,7 @@
 // A GitLab stand-in on 127.0.0.1: the OAuth endpoints (authorize auto-approves; the token endpoint
 // checks the client, the code, redirect_uri and the S256 verifier, and rotates refresh tokens), the
-// REST API v4 calls Aegis makes (GET /user, GET /personal_access_tokens/self, commit statuses,
-// merge request notes), and real git repositories served over smart HTTP by `git http-backend`
+// REST API v4 calls Aegis makes (GET /user, GET and DELETE /personal_access_tokens/self, commit
+// statuses, merge request notes), and real git repositories served over smart HTTP by `git http-backend`
 // with GitLab's Basic auth rules. Requests that do not match GitLab's documented shapes are
 // answered the way GitLab answers them (400 with `{"error": …}` / `{"message": …}`) and recorded in
 // `rejected`, which tests expect to stay empty. Merge Request Hook deliveries are sent with
@@ -18,7 +18,15 @@ import { basicPassword, commitFiles, initBareRepository, readBody, serveGitHttp 
 export interface GitlabStandInOptions {
   /** Lifetime of OAuth access tokens (GitLab: 7200). */
   tokenLifetimeSeconds?: number;
+  /**
+   * Whether DELETE /personal_access_tokens/self exists (GitLab 15.0 and later; default true). False
+   * plays an older instance, which answers it 404.
+   */
+  selfRevocation?: boolean;
 }
+
+/** Which access token `issueToken` makes: a user's own, or a project's or group's (a bot user's). */
+export type GitlabTokenType = 'personal' | 'project' | 'group';
 
 export interface RecordedRequest {
   method: string;
@@ -86,9 +94,13 @@ export interface GitlabStandIn {
   /** The user every token belongs to. */
   user: GitlabUser;
   failNext(count: number, status: number, headers?: Record<string, string>): void;
-  /** A personal access token (`glpat-…`) with these scopes (default api, read_repository). */
-  issueToken(options?: { scopes?: string[]; expiresAt?: Date }): string;
+  /** A personal access token (`glpat-…`; or a project or group access token) with these scopes (default api, read_repository). */
+  issueToken(options?: { scopes?: string[]; expiresAt?: Date; type?: GitlabTokenType }): string;
   revokeToken(token: string): void;
+  /** Whether `token` is still accepted by the API. */
+  tokenWorks(token: string): boolean;
+  /** Tokens revoked through DELETE /personal_access_tokens/self, one entry per call. */
+  revokedTokens(): string[];
   createProject(path: string, files: Record<string, string>, options?: { private?: boolean }): Promise<ProjectRecord>;
   /** Commits `files` (added or replaced) on `branch` (new branches start from the default branch); returns the sha. */
   commit(path: string, branch: string, files: Record<string, string>): Promise<string>;
@@ -99,6 +111,8 @@ export interface GitlabStandIn {
 
 interface TokenRecord {
   kind: 'pat' | 'oauth';
+  /** Access tokens (kind `pat`): a user's own, or a project's or group's. */
+  type: GitlabTokenType | null;
   scopes: string[];
   expiresAt: number | null;
   revoked: boolean;
@@ -151,6 +165,8 @@ function paramsOf(req: IncomingMessage, raw: Buffer): Params | null {
 
 export async function startGitlabStandIn(options: GitlabStandInOptions = {}): Promise<GitlabStandIn> {
   const lifetime = options.tokenLifetimeSeconds ?? 7200;
+  const selfRevocation = options.selfRevocation ?? true;
+  const revokedBySelf: string[] = [];
   const root = await mkdtemp(join(tmpdir(), 'aegis-gitlab-standin-'));
   const tokens = new Map<string, TokenRecord>();
   const refreshTokens = new Map<string, GrantRecord>();
@@ -174,11 +190,13 @@ export async function startGitlabStandIn(options: GitlabStandInOptions = {}): Pr
     failNext(count, status, headers = {}) {
       failures = { count, status, headers };
     },
-    issueToken({ scopes = ['api', 'read_repository'], expiresAt } = {}) {
+    issueToken({ scopes = ['api', 'read_repository'], expiresAt, type = 'personal' } = {}) {
       const token = `glpat-${b64url(randomBytes(15))}`;
-      tokens.set(token, { kind: 'pat', scopes, expiresAt: expiresAt ? expiresAt.getTime() : null, revoked: false, grant: null });
+      tokens.set(token, { kind: 'pat', type, scopes, expiresAt: expiresAt ? expiresAt.getTime() : null, revoked: false, grant: null });
       return token;
     },
+    tokenWorks: (token) => tokenRecord(token) !== null,
+    revokedTokens: () => [...revokedBySelf],
     revokeToken(token) {
       const record = tokens.get(token);
       if (record) record.revoked = true;
@@ -291,7 +309,7 @@ export async function startGitlabStandIn(options: GitlabStandInOptions = {}): Pr
 
   function issueGrant(clientId: string, scopes: string[]): Record<string, unknown> {
     const grant: GrantRecord = { clientId, scopes, accessToken: b64url(randomBytes(32)), refreshToken: b64url(randomBytes(32)), revoked: false };
-    tokens.set(grant.accessToken, { kind: 'oauth', scopes, expiresAt: Date.now() + lifetime * 1000, revoked: false, grant });
+    tokens.set(grant.accessToken, { kind: 'oauth', type: null, scopes, expiresAt: Date.now() + lifetime * 1000, revoked: false, grant });
     refreshTokens.set(grant.refreshToken, grant);
     return { access_token: grant.accessToken, token_type: 'Bearer', expires_in: lifetime, refresh_token: grant.refreshToken, scope: scopes.join(' '), created_at: Math.floor(Date.now() / 1000) };
   }
@@ -446,6 +464,19 @@ export async function startGitlabStandIn(options: GitlabStandInOptions = {}): Pr
     if (method === 'GET' && path === '/user') {
       if (!allows('api', 'read_api', 'read_user')) return insufficient('api read_user read_api');
       return json(res, 200, { id: user.id, username: user.username, name: user.name, state: 'active', web_url: `${standIn.url}/${user.username}` });
+    }
+    if (method === 'DELETE' && path === '/personal_access_tokens/self') {
+      // GitLab before 15.0 has no such route.
+      if (!selfRevocation) return json(res, 404, { error: '404 Not Found' });
+      if (caller.kind !== 'pat') return json(res, 404, { message: '404 Not Found' });
+      // The stand-in plays an instance that lets only a user's own token revoke itself.
+      if (caller.type !== 'personal') return json(res, 403, { message: '403 Forbidden' });
+      const value = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? String(req.headers['private-token']);
+      caller.revoked = true;
+      revokedBySelf.push(value);
+      res.writeHead(204);
+      res.end();
+      return;
     }
     if (method === 'GET' && path === '/personal_access_tokens/self') {
       if (caller.kind !== 'pat') return json(res, 404, { message: '404 Not Found' });
