@@ -51,6 +51,7 @@ import { advisoryRoutes } from './advisories/routes.ts';
 import { scanRoutes } from './scans/routes.ts';
 import { scanSarifRoutes } from './scans/sarif-route.ts';
 import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
+import { overviewRoutes } from './overview/routes.ts';
 import { configRepoRoutes } from './config-repos/routes.ts';
 import { urlScanRoutes } from './url-scans/routes.ts';
 import { pushRoutes } from './config-repos/push-routes.ts';
@@ -104,7 +105,7 @@ export interface AppDeps {
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
@@ -136,7 +137,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(inputGuard);
   await app.register(cookie);
   await app.register(authPlugin, { authenticator, sessions, publicOrigin: () => new URL(publicUrl()).origin });
-  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, redis });
+  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, sessionPerMinute: config.sessionRateLimitPerMinute, redis });
   await app.register(idempotency, { db, secretBox });
   await app.register(openApi, { version: API_VERSION });
 
@@ -175,6 +176,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(sandboxRoutes, { db, publicUrl });
   await app.register(demoTargetRoutes, { prefix: DEMO_TARGET_PATH });
   await app.register(vulnerabilityRoutes, { db });
+  await app.register(overviewRoutes, { db });
   await app.register(advisoryRoutes, { db });
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones });
   await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy });

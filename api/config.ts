@@ -19,6 +19,8 @@ export interface ServerConfig {
   secretKey: string | undefined;
   /** Default per-key request budget per minute (spec 8). */
   rateLimitPerMinute: number;
+  /** The budget of a signed-in person (the dashboard: several calls per page), per minute. */
+  sessionRateLimitPerMinute: number;
   /** Proxies whose X-Forwarded-For is believed, as addresses or CIDRs. */
   trustedProxies: string[];
   logLevel: string;
@@ -190,6 +192,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     bootstrapApiKey: env.AEGIS_BOOTSTRAP_API_KEY || undefined,
     secretKey: env.AEGIS_SECRET_KEY || undefined,
     rateLimitPerMinute: positiveInt('AEGIS_RATE_LIMIT_PER_MINUTE', env.AEGIS_RATE_LIMIT_PER_MINUTE, 100),
+    sessionRateLimitPerMinute: positiveInt('AEGIS_SESSION_RATE_LIMIT_PER_MINUTE', env.AEGIS_SESSION_RATE_LIMIT_PER_MINUTE, 600),
     trustedProxies: (env.AEGIS_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.AEGIS_LOG_LEVEL ?? 'info',
     keyCacheTtlMs: positiveInt('AEGIS_KEY_CACHE_TTL_MS', env.AEGIS_KEY_CACHE_TTL_MS, 3000),

@@ -51,6 +51,12 @@ export interface AuditQuery {
   limit: number;
   actors?: string[] | undefined;
   actions?: string[] | undefined;
+  /** Target ids (an API key id, a user id, …). */
+  targets?: string[] | undefined;
+  /** created_at >= since. */
+  since?: Date | undefined;
+  /** created_at < until. */
+  until?: Date | undefined;
 }
 
 export async function listAudit(db: Db, q: AuditQuery): Promise<AuditEventRow[]> {
@@ -58,5 +64,8 @@ export async function listAudit(db: Db, q: AuditQuery): Promise<AuditEventRow[]>
   if (q.after) query = query.where('id', '<', q.after);
   if (q.actors) query = query.where('actor_id', 'in', q.actors);
   if (q.actions) query = query.where('action', 'in', q.actions);
+  if (q.targets) query = query.where('target_id', 'in', q.targets);
+  if (q.since) query = query.where('created_at', '>=', q.since);
+  if (q.until) query = query.where('created_at', '<', q.until);
   return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
 }

@@ -17,7 +17,8 @@ import type { SessionTokens } from '../sessions/session-token.ts';
 import { signIn } from '../sessions/sign-in.ts';
 import { finishFlow, startFlow } from '../sso/flows.ts';
 import { accountFor, organizationForSession } from './accounts.ts';
-import { DEFAULT_LANDING } from './routes.ts';
+import { landingAfterSignIn, rememberReturnTo } from './return-to.ts';
+import { returnToSchema } from './routes.ts';
 
 export interface GoogleRoutesOptions {
   db: Db;
@@ -83,7 +84,8 @@ export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRou
         tags,
         summary: 'Sign in with Google',
         description:
-          'Starts a Google sign-in (OpenID Connect, authorization code with PKCE): sets a short-lived cookie binding the sign-in to this browser and redirects (302) to Google. 404 when Google sign-in is not configured.',
+          'Starts a Google sign-in (OpenID Connect, authorization code with PKCE): sets a short-lived cookie binding the sign-in to this browser and redirects (302) to Google. `return_to` (a path of this server) is where the browser lands once signed in. 404 when Google sign-in is not configured.',
+        querystring: { type: 'object', properties: { return_to: returnToSchema } },
         response: { 302: { type: 'null', description: 'Redirect to the identity provider.' } },
       },
     },
@@ -100,6 +102,7 @@ export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRou
         throw new ApiError(503, 'unavailable', 'Google sign-in is unavailable right now (the identity provider could not be reached); try again later or use an e-mail link');
       }
       reply.setCookie(FLOW_COOKIE, state, flowCookieOptions);
+      rememberReturnTo(request, reply, request.query.return_to);
       return reply.redirect(url, 302);
     },
   );
@@ -111,7 +114,7 @@ export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRou
         tags,
         summary: 'Google sign-in callback',
         description:
-          'Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up. Redirects (303) to the landing page with the session cookie. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.',
+          'Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up. Redirects (303) with the session cookie to the `return_to` the sign-in started with, else the default landing page. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.',
         querystring: oidcCallbackQuery,
         response: { 303: { type: 'null', description: 'Signed in: redirect to the landing page.' } },
       },
@@ -140,7 +143,7 @@ export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRou
         return { userId: user.id, orgId: await organizationForSession(trx, user.id) };
       });
       await signIn(db, tokens, request, reply, { userId: signedIn.userId, orgId: signedIn.orgId, method: 'google', name: identity.name });
-      return reply.redirect(DEFAULT_LANDING, 303);
+      return reply.redirect(landingAfterSignIn(request, reply), 303);
     },
   );
 };

@@ -14,7 +14,7 @@ import type { InviteRow } from '../db/schema.ts';
 import { ApiError } from '../http/errors.ts';
 import { joinByInvite } from '../login/accounts.ts';
 import { acceptsHtml, escapeHtml, postForm, sendPage } from '../login/pages.ts';
-import { DEFAULT_LANDING, failForm, isFormPost, signedInSchema } from '../login/routes.ts';
+import { DEFAULT_LANDING, failForm, isFormPost, returnToSchema, signedInSchema } from '../login/routes.ts';
 import { signIn } from '../sessions/sign-in.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { ensureUser } from '../users/user-store.ts';
@@ -52,6 +52,8 @@ export interface InvitePageOptions {
 }
 
 const tokenSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'The token from the invite link.' } as const;
+/** Where the link's page sends a person who joined: the dashboard's home. */
+const INVITE_LANDING = '/';
 
 export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: InvitePageOptions }> = async (app, { db, tokens, changes }) => {
   const tags = ['Members'];
@@ -81,7 +83,8 @@ export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Invit
         reply,
         200,
         `Join ${org.name}`,
-        `<p>${escapeHtml(invite.email)} is invited to join ${escapeHtml(org.name)} on Aegis as ${escapeHtml(invite.role)}.</p>${postForm('/auth/invite/accept', { token }, `Join ${org.name}`)}`,
+        // A person following the mailed link lands in the dashboard once joined.
+        `<p>${escapeHtml(invite.email)} is invited to join ${escapeHtml(org.name)} on Aegis as ${escapeHtml(invite.role)}.</p>${postForm('/auth/invite/accept', { token, return_to: INVITE_LANDING }, `Join ${org.name}`)}`,
       );
     },
   );
@@ -93,8 +96,8 @@ export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Invit
         tags,
         summary: 'Accept an invite from its link',
         description:
-          'Joins the organisation as the invited address (creating the account when the address has none) and starts a session there. A form post is redirected (303) to `/api/v1/me`; JSON gets the account. Used, revoked, expired or forged tokens: 401 with `details.reason`. An organisation that enforces SSO keeps the membership but sends the person to its identity provider (403 `sso_required`).',
-        body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: tokenSchema } },
+          'Joins the organisation as the invited address (creating the account when the address has none) and starts a session there. A form post is redirected (303) to `return_to` (the page of the link sends `/`, the dashboard; default `/api/v1/me`); JSON gets the account. Used, revoked, expired or forged tokens: 401 with `details.reason`. An organisation that enforces SSO keeps the membership but sends the person to its identity provider (403 `sso_required`).',
+        body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: tokenSchema, return_to: returnToSchema } },
         response: { 200: signedInSchema },
       },
     },
@@ -117,7 +120,7 @@ export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Invit
         return failForm(request, reply, err, 'Could not join');
       }
       await signIn(db, tokens, request, reply, { userId: joined.userId, orgId: joined.orgId, method: 'invite' });
-      if (isFormPost(request)) return reply.redirect(DEFAULT_LANDING, 303);
+      if (isFormPost(request)) return reply.redirect(request.body.return_to ?? DEFAULT_LANDING, 303);
       return { user: { id: joined.userId, email: joined.email }, organization_id: joined.orgId };
     },
   );

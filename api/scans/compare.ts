@@ -1,7 +1,9 @@
 // Reading one scan against another (the diff) and what a scan covered.
 import type { Db } from '../db/database.ts';
 import { toVulnerability, vulnerabilitiesOfScan } from '../vulnerabilities/store.ts';
+import type { ScanStatus } from './schemas.ts';
 import { previousScan, type ScanRow } from './store.ts';
+import type { SkippedByType, SkippedFile } from '../scanners/types.ts';
 
 /** New, fixed and unchanged findings of `scan` against `baseline` (default: the previous completed scan of the target). */
 export async function diffScans(db: Db, scan: ScanRow, baseline?: ScanRow) {
@@ -23,8 +25,9 @@ export async function diffScans(db: Db, scan: ScanRow, baseline?: ScanRow) {
 }
 
 export function scanCoverage(scan: ScanRow) {
-  const coverage = scan.coverage as { files_scanned?: number; bytes_scanned?: number; skipped?: unknown[]; skipped_by_type?: unknown[]; requests?: number; items?: number; notes?: string[] } | null;
+  const coverage = scan.coverage as { files_scanned?: number; bytes_scanned?: number; skipped?: SkippedFile[]; skipped_by_type?: SkippedByType[]; requests?: number; items?: number; notes?: string[] } | null;
   // URL scans count requests and pages/operations/templates instead of files.
   const web = coverage?.requests !== undefined ? { requests: coverage.requests, items: coverage.items ?? 0 } : { files_scanned: coverage?.files_scanned ?? 0, bytes_scanned: coverage?.bytes_scanned ?? 0, skipped: coverage?.skipped ?? [], ...(coverage?.skipped_by_type !== undefined ? { skipped_by_type: coverage.skipped_by_type } : {}) };
-  return { scan_id: scan.id, status: scan.status, ...web, notes: coverage?.notes ?? [], complete: scan.status === 'completed' };
+  // The status column holds only the statuses the schema lists.
+  return { scan_id: scan.id, status: scan.status as ScanStatus, ...web, notes: coverage?.notes ?? [], complete: scan.status === 'completed' };
 }

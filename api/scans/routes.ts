@@ -18,7 +18,7 @@ import { detectArchiveKind } from './sources/archive.ts';
 import { parseGitSource } from '../git/url.ts';
 import type { CloneAccess } from '../integrations/clone-access.ts';
 import { diffScans, scanCoverage } from './compare.ts';
-import { CodeScanBody, SCAN_STATUSES, ScanResource } from './schemas.ts';
+import { CodeScanBody, SCAN_STATUSES, ScanCoverageResource, ScanDiffResource, ScanResource } from './schemas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { createScan, findScan, finishScan, listScans, storedGitSource, toScan, type ScanRow } from './store.ts';
 
@@ -202,6 +202,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
           'The baseline is `?baseline=SCAN_ID` (same organisation, type and target) or else the previous completed scan of the same target.',
         params: idParams,
         querystring: { type: 'object', properties: { baseline: { type: 'string', maxLength: 64 } } },
+        response: { 200: ScanDiffResource },
       },
     },
     async (request) => {
@@ -222,7 +223,7 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
     '/api/v1/scans/:id/coverage',
     {
       config: { auth: 'scans:read' },
-      schema: { tags, summary: 'What a scan covered', description: 'Code scans: files scanned and skipped (with the reason). URL scans: requests sent and pages, operations or templates covered. With what limited the scan (`notes`), once it has completed.', params: idParams },
+      schema: { tags, summary: 'What a scan covered', description: 'Code scans: files scanned and skipped (with the reason). URL scans: requests sent and pages, operations or templates covered. With what limited the scan (`notes`), once it has completed.', params: idParams, response: { 200: ScanCoverageResource } },
     },
     async (request) => {
       const scan = await findScan(db, principalOf(request).orgId, request.params.id);

@@ -136,3 +136,46 @@ export const VulnerabilityResource = {
     updated_at: timestampSchema,
   },
 } as const;
+
+const skippedFile = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['path', 'reason'],
+  properties: { path: { type: 'string' }, reason: { type: 'string', description: '`excluded`, `unsupported`, `unreadable`, `too_large`, …' } },
+} as const;
+
+/** GET /api/v1/scans/:id/coverage: files for code scans, requests and items for URL scans. */
+export const ScanCoverageResource = {
+  type: 'object',
+  required: ['scan_id', 'status', 'notes', 'complete'],
+  properties: {
+    scan_id: { type: 'string' },
+    status: { type: 'string', enum: SCAN_STATUSES },
+    files_scanned: { ...count, description: 'Code scans: files read.' },
+    bytes_scanned: { ...count, description: 'Code scans: bytes read.' },
+    skipped: { type: 'array', items: skippedFile, description: 'Code scans: files not scanned, with the reason (at most a bounded number are reported).' },
+    skipped_by_type: {
+      type: 'array',
+      description: 'Code scans (secrets, SAST): `skipped` counted by file type and reason, most files first.',
+      items: { type: 'object', additionalProperties: false, required: ['type', 'reason', 'files'], properties: { type: { type: 'string' }, reason: { type: 'string' }, files: count } },
+    },
+    requests: { ...count, description: 'URL scans: requests sent.' },
+    items: { ...count, description: 'URL scans: pages, operations or templates covered.' },
+    notes: { type: 'array', items: { type: 'string' }, description: 'What limited the scan.' },
+    complete: { type: 'boolean', description: 'Whether the scan completed (the figures are final).' },
+  },
+} as const;
+
+/** GET /api/v1/scans/:id/diff: findings by fingerprint against the baseline. */
+export const ScanDiffResource = {
+  type: 'object',
+  required: ['scan_id', 'baseline_id', 'counts', 'new', 'fixed', 'unchanged'],
+  properties: {
+    scan_id: { type: 'string' },
+    baseline_id: { type: ['string', 'null'], description: 'The scan compared with; null when there is none (every finding is new).' },
+    counts: { type: 'object', additionalProperties: false, required: ['new', 'fixed', 'unchanged'], properties: { new: count, fixed: count, unchanged: count } },
+    new: { type: 'array', items: VulnerabilityResource, description: 'Seen by this scan, not by the baseline.' },
+    fixed: { type: 'array', items: VulnerabilityResource, description: 'Seen by the baseline, not by this scan.' },
+    unchanged: { type: 'array', items: VulnerabilityResource, description: 'Seen by both.' },
+  },
+} as const;

@@ -8,7 +8,7 @@ import type { AuthChanges } from '../auth/auth-changes.ts';
 import type { Db } from '../db/database.ts';
 import { ApiError } from '../http/errors.ts';
 import { escapeHtml, sendPage } from '../login/pages.ts';
-import { DEFAULT_LANDING } from '../login/routes.ts';
+import { landingAfterSignIn } from '../login/return-to.ts';
 import { joinByInvite } from '../login/accounts.ts';
 import { pendingInvitesFor } from '../orgs/invite-store.ts';
 import { addMembership } from '../orgs/org-store.ts';
@@ -88,5 +88,5 @@ export async function completeSsoSignIn(
     throw new ApiError(403, 'forbidden', `${email} is not a member of this organisation; ask an admin for an invite`);
   }
   await signIn(ctx.db, ctx.tokens, request, reply, { userId, orgId, method: connection.protocol === 'oidc' ? 'sso_oidc' : 'sso_saml', ssoOrgId: orgId, name: identity.name });
-  return reply.redirect(DEFAULT_LANDING, 303);
+  return reply.redirect(landingAfterSignIn(request, reply), 303);
 }

@@ -28,6 +28,8 @@ import { guardedFetch } from '../net/guarded-fetch.ts';
 import { OidcClients, OidcDiscoveryError, OidcVerificationError, refusedAddressIn } from '../oidc/client.ts';
 import { requirePlan } from '../orgs/plans.ts';
 import { FLOW_COOKIE, flowCookieOptions } from '../sessions/cookies.ts';
+import { rememberReturnTo } from '../login/return-to.ts';
+import { returnToSchema } from '../login/routes.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { findUserByEmail, normalizeEmail } from '../users/user-store.ts';
 import { auditSsoRefusal, completeSsoSignIn } from './complete.ts';
@@ -129,6 +131,7 @@ const ssoStartQuery = {
   properties: {
     org: { type: 'string', minLength: 1, maxLength: 100, description: "The organisation's slug." },
     email: { type: 'string', minLength: 1, maxLength: 254, description: 'A work e-mail address (its domain, or its account, finds the organisation); a slug is accepted too.' },
+    return_to: { ...returnToSchema, description: 'Path to land on after signing in (this server only; OIDC connections — a SAML response arrives as a cross-site POST and lands on the default page).' },
   },
 } as const;
 
@@ -418,11 +421,12 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
       },
     },
     async (request, reply) => {
-      const { org, email } = request.query;
+      const { org, email, return_to: returnTo } = request.query;
       if (!org && !email) throw new ApiError(400, 'invalid_request', 'name the organisation (org=<slug>) or your work e-mail address (email=<address>)');
       const connection = await connectionFor(org, email);
       if (!connection) throw new ApiError(404, 'not_found', NO_SSO);
       const { state, row } = await newFlow(connection, 'login', null);
+      rememberReturnTo(request, reply, returnTo);
       return redirectToIdp(request, reply, connection, row, state, email?.includes('@') ? normalizeEmail(email) : undefined);
     },
   );

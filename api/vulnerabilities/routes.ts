@@ -1,5 +1,6 @@
 // /api/v1/vulnerabilities: the findings of all scans, deduplicated per target (spec 4.8), and
-// their triage, verify-fix (./verify.ts) and virtual patches made from a finding (./virtual-patch.ts).
+// their triage, verify-fix (./verify.ts) and virtual patches made from a finding (./virtual-patch.ts);
+// sorted pages (./sort.ts) and each finding's history (./history.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { SCAN_TYPES } from '../../schemas/index.ts';
 import { auditRequest } from '../audit/audit-log.ts';
@@ -12,7 +13,7 @@ import { filterParam, listResponseSchema, pageQueryProperties } from '../http/sc
 import { SEVERITIES, VulnerabilityResource } from '../scans/schemas.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 import { vulnerabilityChanged } from './events.ts';
-import { findVulnerability, listVulnerabilities, toVulnerability, updateVulnerability, type TriageChanges, type VulnerabilityStatus } from './store.ts';
+import { findVulnerability, listVulnerabilities, listVulnerabilitiesSorted, toVulnerability, updateVulnerability, type TriageChanges, type VulnerabilityStatus } from './store.ts';
 import { allowedFrom, transitionAllowed } from './transitions.ts';
 import { sql } from 'kysely';
 import { VirtualPatchResource } from '../../schemas/index.ts';
@@ -23,6 +24,9 @@ import { derivePatch, siteServing } from './virtual-patch.ts';
 import type { Verification, VulnerabilityRow } from './store.ts';
 import { ticketLinksOf } from '../integrations/tickets/store.ts';
 import { triageOf, triageView } from '../ai/queue.ts';
+import { decodeSortCursor, encodeSortCursor, parseSort, SORTS } from './sort.ts';
+import { decodeHistoryCursor, encodeHistoryCursor, historyOf, toHistoryEntry } from './history.ts';
+import { HistoryEntryResource } from './history-schema.ts';
 
 const STATUSES = ['open', 'acknowledged', 'resolved', 'accepted_risk'] as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
@@ -48,6 +52,9 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
       schema: {
         tags,
         summary: 'List vulnerabilities',
+        description:
+          'Newest first by default. `sort` orders by another field — `-severity` (most severe first), `severity`, `first_seen_at`, `last_seen_at`, `created_at`, `updated_at`, each ascending or with `-` descending — ' +
+          'with ties broken by id; the cursor of a sorted page carries its sort key, so it must be passed back with the same `sort` and filters.',
         querystring: {
           type: 'object',
           properties: {
@@ -59,6 +66,7 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
             scan_id: { type: 'string', maxLength: 64, description: 'Only the findings seen in this scan.' },
             target: { type: 'string', maxLength: 2048, description: 'Only findings of this target.' },
             false_positive: { type: 'boolean' },
+            sort: { type: 'string', enum: SORTS, description: 'Order of the list: a field, descending with a leading `-`. Without it, newest first.' },
           },
         },
         response: { 200: listResponseSchema(VulnerabilityResource) },
@@ -67,9 +75,8 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
     async (request) => {
       const q = request.query;
       const limit = pageLimit(q);
-      const rows = await listVulnerabilities(db, {
+      const filters = {
         orgId: principalOf(request).orgId,
-        after: decodeCursor(q.cursor),
         limit,
         severities: parseEnumList('severity', q.severity, SEVERITIES),
         statuses: parseEnumList('status', q.status, STATUSES),
@@ -78,8 +85,46 @@ export const vulnerabilityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { 
         scanId: q.scan_id,
         target: q.target,
         falsePositive: q.false_positive,
-      });
+      };
+      const spec = parseSort(q.sort);
+      if (spec) {
+        const rows = await listVulnerabilitiesSorted(db, { ...filters, spec, cursor: decodeSortCursor(spec, q.cursor) });
+        const page = rows.slice(0, limit);
+        const last = page[page.length - 1];
+        const show = await withTickets(page);
+        return { data: page.map(show), pagination: { next: rows.length > limit && last ? encodeSortCursor(spec, { key: last.sort_key, id: last.id }) : null } };
+      }
+      const rows = await listVulnerabilities(db, { ...filters, after: decodeCursor(q.cursor) });
       return toPage(rows, limit, await withTickets(rows));
+    },
+  );
+
+  app.get(
+    '/api/v1/vulnerabilities/:id/history',
+    {
+      config: { auth: 'vulnerabilities:read' },
+      schema: {
+        tags,
+        summary: 'What happened to a vulnerability',
+        description:
+          'Newest first: each change of the finding (from its `vulnerability.*` events: status, resolution, false positive, notes, verification, virtual patch — `changes` lists each field from → to), ' +
+          'made by a person or API key (`actor`) or by Aegis itself (`actor: null`: a scan that resolved or reopened it, a verify-fix result, a ticket closed at the tracker), ' +
+          'and the requests that change no field at once (`kind: action`: a ticket, an AI triage, a verify-fix, a virtual patch; `type` is the audit action, `metadata` its details). ' +
+          'Changes are kept as long as events (30 days); the requests as long as the audit log.',
+        params: idParams,
+        querystring: { type: 'object', properties: { ...pageQueryProperties } },
+        response: { 200: listResponseSchema(HistoryEntryResource) },
+      },
+    },
+    async (request) => {
+      const { orgId } = principalOf(request);
+      const row = await findVulnerability(db, orgId, request.params.id);
+      if (!row) throw notFound('vulnerability');
+      const limit = pageLimit(request.query);
+      const rows = await historyOf(db, orgId, row.id, limit, decodeHistoryCursor(request.query.cursor));
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return { data: page.map(toHistoryEntry), pagination: { next: rows.length > limit && last ? encodeHistoryCursor(last) : null } };
     },
   );
 

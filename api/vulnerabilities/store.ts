@@ -6,6 +6,7 @@ import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from '../schedules/validate.ts';
 import type { Severity } from '../scanners/types.ts';
 import { livemodeOf } from '../orgs/environments.ts';
+import { afterCursor, sortKey, sortKeyText, type SortCursor, type SortSpec } from './sort.ts';
 
 export type VulnerabilityRow = Selectable<VulnerabilitiesTable>;
 export type VulnerabilityStatus = 'open' | 'acknowledged' | 'resolved' | 'accepted_risk';
@@ -63,9 +64,9 @@ export interface VulnerabilityListQuery {
   falsePositive?: boolean | undefined;
 }
 
-export async function listVulnerabilities(db: Db, q: VulnerabilityListQuery): Promise<VulnerabilityRow[]> {
-  let query = db.selectFrom('vulnerabilities').selectAll().where('org_id', '=', q.orgId);
-  if (q.after) query = query.where('id', '<', q.after);
+/** Filters only (no paging): what the list and the counts share. */
+function filtered(db: Db, q: Omit<VulnerabilityListQuery, 'after' | 'limit'>) {
+  let query = db.selectFrom('vulnerabilities').where('org_id', '=', q.orgId);
   if (q.severities) query = query.where('severity', 'in', q.severities);
   if (q.statuses) query = query.where('status', 'in', q.statuses);
   if (q.scanTypes) query = query.where('scan_type', 'in', q.scanTypes);
@@ -76,7 +77,24 @@ export async function listVulnerabilities(db: Db, q: VulnerabilityListQuery): Pr
     const scanId = q.scanId;
     query = query.where('id', 'in', (eb) => eb.selectFrom('scan_findings').select('vulnerability_id').where('scan_id', '=', scanId));
   }
+  return query;
+}
+
+export async function listVulnerabilities(db: Db, q: VulnerabilityListQuery): Promise<VulnerabilityRow[]> {
+  let query = filtered(db, q).selectAll();
+  if (q.after) query = query.where('id', '<', q.after);
   return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+}
+
+/** A page in `spec`'s order, each row with its sort key's text (for the next cursor). */
+export async function listVulnerabilitiesSorted(
+  db: Db,
+  q: Omit<VulnerabilityListQuery, 'after'> & { spec: SortSpec; cursor: SortCursor | null },
+): Promise<Array<VulnerabilityRow & { sort_key: string }>> {
+  let query = filtered(db, q).selectAll().select(sortKeyText(q.spec).as('sort_key'));
+  if (q.cursor) query = query.where(afterCursor(q.spec, q.cursor));
+  const direction = q.spec.descending ? 'desc' : 'asc';
+  return query.orderBy(sortKey(q.spec), direction).orderBy('id', direction).limit(q.limit + 1).execute();
 }
 
 export async function findVulnerability(db: Db, orgId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<VulnerabilityRow | undefined> {

@@ -2,7 +2,8 @@
 // generated here and appears in exactly one response, the create response: not in get or list, not
 // in logs, not in the audit trail. Delivering events is the delivery worker's job.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { WebhookCreated, WebhookResource, WebhookSpec, WebhookUpdate } from '../../schemas/index.ts';
+import { EVENT_PATTERNS, EVENT_TYPES, WebhookCreated, WebhookResource, WebhookSpec, WebhookUpdate } from '../../schemas/index.ts';
+import { EVENT_CATALOGUE } from '../events/catalogue.ts';
 import { auditRequest } from '../audit/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
@@ -65,6 +66,41 @@ export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookR
       });
       return toPage(rows, limit, toWebhook);
     },
+  );
+
+  // The catalogue a webhook subscribes from (for forms such as the dashboard's): a fixed reference,
+  // so one answer rather than a paginated list.
+  app.get(
+    '/api/v1/webhooks/event-types',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'List the event types a webhook can subscribe to',
+        description: 'Every event type of the catalogue with its payload version and meaning, and the families (`vulnerability.*`, `*`) a subscription may name instead. `ping` is not listed: it goes only to the webhook a test is sent to.',
+        response: {
+          200: {
+            type: 'object',
+            required: ['types', 'patterns'],
+            properties: {
+              types: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['type', 'version', 'description'],
+                  properties: { type: { type: 'string', enum: EVENT_TYPES }, version: { type: 'integer' }, description: { type: 'string' } },
+                },
+              },
+              patterns: { type: 'array', items: { type: 'string', enum: EVENT_PATTERNS }, description: 'Families: every type that starts with the prefix, or `*` for all.' },
+            },
+          },
+        },
+      },
+    },
+    async () => ({
+      types: EVENT_TYPES.map((type) => ({ type, version: EVENT_CATALOGUE[type].version, description: EVENT_CATALOGUE[type].description })),
+      patterns: [...EVENT_PATTERNS],
+    }),
   );
 
   app.get(

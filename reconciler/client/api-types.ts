@@ -1776,11 +1776,14 @@ export interface paths {
         };
         /**
          * Sign in with Google
-         * @description Starts a Google sign-in (OpenID Connect, authorization code with PKCE): sets a short-lived cookie binding the sign-in to this browser and redirects (302) to Google. 404 when Google sign-in is not configured.
+         * @description Starts a Google sign-in (OpenID Connect, authorization code with PKCE): sets a short-lived cookie binding the sign-in to this browser and redirects (302) to Google. `return_to` (a path of this server) is where the browser lands once signed in. 404 when Google sign-in is not configured.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Path to land on after signing in (this server only). */
+                    return_to?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -1853,7 +1856,7 @@ export interface paths {
         };
         /**
          * Google sign-in callback
-         * @description Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up. Redirects (303) to the landing page with the session cookie. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.
+         * @description Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up. Redirects (303) with the session cookie to the `return_to` the sign-in started with, else the default landing page. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.
          */
         get: {
             parameters: {
@@ -2952,6 +2955,8 @@ export interface paths {
                     org?: string;
                     /** @description A work e-mail address (its domain, or its account, finds the organisation); a slug is accepted too. */
                     email?: string;
+                    /** @description Path to land on after signing in (this server only; OIDC connections — a SAML response arrives as a cross-site POST and lands on the default page). */
+                    return_to?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3504,7 +3509,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite from its link
-         * @description Joins the organisation as the invited address (creating the account when the address has none) and starts a session there. A form post is redirected (303) to `/api/v1/me`; JSON gets the account. Used, revoked, expired or forged tokens: 401 with `details.reason`. An organisation that enforces SSO keeps the membership but sends the person to its identity provider (403 `sso_required`).
+         * @description Joins the organisation as the invited address (creating the account when the address has none) and starts a session there. A form post is redirected (303) to `return_to` (the page of the link sends `/`, the dashboard; default `/api/v1/me`); JSON gets the account. Used, revoked, expired or forged tokens: 401 with `details.reason`. An organisation that enforces SSO keeps the membership but sends the person to its identity provider (403 `sso_required`).
          */
         post: {
             parameters: {
@@ -3518,6 +3523,8 @@ export interface paths {
                     "application/json": {
                         /** @description The token from the invite link. */
                         token: string;
+                        /** @description Path to land on after signing in (this server only). */
+                        return_to?: string;
                     };
                 };
             };
@@ -6069,7 +6076,7 @@ export interface paths {
         };
         /**
          * List audit events
-         * @description Newest first. With `Accept: text/csv`, the whole filtered log is returned as CSV (pagination parameters other than `cursor` are ignored).
+         * @description Newest first. With `Accept: text/csv` or `format=csv`, the whole filtered log is streamed as CSV, up to 100,000 rows (a last row with action `export.truncated` says when it stopped; pagination parameters other than `cursor` are ignored). Cells starting with =, +, -, @, tab or CR are prefixed with `'` so spreadsheets do not run them as formulas.
          */
         get: {
             parameters: {
@@ -6082,6 +6089,14 @@ export interface paths {
                     actor?: string;
                     /** @description Filter by action, e.g. `api_key.created`. Several values are comma-separated. */
                     action?: string;
+                    /** @description Filter by target id (an API key id, a user id, an invite id, …). Several values are comma-separated. */
+                    target?: string;
+                    /** @description Only events at or after this time. */
+                    since?: string;
+                    /** @description Only events before this time (exclusive). */
+                    until?: string;
+                    /** @description `csv` answers CSV as `Accept: text/csv` does (for download links, which cannot set headers). */
+                    format?: "json" | "csv";
                 };
                 header?: never;
                 path?: never;
@@ -10171,6 +10186,154 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the event types a webhook can subscribe to
+         * @description Every event type of the catalogue with its payload version and meaning, and the families (`vulnerability.*`, `*`) a subscription may name instead. `ping` is not listed: it goes only to the webhook a test is sent to.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            types: {
+                                /** @enum {string} */
+                                type: "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
+                                version: number;
+                                description: string;
+                            }[];
+                            /** @description Families: every type that starts with the prefix, or `*` for all. */
+                            patterns: ("*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `admin`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -16233,7 +16396,7 @@ export interface paths {
         };
         /**
          * A site's decisions over a range of days
-         * @description Whole UTC days from `from` to `to`, both inclusive, at most 90 days; by default the last 7 days up to today. Counts cover every decision; `top` lists count the stored events, of which allows are a sample (`sampled`). Limited to 30 requests per minute per key.
+         * @description Whole UTC days from `from` to `to`, both inclusive, at most 90 days; by default the last 7 days up to today. Alternatively `start` and `end` (instants; `end` defaults to now), rounded outwards to whole buckets, for ranges such as the last hour; they cannot be combined with `from`/`to`. Counts cover every decision; `top` lists count the stored events, of which allows are a sample (`sampled`). Limited to 30 requests per minute per key.
          */
         get: {
             parameters: {
@@ -16242,6 +16405,10 @@ export interface paths {
                     from?: string;
                     /** @description Last day (UTC), YYYY-MM-DD, inclusive. */
                     to?: string;
+                    /** @description Start instant (instead of `from`/`to`), rounded down to a whole bucket. */
+                    start?: string;
+                    /** @description End instant (exclusive; default now), rounded up to a whole bucket. Needs `start`. */
+                    end?: string;
                 };
                 header?: never;
                 path: {
@@ -16266,19 +16433,19 @@ export interface paths {
                             to: string;
                             /**
                              * Format: date-time
-                             * @description `from` at 00:00 UTC.
+                             * @description `from` at 00:00 UTC; with the `start` parameter, that instant rounded down to a whole bucket.
                              */
                             start: string;
                             /**
                              * Format: date-time
-                             * @description The day after `to` at 00:00 UTC (exclusive).
+                             * @description The day after `to` at 00:00 UTC (exclusive); with the `start` parameter, `end` (or now) rounded up to a whole bucket.
                              */
                             end: string;
                             /**
-                             * @description Width of the `timeseries` buckets: `hour` for ranges up to 7 days, `day` beyond.
+                             * @description Width of the `timeseries` buckets: `minute` for `start`/`end` ranges up to 3 hours, `hour` for ranges up to 7 days, `day` beyond.
                              * @enum {string}
                              */
-                            granularity: "hour" | "day";
+                            granularity: "minute" | "hour" | "day";
                             /** @description Every decision the gateway made in the range, by action; allows are counted whether or not they were sampled for storage. */
                             totals: {
                                 /** @description All actions together. */
@@ -18269,6 +18436,411 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            scan_id: string;
+                            /** @description The scan compared with; null when there is none (every finding is new). */
+                            baseline_id: string | null;
+                            counts: {
+                                new: number;
+                                fixed: number;
+                                unchanged: number;
+                            };
+                            /** @description Seen by this scan, not by the baseline. */
+                            new: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                target: string;
+                                /** @description Rule or advisory that found it. */
+                                rule_id: string;
+                                title: string;
+                                /** @enum {string} */
+                                severity: "critical" | "high" | "medium" | "low" | "info";
+                                cwe: string | null;
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                                location: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Code or package around the problem; secrets appear redacted. */
+                                evidence: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                                /**
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                                 * @enum {string|null}
+                                 */
+                                resolution: "fixed" | "verified" | "manual" | null;
+                                false_positive: boolean;
+                                notes: string;
+                                first_scan_id: string;
+                                /** @description The latest scan that found it. */
+                                last_scan_id: string;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /** Format: date-time */
+                                fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
+                                } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description Seen by the baseline, not by this scan. */
+                            fixed: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                target: string;
+                                /** @description Rule or advisory that found it. */
+                                rule_id: string;
+                                title: string;
+                                /** @enum {string} */
+                                severity: "critical" | "high" | "medium" | "low" | "info";
+                                cwe: string | null;
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                                location: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Code or package around the problem; secrets appear redacted. */
+                                evidence: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                                /**
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                                 * @enum {string|null}
+                                 */
+                                resolution: "fixed" | "verified" | "manual" | null;
+                                false_positive: boolean;
+                                notes: string;
+                                first_scan_id: string;
+                                /** @description The latest scan that found it. */
+                                last_scan_id: string;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /** Format: date-time */
+                                fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
+                                } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description Seen by both. */
+                            unchanged: {
+                                /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                readonly livemode: boolean;
+                                id: string;
+                                /** @enum {string} */
+                                scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                target: string;
+                                /** @description Rule or advisory that found it. */
+                                rule_id: string;
+                                title: string;
+                                /** @enum {string} */
+                                severity: "critical" | "high" | "medium" | "low" | "info";
+                                cwe: string | null;
+                                /** @description `{kind: file, path, line, …}`, `{kind: package, path, ecosystem, name, version}` or, for URL scans, `{kind: url, url, method, parameter}`. */
+                                location: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Code or package around the problem; secrets appear redacted. */
+                                evidence: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "open" | "acknowledged" | "resolved" | "accepted_risk";
+                                /**
+                                 * @description For `resolved`: `fixed` when a later scan of the target no longer found it, `verified` when a verify-fix re-run of its check no longer reproduced it.
+                                 * @enum {string|null}
+                                 */
+                                resolution: "fixed" | "verified" | "manual" | null;
+                                false_positive: boolean;
+                                notes: string;
+                                first_scan_id: string;
+                                /** @description The latest scan that found it. */
+                                last_scan_id: string;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                /** Format: date-time */
+                                fixed_at: string | null;
+                                /** @description The latest verify-fix (`POST …/verify`): `queued → running → reproduced | not_reproduced | error`, with what the re-run saw. */
+                                verification: {
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "reproduced" | "not_reproduced" | "error";
+                                    job_id: string;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    evidence: string | null;
+                                    error: string | null;
+                                } | null;
+                                /** @description The Shield virtual patch made from this finding (`POST …/virtual-patch`); with `auto_remove` it is deleted when a verification finds the problem fixed. */
+                                virtual_patch: {
+                                    id: string;
+                                    auto_remove: boolean;
+                                } | null;
+                                /** @description The ticket made from this finding in a connected tracker (`POST …/ticket`), or null. Shown by the vulnerabilities API; events leave it out. */
+                                ticket?: {
+                                    provider: string;
+                                    /** @description PROJ-12, owner/repo#12, ENG-12; null while it is being created. */
+                                    key: string | null;
+                                    url: string | null;
+                                    /** @enum {string} */
+                                    state: "creating" | "open" | "closed" | "failed";
+                                } | null;
+                                /** @description The latest AI triage of this finding (`POST …/triage`), or null: a verdict, never a status change. Shown by the vulnerabilities API; events leave it out. */
+                                triage?: {
+                                    /**
+                                     * @description `pending` while a job runs it; `completed` with `result`, or `failed` with `error`.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "completed" | "failed";
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    /** @description Who asked (null for automatic triage). */
+                                    requested_by: string | null;
+                                    /**
+                                     * @description `manual`: `POST …/triage`; `auto`: a new high or critical finding of an organisation with `auto_triage` on.
+                                     * @enum {string}
+                                     */
+                                    trigger: "manual" | "auto";
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Who answered: the customer’s provider and the model that replied, or `fallback` (Aegis’s bundled rules, no AI: model `aegis-rules-v1`). Null while pending. */
+                                    engine: {
+                                        /** @enum {string} */
+                                        provider: "openai" | "anthropic" | "fallback";
+                                        model: string;
+                                        /** @description The AI connection used; null for the fallback. */
+                                        integration_id: string | null;
+                                    } | null;
+                                    /** @description The verdict; null until completed. It never changes the finding’s status: people decide. */
+                                    result: {
+                                        /**
+                                         * @description Whether the finding is likely real, likely a false positive, or needs a person to look.
+                                         * @enum {string}
+                                         */
+                                        verdict: "likely_true_positive" | "likely_false_positive" | "needs_review";
+                                        /** @description How sure the engine is of the verdict (0–1). */
+                                        confidence: number;
+                                        /** @description Why, in a few sentences. */
+                                        explanation: string;
+                                        suggested_fix: {
+                                            /** @description What to change. */
+                                            summary: string;
+                                            /** @description A unified diff against the file of a code finding, when the engine could write one. */
+                                            patch: string | null;
+                                        };
+                                    } | null;
+                                    /** @description Tokens spent with the provider over all attempts (0 for the fallback). */
+                                    usage: {
+                                        input_tokens: number;
+                                        output_tokens: number;
+                                    };
+                                    /** @description Model calls made: a malformed answer is asked for once more. */
+                                    attempts: number;
+                                    /** @description Secrets masked in what was sent to the provider. */
+                                    redactions: number;
+                                    /** @description Why it failed. */
+                                    error: string | null;
+                                    job_id: string | null;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
                 /** @description Malformed request: bad JSON, bad query parameters or cursor. */
                 400: {
                     headers: {
@@ -18421,6 +18993,43 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            scan_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed" | "canceled";
+                            /** @description Code scans: files read. */
+                            files_scanned?: number;
+                            /** @description Code scans: bytes read. */
+                            bytes_scanned?: number;
+                            /** @description Code scans: files not scanned, with the reason (at most a bounded number are reported). */
+                            skipped?: {
+                                path: string;
+                                /** @description `excluded`, `unsupported`, `unreadable`, `too_large`, … */
+                                reason: string;
+                            }[];
+                            /** @description Code scans (secrets, SAST): `skipped` counted by file type and reason, most files first. */
+                            skipped_by_type?: {
+                                type: string;
+                                reason: string;
+                                files: number;
+                            }[];
+                            /** @description URL scans: requests sent. */
+                            requests?: number;
+                            /** @description URL scans: pages, operations or templates covered. */
+                            items?: number;
+                            /** @description What limited the scan. */
+                            notes: string[];
+                            /** @description Whether the scan completed (the figures are final). */
+                            complete: boolean;
+                        };
+                    };
+                };
                 /** @description Malformed request: bad JSON, bad query parameters or cursor. */
                 400: {
                     headers: {
@@ -19731,7 +20340,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List vulnerabilities */
+        /**
+         * List vulnerabilities
+         * @description Newest first by default. `sort` orders by another field — `-severity` (most severe first), `severity`, `first_seen_at`, `last_seen_at`, `created_at`, `updated_at`, each ascending or with `-` descending — with ties broken by id; the cursor of a sorted page carries its sort key, so it must be passed back with the same `sort` and filters.
+         */
         get: {
             parameters: {
                 query?: {
@@ -19752,6 +20364,8 @@ export interface paths {
                     /** @description Only findings of this target. */
                     target?: string;
                     false_positive?: boolean;
+                    /** @description Order of the list: a field, descending with a leading `-`. Without it, newest first. */
+                    sort?: "severity" | "-severity" | "first_seen_at" | "-first_seen_at" | "last_seen_at" | "-last_seen_at" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 };
                 header?: never;
                 path?: never;
@@ -19943,6 +20557,208 @@ export interface paths {
                 };
                 /** @description The API key lacks the scope `vulnerabilities:read`. */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened to a vulnerability
+         * @description Newest first: each change of the finding (from its `vulnerability.*` events: status, resolution, false positive, notes, verification, virtual patch — `changes` lists each field from → to), made by a person or API key (`actor`) or by Aegis itself (`actor: null`: a scan that resolved or reopened it, a verify-fix result, a ticket closed at the tracker), and the requests that change no field at once (`kind: action`: a ticket, an AI triage, a verify-fix, a virtual patch; `type` is the audit action, `metadata` its details). Changes are kept as long as events (30 days); the requests as long as the audit log.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–200, default 50). */
+                    limit?: number;
+                    /** @description Opaque cursor from `pagination.next` of the previous page. */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The event (`evt_…`) or audit entry (`aud_…`) this entry comes from. */
+                                id: string;
+                                /**
+                                 * @description `change`: fields of the finding changed; `action`: a request that changed none at once (ticket, AI triage, …).
+                                 * @enum {string}
+                                 */
+                                kind: "change" | "action";
+                                /** @description The event type (`vulnerability.updated`, …) or the audit action (`vulnerability.ticket_requested`, …). */
+                                type: string;
+                                /** @description The audit action of the request that made the entry (`vulnerability.updated`, `virtual_patch.created`, …); null when Aegis made it. */
+                                action: string | null;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Who made it; null when Aegis did (a scan, a verify-fix result, a ticket closed at the tracker). */
+                                actor: {
+                                    /** @enum {string} */
+                                    type: "user" | "api_key" | "system";
+                                    id: string;
+                                    /** @description The person's e-mail address or the API key's name. */
+                                    name: string | null;
+                                } | null;
+                                changes: {
+                                    field: string;
+                                    from: unknown;
+                                    to: unknown;
+                                }[];
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            pagination: {
+                                /** @description Cursor of the next page; null on the last page. */
+                                next: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `vulnerabilities:read`. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description No such object in this organisation. */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -21208,6 +22024,221 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Overview of the organisation
+         * @description Counts for a dashboard, computed by the server for the caller’s organisation and environment: open findings (status `open` or `acknowledged`, not marked false positive) by severity and by age since first seen, the 8 latest scans, and Shield blocks over the last 24 hours in total and per site (the sites with most blocks first). Any key or session may call it: a section the caller’s scopes cannot read (`vulnerabilities:read`, `scans:read`, `shield:read`) is null.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description True for live objects; false for objects of the sandbox (test mode). */
+                            readonly livemode: boolean;
+                            /** Format: date-time */
+                            generated_at: string;
+                            /** @description Null without `vulnerabilities:read`. */
+                            findings: {
+                                /** @description Every finding of the environment, whatever its status (0 for a new organisation). */
+                                total: number;
+                                /** @description Open findings: status `open` or `acknowledged`, not a false positive. */
+                                open: number;
+                                by_severity: {
+                                    critical: number;
+                                    high: number;
+                                    medium: number;
+                                    low: number;
+                                    info: number;
+                                };
+                                /** @description Open findings by time since first seen: under 7 days, 7–30, 30–90, over 90. */
+                                by_age: {
+                                    under_7_days: number;
+                                    days_7_to_30: number;
+                                    days_30_to_90: number;
+                                    over_90_days: number;
+                                };
+                            } | null;
+                            scans: {
+                                /** @description Scans queued or running. */
+                                active: number;
+                                total: number;
+                                /** @description The 8 latest scans, newest first. */
+                                recent: {
+                                    /** @description True for live objects; false for objects of the sandbox (test mode). */
+                                    readonly livemode: boolean;
+                                    id: string;
+                                    /** @enum {string} */
+                                    scan_type: "dast" | "sast" | "sca" | "secrets" | "api" | "cve";
+                                    /**
+                                     * @description `queued → running → completed | failed | canceled`.
+                                     * @enum {string}
+                                     */
+                                    status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                    /** @description What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other. */
+                                    target: string;
+                                    /** @description `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`. */
+                                    source: {
+                                        [key: string]: unknown;
+                                    };
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    schedule_id: string | null;
+                                    progress: number;
+                                    /** @description Distinct findings of the scan by severity, and `total`; empty until the scan completes. */
+                                    summary: {
+                                        critical?: number;
+                                        high?: number;
+                                        medium?: number;
+                                        low?: number;
+                                        info?: number;
+                                        total?: number;
+                                    };
+                                    /** @description Why the scan failed. */
+                                    error: string | null;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    /** Format: date-time */
+                                    started_at: string | null;
+                                    /** Format: date-time */
+                                    finished_at: string | null;
+                                    duration_ms: number | null;
+                                }[];
+                            } | null;
+                            /** @description Null without `shield:read`. */
+                            shield: {
+                                /**
+                                 * Format: date-time
+                                 * @description Start of the window (24 hours before `until`, to the minute).
+                                 */
+                                since: string;
+                                /** Format: date-time */
+                                until: string;
+                                /** @description Requests blocked by every site over the window. */
+                                blocked: number;
+                                /** @description Requests every site decided over the window. */
+                                requests: number;
+                                sites_total: number;
+                                /** @description Up to 10 sites, most blocks first (sites without traffic included while there is room). */
+                                sites: {
+                                    id: string;
+                                    domain: string;
+                                    mode: string;
+                                    blocked: number;
+                                    requests: number;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -23580,7 +24611,7 @@ export interface paths {
         post?: never;
         /**
          * Disconnect
-         * @description Revokes the grant at the provider where it has an endpoint for it (GitHub, GitLab, Linear OAuth), then deletes the connection and its tokens. A revocation the provider refuses or cannot take (it is down) does not keep the connection: the audit entry records it, and the grant can be revoked in the provider’s settings.
+         * @description Revokes the credential at the provider where it has an endpoint for it (GitHub OAuth: this connection’s token only, not the user’s other connections; GitLab and Linear OAuth: the grant; a pasted GitLab personal access token: the token itself), then deletes the connection and its tokens. A revocation the provider refuses or cannot take (it is down, or the token cannot revoke itself: a GitLab project or group token, GitLab before 15.0) does not keep the connection: the audit entry records it (`revoked: false` with the reason), and the credential can be revoked in the provider’s settings.
          */
         delete: {
             parameters: {
@@ -24494,7 +25525,7 @@ export interface paths {
         };
         /**
          * OAuth callback
-         * @description Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the dashboard. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.
+         * @description Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the Integrations page of the dashboard settings. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.
          */
         get: {
             parameters: {
@@ -25276,7 +26307,7 @@ export interface paths {
                                  * @enum {string|null}
                                  */
                                 conclusion: "success" | "failure" | "neutral" | null;
-                                /** @description The provider’s check run (GitHub) or commit status (GitLab) on the head. */
+                                /** @description The provider’s check run on the head (GitHub through an OAuth connection), or its commit status (`status:Aegis`: GitHub with a pasted token, which cannot create check runs; GitLab). */
                                 check_id: string | null;
                                 /** @description The summary comment, edited on every push. */
                                 comment_id: string | null;

@@ -43,7 +43,8 @@ export async function fetchServedDocument(): Promise<OpenAPI3> {
   try {
     // loadConfig with an empty environment: a DATABASE_URL or AEGIS_* in the caller's shell must not
     // change (or touch) anything here; the document depends on the code only.
-    const config = { ...loadConfig({ host: '127.0.0.1', port: '0', dataDir }, {}), logLevel: 'silent' };
+    // No gateway: the document does not depend on it, and :8080 may be taken.
+    const config = { ...loadConfig({ host: '127.0.0.1', port: '0', dataDir }, {}), logLevel: 'silent', shieldEnabled: false, shieldPort: 0 };
     const server = await startServer(config);
     try {
       const res = await fetch(`${server.url}/api/v1/openapi.json`);

@@ -20,7 +20,6 @@ describe('OpenAPI', () => {
 
   it('documents every API route with its responses, errors and security', async () => {
     const doc = (await t.call('GET', '/api/v1/openapi.json', { key: null })).body;
-    const routes = t.server.app.printRoutes({ commonPrefix: false });
     const expected = [
       ['get', '/api/v1/me'],
       ['get', '/api/v1/orgs/current'],
@@ -76,7 +75,8 @@ describe('OpenAPI', () => {
     }
     expect(doc.paths['/api/v1/api-keys'].post['x-required-scope']).toBe('admin');
     expect(doc.paths['/api/v1/api-keys'].post.requestBody.content['application/json'].schema.required).toEqual(['name', 'scopes']);
-    expect(routes).toContain('/api/v1/api-keys');
+    // The server's own route table agrees with the document.
+    expect(t.server.app.hasRoute({ method: 'POST', url: '/api/v1/api-keys' })).toBe(true);
     // request bodies are the shared schemas of schemas/
     const siteBody = doc.paths['/api/v1/shield/sites'].post.requestBody.content['application/json'].schema;
     expect(siteBody.properties.mode.enum).toEqual(['log', 'block', 'challenge']);

@@ -1,12 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { asUser, signInWithMagicLink } from '../support/sessions.ts';
+import { startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
 
 let t: TestServer;
+let smtp: SmtpCapture;
 beforeAll(async () => {
-  t = await startTestServer();
+  smtp = await startSmtpServer();
+  // A small session budget: the test spends it quickly.
+  t = await startTestServer({ smtpUrl: smtp.url, sessionRateLimitPerMinute: 150 });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await smtp.close();
+});
 
 describe('rate limits', () => {
   it('the 101st request of one key in a minute is 429 with Retry-After; another key is unaffected', async () => {
@@ -27,6 +35,18 @@ describe('rate limits', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
 
     expect((await t.call('GET', '/api/v1/me', { key: other })).status).toBe(200);
+  });
+
+  it('a signed-in person has the session budget (the dashboard calls several routes per page), not the key budget', async () => {
+    const cookie = await signInWithMagicLink(t, smtp, 'busy-person@example.com');
+    for (let i = 1; i <= 150; i++) {
+      const res = await asUser(t, cookie, 'GET', '/api/v1/me');
+      expect(res.status, `request ${i}`).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBe('150');
+    }
+    const limited = await asUser(t, cookie, 'GET', '/api/v1/me');
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limited');
   });
 
   it('health probes are not counted', async () => {

@@ -242,7 +242,7 @@ describe('Shield analytics', () => {
     const doc = (await t.call('GET', '/api/v1/openapi.json', { key: null })).body;
     const op = doc.paths['/api/v1/shield/sites/{id}/analytics'].get;
     expect(op['x-required-scope']).toBe('shield:read');
-    expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'id', 'to']);
+    expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['end', 'from', 'id', 'start', 'to']);
     expect(Object.keys(op.responses['200'].content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['totals', 'recorded', 'sampled', 'timeseries', 'top']));
   });
 });

@@ -9,9 +9,9 @@ import type { DecisionAction } from '../../gateway/decision.ts';
 export const ACTIONS = ['allow', 'block', 'challenge', 'log'] as const satisfies readonly DecisionAction[];
 export const TOP_LIMIT = 10;
 
-export type Granularity = 'hour' | 'day';
+export type Granularity = 'minute' | 'hour' | 'day';
 
-export const BUCKET_MS: Record<Granularity, number> = { hour: 3_600_000, day: 86_400_000 };
+export const BUCKET_MS: Record<Granularity, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 export interface AnalyticsRange {
   siteId: string;
