@@ -11,14 +11,16 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import type { ServerConfig } from '../../api/config.ts';
+import { CHROMIUM, launchBrowser } from './browser-launch.ts';
 import { request, startTestServer, type TestServer } from './server.ts';
 import { asUser, SESSION_COOKIE } from './sessions.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from './smtp.ts';
 
-export const CHROMIUM = process.env.AEGIS_CHROMIUM ?? '/usr/bin/chromium';
+export { CHROMIUM, launchBrowser };
+
 const required = process.env.AEGIS_REQUIRE_BROWSER === '1';
 
 /** `describe` for browser suites: runs where Chromium is, fails (never skips) where CI requires it. */
@@ -51,15 +53,6 @@ export interface SignedIn {
   page: Page;
   /** An API call as this person (session cookie, same-origin), for setting up data. */
   call<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; text: string }>;
-}
-
-export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: install Debian's chromium package (.ci/run does)`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    timeout: 60_000,
-  });
 }
 
 export async function startDashboard(overrides: Partial<ServerConfig> = {}): Promise<Dashboard> {
@@ -138,16 +131,18 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /**
  * Visits `path`, waits for its h1, and checks it at both widths and in both themes for axe
- * violations, with a screenshot of each. The page is left at the wide light layout.
+ * violations, with a screenshot of each. The page is left at the wide light layout. `ready` replaces
+ * the wait for the network to go idle.
  */
-export async function checkPage(signedIn: SignedIn, path: string, name: string, heading: string | RegExp): Promise<void> {
+export async function checkPage(signedIn: SignedIn, path: string, name: string, heading: string | RegExp, options: { ready?: (page: Page) => Promise<unknown> } = {}): Promise<void> {
   const { page } = signedIn;
   for (const [viewport, scheme, suffix] of [[NARROW, 'dark', '390-dark'], [WIDE, 'light', '1280']] as const) {
     await page.setViewportSize(viewport);
     await page.emulateMedia({ colorScheme: scheme });
     await page.goto(path);
     await page.getByRole('heading', { level: 1, name: heading }).first().waitFor();
-    await page.waitForLoadState('networkidle');
+    // A page holding a stream open never goes network-idle: it says itself when it is ready.
+    await (options.ready ? options.ready(page) : page.waitForLoadState('networkidle'));
     await expectAccessible(page, `${name} at ${suffix}`);
     await screenshot(page, `${name}-${suffix}`);
   }

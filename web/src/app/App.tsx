@@ -6,9 +6,12 @@ import { Redirect, Route, Switch, useLocation } from 'wouter';
 import { useMe } from '../api/session.ts';
 import { ErrorMessage, Loading } from '../components/status.tsx';
 import { Layout } from './Layout.tsx';
+// The landing page is in the first bundle: a lazily loaded first page would wait for its chunk
+// and for React's reveal throttle (300 ms) before it could even ask for its data.
+import Overview from '../pages/overview/index.tsx';
 
 const SignIn = lazy(() => import('../pages/sign-in/index.tsx'));
-const Overview = lazy(() => import('../pages/overview/index.tsx'));
+const AcceptInvite = lazy(() => import('../pages/sign-in/accept-invite.tsx'));
 const Findings = lazy(() => import('../pages/findings/index.tsx'));
 const Scans = lazy(() => import('../pages/scans/index.tsx'));
 const Shield = lazy(() => import('../pages/shield/index.tsx'));
@@ -42,6 +45,8 @@ export function App() {
           <Route path="/shield" nest component={Shield} />
           <Route path="/config" nest component={ConfigAsCode} />
           <Route path="/settings" nest component={Settings} />
+          {/* An invite link followed by someone already signed in: accept it into this account. */}
+          <Route path="/sign-in/invite" component={AcceptInvite} />
           <Route path="/sign-in" nest>
             <Redirect to="~/" />
           </Route>

@@ -28,13 +28,27 @@ export function ErrorMessage({ error, title = 'Something went wrong' }: { error:
           {error.requestId && <> · request {error.requestId}</>}
         </p>
       )}
-      {error instanceof ApiError && Array.isArray(error.details.errors) && (
-        <ul className="error-details">
-          {(error.details.errors as Array<Record<string, unknown>>).slice(0, 20).map((detail, i) => (
-            <li key={i}>{Object.entries(detail).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' · ')}</li>
-          ))}
-        </ul>
-      )}
+      {error instanceof ApiError && <DetailList details={error.details} />}
     </div>
+  );
+}
+
+/** The API's per-item problems (`details.fields`, `.errors`, `.rows`, `.reasons`), one line each. */
+const ITEM_LISTS = ['fields', 'errors', 'rows', 'reasons'] as const;
+
+function DetailList({ details }: { details: Record<string, unknown> }) {
+  const items = ITEM_LISTS.flatMap((key) => (Array.isArray(details[key]) ? (details[key] as unknown[]) : []));
+  if (items.length === 0) return null;
+  const line = (item: unknown) =>
+    item !== null && typeof item === 'object'
+      ? Object.entries(item as Record<string, unknown>).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' · ')
+      : String(item);
+  return (
+    <ul className="error-details">
+      {items.slice(0, 20).map((item, i) => (
+        <li key={i}>{line(item)}</li>
+      ))}
+      {items.length > 20 && <li>…and {items.length - 20} more</li>}
+    </ul>
   );
 }

@@ -1,0 +1,38 @@
+// Pieces every Shield form repeats: the labels box, the Save/Cancel row, and read-only facts of an
+// object that cannot change (a rule's identity).
+import type { ReactNode } from 'react';
+import { Field } from '../../../components/forms.tsx';
+import { labelsToText, type Labels } from './labels.ts';
+
+export function LabelsField({ labels }: { labels?: Labels | null }) {
+  return (
+    <Field label="Labels" hint="One key=value a line, e.g. team=payments.">
+      {(p) => <textarea {...p} name="labels" rows={3} defaultValue={labelsToText(labels)} spellCheck={false} />}
+    </Field>
+  );
+}
+
+export function FormActions({ busy, onCancel, label }: { busy: boolean; onCancel(): void; label: string }) {
+  return (
+    <div className="actions">
+      <button type="button" onClick={onCancel}>Cancel</button>
+      <button type="submit" className="button-primary" disabled={busy}>{busy ? 'Saving…' : label}</button>
+    </div>
+  );
+}
+
+/** Facts shown as a definition list (what an edit form cannot change). */
+export function Facts({ items }: { items: ReadonlyArray<[string, ReactNode]> }) {
+  return (
+    <dl className="shield-facts">
+      {items.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+export const HTTP_METHODS = ['ANY', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
