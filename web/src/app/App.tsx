@@ -1,22 +1,18 @@
 // The dashboard's frame: who is signed in decides between the sign-in page and the app; the app
 // is a navigation, a header and the page of the current section. Sections load on first visit
-// (their code is split), so the first load carries only the frame and the overview.
+// (their code is split: sections.ts), so the first load carries only the frame and the overview.
 import { Suspense, lazy } from 'react';
 import { Redirect, Route, Switch, useLocation } from 'wouter';
 import { useMe } from '../api/session.ts';
 import { ErrorMessage, Loading } from '../components/status.tsx';
 import { Layout } from './Layout.tsx';
+import { ConfigAsCode, Findings, Scans, Settings, Shield } from './sections.ts';
 // The landing page is in the first bundle: a lazily loaded first page would wait for its chunk
 // and for React's reveal throttle (300 ms) before it could even ask for its data.
 import Overview from '../pages/overview/index.tsx';
 
 const SignIn = lazy(() => import('../pages/sign-in/index.tsx'));
 const AcceptInvite = lazy(() => import('../pages/sign-in/accept-invite.tsx'));
-const Findings = lazy(() => import('../pages/findings/index.tsx'));
-const Scans = lazy(() => import('../pages/scans/index.tsx'));
-const Shield = lazy(() => import('../pages/shield/index.tsx'));
-const ConfigAsCode = lazy(() => import('../pages/config/index.tsx'));
-const Settings = lazy(() => import('../pages/settings/index.tsx'));
 
 export function App() {
   const me = useMe();

@@ -6,15 +6,16 @@ import { useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { send } from '../api/client.ts';
 import type { Me } from '../api/session.ts';
+import { prefetchSection, type Section } from './sections.ts';
 
-const SECTIONS = [
+const SECTIONS: ReadonlyArray<{ href: string; label: string; section?: Section }> = [
   { href: '/', label: 'Overview' },
-  { href: '/findings', label: 'Findings' },
-  { href: '/scans', label: 'Scans' },
-  { href: '/shield', label: 'Shield' },
-  { href: '/config', label: 'Config as code' },
-  { href: '/settings', label: 'Settings' },
-] as const;
+  { href: '/findings', label: 'Findings', section: 'findings' },
+  { href: '/scans', label: 'Scans', section: 'scans' },
+  { href: '/shield', label: 'Shield', section: 'shield' },
+  { href: '/config', label: 'Config as code', section: 'config' },
+  { href: '/settings', label: 'Settings', section: 'settings' },
+];
 
 const isCurrent = (location: string, href: string) => (href === '/' ? location === '/' : location === href || location.startsWith(`${href}/`));
 
@@ -46,7 +47,13 @@ export function Layout({ me, children }: { me: Me; children: ReactNode }) {
         <ul>
           {SECTIONS.map((s) => (
             <li key={s.href}>
-              <Link href={s.href} aria-current={isCurrent(location, s.href) ? 'page' : undefined} onClick={() => setOpen(false)}>
+              <Link
+                href={s.href}
+                aria-current={isCurrent(location, s.href) ? 'page' : undefined}
+                onClick={() => setOpen(false)}
+                onPointerEnter={() => s.section && prefetchSection(s.section)}
+                onFocus={() => s.section && prefetchSection(s.section)}
+              >
                 {s.label}
               </Link>
             </li>

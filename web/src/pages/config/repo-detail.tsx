@@ -10,7 +10,6 @@ import { useWrite } from '../../components/forms.tsx';
 import { Pager, usePagedList } from '../../components/list.tsx';
 import { PageHeader } from '../../components/page.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
-import { FormError } from '../scans/form-error.tsx';
 import { formatDuration } from '../scans/model.ts';
 import { LIVE_INTERVAL_MS, isMoving, syncOutcome, type ConfigRepo, type Sync } from './model.ts';
 import { WatchSummary } from './repo-list.tsx';
@@ -85,7 +84,7 @@ function RemoveRepo({ repo }: { repo: ConfigRepo }) {
         onCancel={() => setConfirming(false)}
       >
         <p>Aegis stops following this repository and revokes its sync key. The objects it made stay, still labelled as its own.</p>
-        <FormError error={remove.error} title="The repository was not removed" />
+        <ErrorMessage error={remove.error} title="The repository was not removed" />
       </ConfirmDialog>
     </>
   );

@@ -7,7 +7,7 @@ import type { Answer, BodyOf } from '../../api/types.ts';
 import { Field, useWrite } from '../../components/forms.tsx';
 import { PageHeader } from '../../components/page.tsx';
 import { SecretOnce } from '../../components/secret.tsx';
-import { FormError, problemWith } from '../scans/form-error.tsx';
+import { ErrorMessage, problemWith } from '../../components/status.tsx';
 
 type Create = BodyOf<'/api/v1/config-repos', 'post'>;
 type Created = Answer<'/api/v1/config-repos', 'post'>;
@@ -95,7 +95,7 @@ export function AddRepo() {
             {(props) => <input {...props} name="max_change_percent" type="number" min={0} max={100} value={input.maxPercent} onChange={(e) => set('maxPercent', e.target.value)} />}
           </Field>
         </fieldset>
-        <FormError error={add.error} title="The repository was not added" />
+        <ErrorMessage error={add.error} title="The repository was not added" />
         <div className="actions">
           <button type="submit" className="button-primary" disabled={add.isPending}>{add.isPending ? 'Adding…' : 'Add repository'}</button>
         </div>

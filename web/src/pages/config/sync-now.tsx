@@ -2,7 +2,7 @@
 import { useLocation } from 'wouter';
 import { api, ok } from '../../api/client.ts';
 import { useWrite } from '../../components/forms.tsx';
-import { FormError } from '../scans/form-error.tsx';
+import { ErrorMessage } from '../../components/status.tsx';
 import type { ConfigRepo } from './model.ts';
 
 export function SyncNowButton({ repo, force = false, label }: { repo: Pick<ConfigRepo, 'id' | 'name'>; force?: boolean; label?: string }) {
@@ -19,7 +19,7 @@ export function SyncNowButton({ repo, force = false, label }: { repo: Pick<Confi
         {/* The repository in the name, for lists with one button per repository. */}
         <span className="visually-hidden"> {repo.name}</span>
       </button>
-      <FormError error={sync.error} title="The sync was not queued" />
+      <ErrorMessage error={sync.error} title="The sync was not queued" />
     </>
   );
 }

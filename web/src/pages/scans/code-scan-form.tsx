@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, ok, send } from '../../api/client.ts';
 import { Field, useWrite } from '../../components/forms.tsx';
-import { FormError, problemWith } from './form-error.tsx';
+import { ErrorMessage, problemWith } from '../../components/status.tsx';
 import type { Scan } from './model.ts';
 
 type CodeKind = 'secrets' | 'sast' | 'sca';
@@ -87,7 +87,7 @@ export function CodeScanForm({ kind, onStarted }: { kind: CodeKind; onStarted(sc
           {(props) => <input {...props} type="file" accept=".zip,.tar,.tar.gz,.tgz" onChange={(e) => setFile(e.target.files?.[0] ?? null)} />}
         </Field>
       )}
-      <FormError error={start.error} title="The scan was not started" />
+      <ErrorMessage error={start.error} title="The scan was not started" />
       <div className="actions">
         <button type="submit" className="button-primary" disabled={start.isPending}>{start.isPending ? 'Starting…' : 'Start scan'}</button>
       </div>

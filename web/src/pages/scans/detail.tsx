@@ -12,7 +12,6 @@ import { PageHeader } from '../../components/page.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
 import { ScanCoverage } from './coverage.tsx';
 import { ScanDiff } from './diff.tsx';
-import { FormError } from './form-error.tsx';
 import { SeverityCounts } from './list.tsx';
 import { LIVE_INTERVAL_MS, formatDuration, isActive, kindLabel, type Scan } from './model.ts';
 import { ScanProgress } from './progress.tsx';
@@ -67,7 +66,7 @@ function ScanActions({ scan }: { scan: Scan }) {
         onCancel={() => setConfirming(false)}
       >
         <p>The scan stops within about a second and reports nothing. This cannot be undone; start a new scan to scan again.</p>
-        <FormError error={cancel.error} title="The scan was not canceled" />
+        <ErrorMessage error={cancel.error} title="The scan was not canceled" />
       </ConfirmDialog>
     </>
   );

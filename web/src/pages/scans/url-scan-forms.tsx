@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../api/client.ts';
 import type { BodyOf } from '../../api/types.ts';
 import { Field, useWrite } from '../../components/forms.tsx';
-import { FormError } from './form-error.tsx';
+import { ErrorMessage } from '../../components/status.tsx';
 import type { Scan } from './model.ts';
 
 type DastBody = BodyOf<'/api/v1/scans', 'post'>;
@@ -95,7 +95,7 @@ export function DastScanForm({ onStarted }: { onStarted(scan: Scan): void }) {
         {(props) => <input {...props} name="max_depth" type="number" min={0} max={10} value={depth} onChange={(e) => setDepth(e.target.value)} />}
       </Field>
       <CommonFields value={common} onChange={setCommon} />
-      <FormError error={start.error} title="The scan was not started" />
+      <ErrorMessage error={start.error} title="The scan was not started" />
       <Submit busy={start.isPending} />
     </form>
   );
@@ -140,7 +140,7 @@ export function ApiScanForm({ onStarted }: { onStarted(scan: Scan): void }) {
         )}
       </fieldset>
       <CommonFields value={common} onChange={setCommon} />
-      <FormError error={start.error} title="The scan was not started" />
+      <ErrorMessage error={start.error} title="The scan was not started" />
       <Submit busy={start.isPending} />
     </form>
   );
@@ -170,7 +170,7 @@ export function CveScanForm({ onStarted }: { onStarted(scan: Scan): void }) {
         {(props) => <input {...props} name="tags" value={tags} onChange={(e) => setTags(e.target.value)} />}
       </Field>
       <CommonFields value={common} onChange={setCommon} />
-      <FormError error={start.error} title="The scan was not started" />
+      <ErrorMessage error={start.error} title="The scan was not started" />
       <Submit busy={start.isPending} />
     </form>
   );

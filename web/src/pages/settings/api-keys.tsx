@@ -9,7 +9,7 @@ import { Field } from '../../components/forms.tsx';
 import { Pager, usePagedList } from '../../components/list.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
 import { IssuedKeyDialog, RevokeKey, RotateKey } from './api-keys-actions.tsx';
-import { useFocusReturn } from './api-keys-focus.ts';
+import { useFocusReturn } from './focus-return.ts';
 import { NewKeyForm } from './api-keys-form.tsx';
 import { apiKeysQueryKey, type ApiKey, type IssuedKey } from './api-keys-model.ts';
 import { ApiKeysTable } from './api-keys-table.tsx';

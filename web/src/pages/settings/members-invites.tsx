@@ -8,7 +8,7 @@ import { Field, useWrite } from '../../components/forms.tsx';
 import { Pager, usePagedList } from '../../components/list.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
 import { sendInvite } from './members-invite.tsx';
-import { useFocusReturn } from './api-keys-focus.ts';
+import { useFocusReturn } from './focus-return.ts';
 import { invitesKey, type Invite } from './members-model.ts';
 
 const STATUSES = ['pending', 'accepted', 'revoked', 'expired', 'all'] as const;

@@ -8,7 +8,7 @@ import { ConfirmDialog } from '../../components/dialog.tsx';
 import { useWrite } from '../../components/forms.tsx';
 import { Pager, usePagedList } from '../../components/list.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
-import { useFocusReturn } from './api-keys-focus.ts';
+import { useFocusReturn } from './focus-return.ts';
 import { membersKey, ROLES, type Member, type Role } from './members-model.ts';
 
 function RoleCell({ member, onChange }: { member: Member; onChange(member: Member, role: Role): void }) {

@@ -4,7 +4,7 @@
 import { useState } from 'react';
 import { ApiError, send } from '../../../api/client.ts';
 import type { Answer } from '../../../api/types.ts';
-import { ShieldModal } from '../shared/when-open.tsx';
+import { Modal } from '../../../components/dialog.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage } from '../../../components/status.tsx';
 import { rulesKey } from '../shared/api.ts';
@@ -57,7 +57,7 @@ export function CsvImport({ siteId, open, onClose, onImported }: { siteId: strin
   };
 
   return (
-    <ShieldModal open={open} title="Import IP access rules" onClose={close}>
+    <Modal open={open} title="Import IP access rules" onClose={close}>
       <form className="shield-form" onSubmit={(e) => { e.preventDefault(); upload.mutate(csv); }}>
         <p className="notice">
           All or nothing: if any row is refused, <strong>none</strong> of the rows is imported, and every refused row is listed here to fix.
@@ -113,6 +113,6 @@ export function CsvImport({ siteId, open, onClose, onImported }: { siteId: strin
           <button type="submit" className="button-primary" disabled={upload.isPending || csv.trim() === ''}>{upload.isPending ? 'Importing…' : 'Import'}</button>
         </div>
       </form>
-    </ShieldModal>
+    </Modal>
   );
 }

@@ -6,7 +6,7 @@ import { api, ok } from '../../../api/client.ts';
 import { ManagedEditWarning, StatusBadge, Time } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type IpRule } from '../shared/api.ts';
-import { FormProblem } from '../shared/form-problem.tsx';
+import { ErrorMessage } from '../../../components/status.tsx';
 import { Facts, FormActions, LabelsField } from '../shared/form-parts.tsx';
 import { isoToLocal, localToIso, text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
@@ -82,7 +82,7 @@ function IpRuleForm({ siteId, row, onDone, onCancel }: FormProps<IpRule> & { sit
         {(p) => <input {...p} name="note" maxLength={1024} defaultValue={row?.note ?? ''} />}
       </Field>
       <LabelsField labels={row?.labels} />
-      <FormProblem error={save.error} fieldLabels={FIELD_LABELS} />
+      <ErrorMessage title="Not saved" error={save.error} fieldLabels={FIELD_LABELS} />
       <FormActions busy={save.isPending} onCancel={onCancel} label={row ? 'Save rule' : 'Create rule'} />
     </form>
   );

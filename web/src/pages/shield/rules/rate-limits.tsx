@@ -4,7 +4,7 @@ import { api, ok } from '../../../api/client.ts';
 import { ManagedEditWarning, StatusBadge } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type RateLimit } from '../shared/api.ts';
-import { FormProblem } from '../shared/form-problem.tsx';
+import { ErrorMessage } from '../../../components/status.tsx';
 import { FormActions, HTTP_METHODS, LabelsField } from '../shared/form-parts.tsx';
 import { optionalNumber, text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
@@ -78,7 +78,7 @@ function RateLimitForm({ siteId, row, onDone, onCancel }: FormProps<RateLimit> &
         {(p) => <input {...p} name="escalate_to_deny_minutes" type="number" min={0} max={10080} inputMode="numeric" defaultValue={row?.escalate_to_deny_minutes ?? 0} />}
       </Field>
       <LabelsField labels={row?.labels} />
-      <FormProblem error={save.error} fieldLabels={FIELD_LABELS} />
+      <ErrorMessage title="Not saved" error={save.error} fieldLabels={FIELD_LABELS} />
       <FormActions busy={save.isPending} onCancel={onCancel} label={row ? 'Save rule' : 'Create rule'} />
     </form>
   );

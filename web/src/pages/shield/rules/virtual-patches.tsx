@@ -5,7 +5,7 @@ import { api, ok } from '../../../api/client.ts';
 import { ManagedEditWarning, StatusBadge, Time } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type VirtualPatch } from '../shared/api.ts';
-import { FormProblem } from '../shared/form-problem.tsx';
+import { ErrorMessage } from '../../../components/status.tsx';
 import { Facts, FormActions, HTTP_METHODS, LabelsField } from '../shared/form-parts.tsx';
 import { optionalNumber, text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
@@ -88,7 +88,7 @@ function PatchForm({ siteId, row, onDone, onCancel }: FormProps<VirtualPatch> & 
         </>
       )}
       <LabelsField labels={row?.labels} />
-      <FormProblem error={save.error} fieldLabels={FIELD_LABELS} />
+      <ErrorMessage title="Not saved" error={save.error} fieldLabels={FIELD_LABELS} />
       <FormActions busy={save.isPending} onCancel={onCancel} label={row ? 'Save patch' : 'Create patch'} />
     </form>
   );

@@ -6,12 +6,11 @@ import { useState } from 'react';
 import { ApiError, api, ok, send } from '../../../api/client.ts';
 import type { Answer } from '../../../api/types.ts';
 import { useCan } from '../../../api/session.ts';
-import { ShieldConfirm } from '../shared/when-open.tsx';
+import { ConfirmDialog } from '../../../components/dialog.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { Time } from '../../../components/badges.tsx';
 import { Empty, ErrorMessage, Loading } from '../../../components/status.tsx';
 import { rulesKey } from '../shared/api.ts';
-import { FormProblem } from '../shared/form-problem.tsx';
 import { Facts } from '../shared/form-parts.tsx';
 import { Strictness } from './strictness.tsx';
 
@@ -96,7 +95,7 @@ function Upload({ siteId, replacing }: { siteId: string; replacing: boolean }) {
       <Field label="Or paste the document">
         {(p) => <textarea {...p} rows={8} spellCheck={false} value={document} onChange={(e) => setDocument(e.currentTarget.value)} placeholder={'openapi: 3.1.0\ninfo: { title: Shop, version: "1" }\npaths: {}'} />}
       </Field>
-      <FormProblem error={upload.error} />
+      <ErrorMessage title="Not saved" error={upload.error} />
       {done && <p className="success" role="status">Schema uploaded.</p>}
       <div className="actions">
         <button type="submit" className="button-primary" disabled={upload.isPending || document.trim() === ''}>{upload.isPending ? 'Uploading…' : 'Upload schema'}</button>
@@ -129,9 +128,9 @@ export function SchemaTab({ siteId }: { siteId: string }) {
       {schema.isPending ? <Loading label="Loading the schema" /> : schema.isError ? <ErrorMessage error={schema.error} /> : schema.data ? <Current schema={schema.data} /> : <Empty>No schema: requests are not checked against an API description.</Empty>}
       <Strictness siteId={siteId} />
       {canWrite && !schema.isPending && <Upload siteId={siteId} replacing={Boolean(schema.data)} />}
-      <ShieldConfirm open={confirmDelete} title="Remove the schema?" confirmLabel="Remove schema" danger busy={remove.isPending} onConfirm={() => remove.mutate(undefined)} onCancel={() => setConfirmDelete(false)}>
+      <ConfirmDialog open={confirmDelete} title="Remove the schema?" confirmLabel="Remove schema" danger busy={remove.isPending} onConfirm={() => remove.mutate(undefined)} onCancel={() => setConfirmDelete(false)}>
         <p>Requests stop being checked against the API description: calls to undeclared endpoints, unknown parameters and malformed bodies reach the origin. The strictness setting is kept for the next upload.</p>
-      </ShieldConfirm>
+      </ConfirmDialog>
     </section>
   );
 }

@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { api, ok } from '../../../api/client.ts';
 import type { Answer } from '../../../api/types.ts';
 import { useCan } from '../../../api/session.ts';
-import { ShieldConfirm } from '../shared/when-open.tsx';
+import { ConfirmDialog } from '../../../components/dialog.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage, Loading } from '../../../components/status.tsx';
 import { rulesKey, siteKey } from '../shared/api.ts';
@@ -65,7 +65,7 @@ export function Strictness({ siteId }: { siteId: string }) {
         </p>
       )}
       {save.error && <ErrorMessage error={save.error} title="The strictness was not changed" />}
-      <ShieldConfirm
+      <ConfirmDialog
         open={pending !== null}
         title="Lower the schema strictness?"
         confirmLabel={`Lower to ${pending ?? ''}`}
@@ -78,7 +78,7 @@ export function Strictness({ siteId }: { siteId: string }) {
         <ul>
           {lost.map((l) => <li key={l.value}>{l.label}: {l.what}</li>)}
         </ul>
-      </ShieldConfirm>
+      </ConfirmDialog>
     </div>
   );
 }

@@ -5,7 +5,7 @@ import type { ReactNode } from 'react';
 import { useState } from 'react';
 import { useCan } from '../../../api/session.ts';
 import { configSourceOf, ManagedBadge } from '../../../components/badges.tsx';
-import { ShieldConfirm, ShieldModal } from './when-open.tsx';
+import { ConfirmDialog, Modal } from '../../../components/dialog.tsx';
 import { useWrite } from '../../../components/forms.tsx';
 import { Pager, usePagedList, type PageOf } from '../../../components/list.tsx';
 import { Empty, ErrorMessage, Loading } from '../../../components/status.tsx';
@@ -118,10 +118,10 @@ export function RuleTab<Row extends { id: string; labels: Labels }>(props: RuleT
       )}
       <Pager list={list} label={`${title} pages`} />
 
-      <ShieldModal open={editing !== null} title={editing === 'new' ? `New ${noun}` : `Edit ${noun}`} onClose={close}>
+      <Modal open={editing !== null} title={editing === 'new' ? `New ${noun}` : `Edit ${noun}`} onClose={close}>
         {editing !== null && props.renderForm({ row: editing === 'new' ? undefined : editing, onDone: close, onCancel: close })}
-      </ShieldModal>
-      <ShieldConfirm
+      </Modal>
+      <ConfirmDialog
         open={deleting !== null}
         title={`Delete this ${noun}?`}
         confirmLabel={`Delete ${noun}`}
@@ -142,7 +142,7 @@ export function RuleTab<Row extends { id: string; labels: Labels }>(props: RuleT
             )}
           </>
         )}
-      </ShieldConfirm>
+      </ConfirmDialog>
     </section>
   );
 }

@@ -5,7 +5,7 @@ import { Link, useLocation } from 'wouter';
 import { api, ok } from '../../../api/client.ts';
 import { useCan } from '../../../api/session.ts';
 import { configSourceOf, ManagedBadge, StatusBadge, Time } from '../../../components/badges.tsx';
-import { ShieldModal } from '../shared/when-open.tsx';
+import { Modal } from '../../../components/dialog.tsx';
 import { Field } from '../../../components/forms.tsx';
 import { Pager, usePagedList } from '../../../components/list.tsx';
 import { PageHeader } from '../../../components/page.tsx';
@@ -78,7 +78,7 @@ export function SiteList() {
         </div>
       )}
       <Pager list={list} label="Site pages" />
-      <ShieldModal open={creating} title="New site" onClose={() => setCreating(false)}>
+      <Modal open={creating} title="New site" onClose={() => setCreating(false)}>
         <SiteForm
           onDone={(site) => {
             setCreating(false);
@@ -86,7 +86,7 @@ export function SiteList() {
           }}
           onCancel={() => setCreating(false)}
         />
-      </ShieldModal>
+      </Modal>
     </>
   );
 }

@@ -10,7 +10,6 @@ import { useCan } from '../../../api/session.ts';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage, Loading } from '../../../components/status.tsx';
 import { siteKey, sitesKey, type Site, type SiteUpdate } from '../shared/api.ts';
-import { FormProblem } from '../shared/form-problem.tsx';
 
 type ManagedRule = Item<'/api/v1/shield/managed-rules'>;
 type Settings = Site['managed_rules'];
@@ -82,7 +81,7 @@ export function ManagedRules({ site }: { site: Site }) {
           {settings.enabled ? <>On, at paranoia level <strong>{settings.paranoia_level}</strong></> : <strong>Off</strong>}; {settings.exclusions.length} exclusion{settings.exclusions.length === 1 ? '' : 's'}.
         </p>
       )}
-      <FormProblem error={save.error} fieldLabels={{ managed_rules: 'Managed rules' }} />
+      <ErrorMessage title="Not saved" error={save.error} fieldLabels={{ managed_rules: 'Managed rules' }} />
       <details className="shield-catalogue">
         <summary>Catalogue{catalogue.data ? ` (${catalogue.data.data.length} rules)` : ''}</summary>
         {catalogue.isPending ? (

@@ -4,7 +4,7 @@
 import { useState } from 'react';
 import { api, ok } from '../../../api/client.ts';
 import { useCan } from '../../../api/session.ts';
-import { ShieldConfirm } from '../shared/when-open.tsx';
+import { ConfirmDialog } from '../../../components/dialog.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage } from '../../../components/status.tsx';
 import { siteKey, sitesKey, type Site, type SiteMode } from '../shared/api.ts';
@@ -56,7 +56,7 @@ export function ModeControl({ site }: { site: Site }) {
       <button type="submit" disabled={choice === site.mode || save.isPending}>Change mode</button>
       {changed && <p className="success" role="status">Mode changed to {modeLabel(changed)}.</p>}
       {save.error && <ErrorMessage error={save.error} title="The mode was not changed" />}
-      <ShieldConfirm
+      <ConfirmDialog
         open={confirming}
         title={`Weaken ${site.domain} to ${modeLabel(choice)}?`}
         confirmLabel={`Switch to ${modeLabel(choice)}`}
@@ -72,7 +72,7 @@ export function ModeControl({ site }: { site: Site }) {
           {weakening(site.mode, choice).map((line) => <li key={line}>{line}</li>)}
         </ul>
         <p>The change is recorded in the audit log.</p>
-      </ShieldConfirm>
+      </ConfirmDialog>
     </form>
   );
 }

@@ -4,7 +4,7 @@ import { useLocation } from 'wouter';
 import { api, ok } from '../../../api/client.ts';
 import { useCan } from '../../../api/session.ts';
 import { Time } from '../../../components/badges.tsx';
-import { ShieldConfirm, ShieldModal } from '../shared/when-open.tsx';
+import { ConfirmDialog, Modal } from '../../../components/dialog.tsx';
 import { useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage } from '../../../components/status.tsx';
 import { sitesKey, type Site } from '../shared/api.ts';
@@ -45,12 +45,12 @@ export function SiteSettings({ site }: { site: Site }) {
         {remove.error && <ErrorMessage error={remove.error} title="The site was not deleted" />}
       </section>
       <ManagedRules site={site} />
-      <ShieldModal open={editing} title={`Edit ${site.domain}`} onClose={() => setEditing(false)}>
+      <Modal open={editing} title={`Edit ${site.domain}`} onClose={() => setEditing(false)}>
         <SiteForm site={site} onDone={() => setEditing(false)} onCancel={() => setEditing(false)} />
-      </ShieldModal>
-      <ShieldConfirm open={deleting} title={`Delete ${site.domain}?`} confirmLabel="Delete site" danger busy={remove.isPending} onConfirm={() => remove.mutate(undefined)} onCancel={() => setDeleting(false)}>
+      </Modal>
+      <ConfirmDialog open={deleting} title={`Delete ${site.domain}?`} confirmLabel="Delete site" danger busy={remove.isPending} onConfirm={() => remove.mutate(undefined)} onCancel={() => setDeleting(false)}>
         <p>The site, all its rules and its schema are deleted, and Shield stops protecting {site.domain}. This cannot be undone.</p>
-      </ShieldConfirm>
+      </ConfirmDialog>
     </>
   );
 }

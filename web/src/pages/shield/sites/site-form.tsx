@@ -5,7 +5,7 @@ import { api, ok } from '../../../api/client.ts';
 import { ManagedEditWarning } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { siteKey, sitesKey, type Site } from '../shared/api.ts';
-import { FormProblem } from '../shared/form-problem.tsx';
+import { ErrorMessage } from '../../../components/status.tsx';
 import { Facts, FormActions, LabelsField } from '../shared/form-parts.tsx';
 import { text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
@@ -63,7 +63,7 @@ export function SiteForm({ site, onDone, onCancel }: { site?: Site; onDone(site:
         </Field>
       </div>
       <LabelsField labels={site?.labels} />
-      <FormProblem error={save.error} fieldLabels={FIELD_LABELS} />
+      <ErrorMessage title="Not saved" error={save.error} fieldLabels={FIELD_LABELS} />
       <FormActions busy={save.isPending} onCancel={onCancel} label={site ? 'Save site' : 'Create site'} />
     </form>
   );

@@ -1,8 +1,6 @@
-// Dialogs on these pages are mounted only while open (the foundation's dialogs share heading ids),
-// and removing an open <dialog> does not return focus as closing it does. This hook does: it
-// remembers what had focus when a dialog opened and focuses it again once none is open, or the
-// element with `fallbackId` (the section's heading, tabIndex -1) when that element is gone, e.g. a
-// revoked key's row.
+// Dialogs on these pages are mounted only while open. This hook remembers what had focus when a
+// dialog opened and focuses it again once none is open, or the element with `fallbackId` (the
+// section's heading, tabIndex -1) when that element is gone, e.g. a revoked key's row.
 import { useLayoutEffect, useRef } from 'react';
 
 export function useFocusReturn(open: boolean, fallbackId?: string): void {
