@@ -1,25 +1,48 @@
-// The lazily loaded sections: one chunk each, fetched on first visit — or earlier, when the
-// pointer or the keyboard reaches its link in the navigation (`prefetchSection`), so a click
-// rarely waits for code.
-import { lazy } from 'react';
+// The lazily loaded sections: one chunk each. A chunk is fetched on first visit, when the pointer
+// or the keyboard reaches the section's link (`prefetchSection`), and at start-up for the section
+// the address names (`preloadSectionOf`, alongside GET /me). A section whose code has arrived
+// renders at once; only one still loading suspends — React then shows the fallback and holds the
+// reveal back by up to 300 ms, which is what loading ahead avoids.
+import { createElement, lazy, type ComponentType } from 'react';
 
-const loaders = {
-  findings: () => import('../pages/findings/index.tsx'),
-  scans: () => import('../pages/scans/index.tsx'),
-  shield: () => import('../pages/shield/index.tsx'),
-  config: () => import('../pages/config/index.tsx'),
-  settings: () => import('../pages/settings/index.tsx'),
-} as const;
+interface SectionModule {
+  default: ComponentType;
+}
 
-export type Section = keyof typeof loaders;
+function section(loader: () => Promise<SectionModule>) {
+  let loaded: ComponentType | undefined;
+  let loading: Promise<void> | undefined;
+  const load = () => (loading ??= loader().then((module) => void (loaded = module.default)));
+  const Lazy = lazy(() => load().then(() => ({ default: loaded! })));
+  function Section() {
+    return createElement(loaded ?? Lazy);
+  }
+  return { Section, load };
+}
 
-export const Findings = lazy(loaders.findings);
-export const Scans = lazy(loaders.scans);
-export const Shield = lazy(loaders.shield);
-export const ConfigAsCode = lazy(loaders.config);
-export const Settings = lazy(loaders.settings);
+const sections = {
+  findings: section(() => import('../pages/findings/index.tsx')),
+  scans: section(() => import('../pages/scans/index.tsx')),
+  shield: section(() => import('../pages/shield/index.tsx')),
+  config: section(() => import('../pages/config/index.tsx')),
+  settings: section(() => import('../pages/settings/index.tsx')),
+};
 
-/** Starts loading a section's code (the module cache makes repeats free). */
-export function prefetchSection(section: Section): void {
-  void loaders[section]().catch(() => undefined);
+export type Section = keyof typeof sections;
+
+export const Findings = sections.findings.Section;
+export const Scans = sections.scans.Section;
+export const Shield = sections.shield.Section;
+export const ConfigAsCode = sections.config.Section;
+export const Settings = sections.settings.Section;
+
+/** Starts loading a section's code (repeats are free). */
+export function prefetchSection(name: Section): void {
+  void sections[name].load().catch(() => undefined);
+}
+
+/** Loads the code of the section a path is in; resolves at once for paths outside the sections. */
+export function preloadSectionOf(path: string): Promise<void> {
+  const name = /^\/([a-z-]+)/.exec(path)?.[1];
+  return name && name in sections ? sections[name as Section].load().catch(() => undefined) : Promise.resolve();
 }
