@@ -59,10 +59,10 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
   }
   const lines = [
     `Aegis is running on the ${server.database.kind === 'embedded' ? `embedded database (${server.database.location})` : `PostgreSQL server ${server.database.location}`}`,
+    `  Dashboard  ${server.url}/ (sign in with your e-mail; mail goes to ${server.mailDestination})`,
     `  API        ${server.url}/api/v1`,
     `  Reference  ${server.url}/docs`,
     `  OpenAPI    ${server.url}/api/v1/openapi.json`,
-    `  Sign in    ${server.url}/auth/login (mail goes to ${server.mailDestination})`,
   ];
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
   if (gatewayCluster) lines.push(`  Shield     ${gatewayCluster.url} (routes by Host to each site's origin; ${shieldWorkers} worker processes)`);
