@@ -1,7 +1,8 @@
 // The dashboard as served: the API process answers it at / with a strict CSP (no inline script),
 // hashed assets cached for a year and sent precompressed, client routes answered with the app, and
 // API paths keeping their 404 envelope. In Chromium: nobody signed in lands on the sign-in page; a
-// person lands on the overview, navigates by keyboard, with no CSP violation on the way.
+// person lands on the overview, navigates by keyboard, with no CSP violation on the way; the
+// overview's first load stays within the JavaScript budget.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { browserSuite, checkPage, focusedText, startDashboard, watchConsole, type Dashboard } from '../support/browser.ts';
 
@@ -39,6 +40,21 @@ browserSuite('the dashboard shell', { timeout: 120_000 }, () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: { code: 'not_found' } });
     expect((await fetch(`${d.t.url}/build-info.json`)).status).toBe(404);
+  });
+
+  it('keeps a first visit to the overview within 300 KB of compressed JavaScript (the budget; bench:web reports the figure)', async () => {
+    const person = await d.signIn('shell-budget@example.com');
+    const sizes: Array<Promise<number>> = [];
+    person.page.on('response', (response) => {
+      if (response.request().resourceType() === 'script') sizes.push(response.headerValue('content-length').then((v) => Number(v ?? NaN)));
+    });
+    await person.page.goto('/');
+    await person.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await person.page.waitForLoadState('networkidle');
+    const bytes = await Promise.all(sizes);
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(bytes.every(Number.isFinite), 'every script has a Content-Length (served precompressed)').toBe(true);
+    expect(bytes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(300 * 1024);
   });
 
   it('sends visitors to sign in, and a signed-in person to the overview, keyboard first', async () => {
