@@ -22,14 +22,13 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildWeb, webStaleInput } from '../bin/build-web.mjs';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
-import { CHROMIUM, launchBrowser } from '../test/support/browser-launch.ts';
-import { linkIn, startSmtpServer, type SmtpCapture } from '../test/support/smtp.ts';
+import { CHROMIUM, launchBrowser, SESSION_COOKIE, signInOnPage } from '../test/support/browser-launch.ts';
+import { startSmtpServer, type SmtpCapture } from '../test/support/smtp.ts';
 
 const JS_BUDGET_BYTES = 300 * 1024;
 const TTI_BUDGET_MS = 1500;
 const loads = Number(process.env.BENCH_LOADS ?? 7);
 const findingsWanted = Number(process.env.BENCH_FINDINGS ?? 10_000);
-const SESSION_COOKIE = '__Host-aegis_session';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
@@ -61,10 +60,6 @@ interface Person {
 }
 
 async function signIn(url: string, smtp: SmtpCapture, browser: Browser, email: string): Promise<Person> {
-  const since = Date.now();
-  const asked = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
-  if (asked.status !== 202) throw new Error(`POST /auth/login: ${asked.status}`);
-  const mail = await smtp.waitFor(email, (m) => m.text.includes('/auth/magic'), since);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.addInitScript(() => {
     const w = globalThis as unknown as { __longTasks: Array<{ end: number }>; __seen: Record<string, number> };
@@ -84,11 +79,8 @@ async function signIn(url: string, smtp: SmtpCapture, browser: Browser, email: s
     }).observe({ type: 'longtask', buffered: true });
   });
   const page = await context.newPage();
-  await page.goto(linkIn(mail, `${url}/auth/magic`));
-  await Promise.all([page.waitForURL((u) => u.pathname !== '/auth/magic'), page.getByRole('button', { name: 'Sign in' }).click()]);
+  const cookie = await signInOnPage(page, url, smtp, email);
   await page.close();
-  const cookie = (await context.cookies(url)).find((c) => c.name === SESSION_COOKIE)?.value;
-  if (!cookie) throw new Error(`no session for ${email}`);
   return { email, cookie, context };
 }
 

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { stampOf } from './build-stamps.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const webDir = join(root, 'web');
@@ -35,11 +36,6 @@ function webInputs() {
   for (const file of filesUnder(join(webDir, 'src'))) files.push(toPosix(relative(root, file)));
   return files;
 }
-
-const stampOf = (file) => {
-  const stats = statSync(join(root, file), { throwIfNoEntry: false });
-  return stats ? `${stats.size}:${stats.mtimeMs}` : undefined;
-};
 
 /** The first input changed since web/dist was built, `(no build)`, or undefined when fresh. */
 export function webStaleInput() {

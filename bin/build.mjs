@@ -27,6 +27,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stampOf } from './build-stamps.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const distDir = join(root, 'dist');
@@ -60,11 +61,7 @@ const ENTRY_POINTS = {
 const toPosix = (path) => path.split(sep).join('/');
 const rel = (file) => toPosix(relative(root, file));
 
-/** The stamp of one input: size and mtime; `undefined` when it is gone. */
-export function stampOf(file) {
-  const stats = statSync(join(root, file), { throwIfNoEntry: false });
-  return stats ? `${stats.size}:${stats.mtimeMs}` : undefined;
-}
+export { stampOf };
 
 /** The first input that changed since dist/ was built, `(no build)`, or undefined when fresh. */
 export function staleInput(dir = distDir) {
@@ -154,7 +151,7 @@ export async function buildDist({ quiet = false } = {}) {
   // Stamps taken after the build; a file saved while it ran is stamped as changed, so the build
   // counts as stale rather than silently missing the edit.
   const inputs = {};
-  const files = [...Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('aegis-build:')), 'bin/build.mjs', 'tsconfig.json', 'package.json'];
+  const files = [...Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('aegis-build:')), 'bin/build.mjs', 'bin/build-stamps.mjs', 'tsconfig.json', 'package.json'];
   for (const file of files) {
     const stats = statSync(join(root, file));
     inputs[file] = stats.mtimeMs > started ? 'changed-during-build' : `${stats.size}:${stats.mtimeMs}`;

@@ -14,10 +14,10 @@ import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import type { ServerConfig } from '../../api/config.ts';
-import { CHROMIUM, launchBrowser } from './browser-launch.ts';
-import { request, startTestServer, type TestServer } from './server.ts';
-import { asUser, SESSION_COOKIE } from './sessions.ts';
-import { linkIn, startSmtpServer, type SmtpCapture } from './smtp.ts';
+import { CHROMIUM, launchBrowser, signInOnPage } from './browser-launch.ts';
+import { startTestServer, type TestServer } from './server.ts';
+import { asUser } from './sessions.ts';
+import { startSmtpServer, type SmtpCapture } from './smtp.ts';
 
 export { CHROMIUM, launchBrowser };
 
@@ -73,15 +73,7 @@ export async function startDashboard(overrides: Partial<ServerConfig> = {}): Pro
       const context = await browser.newContext({ viewport: options.viewport ?? WIDE, colorScheme: options.colorScheme ?? 'light', baseURL: t.url });
       contexts.push(context);
       const page = await context.newPage();
-      // The link's own page and button (the cookie is __Host-: set by the server, as in real use).
-      const since = Date.now();
-      const asked = await request(t.url, 'POST', '/auth/login', { body: { email } });
-      if (asked.status !== 202) throw new Error(`POST /auth/login: ${asked.status} ${asked.text}`);
-      const mail = await smtp.waitFor(email, (m) => m.text.includes('/auth/magic'), since);
-      await page.goto(linkIn(mail, `${t.url}/auth/magic`));
-      await Promise.all([page.waitForURL((url) => url.pathname !== '/auth/magic'), page.getByRole('button', { name: 'Sign in' }).click()]);
-      const cookie = (await context.cookies(t.url)).find((c) => c.name === SESSION_COOKIE)?.value;
-      if (!cookie) throw new Error(`no session after signing in ${email}: ${await page.textContent('body')}`);
+      const cookie = await signInOnPage(page, t.url, smtp, email);
       const call: SignedIn['call'] = async (method, path, body) => {
         const res = await asUser(t, cookie, method, path, body === undefined ? {} : { body });
         return { status: res.status, body: res.body, text: res.text };

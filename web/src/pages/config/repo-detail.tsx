@@ -42,7 +42,7 @@ function RepoFacts({ repo }: { repo: ConfigRepo }) {
   return (
     <section aria-labelledby="repo-status">
       <h2 id="repo-status">Status</h2>
-      <dl className="repo-facts">
+      <dl className="facts">
         <dt>Status</dt>
         <dd><StatusBadge status={repo.status} />{repo.status_message && <> {repo.status_message}</>}</dd>
         <dt>Last synced</dt>

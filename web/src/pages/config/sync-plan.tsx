@@ -31,7 +31,7 @@ export function SyncPlan({ repoId, syncId }: { repoId: string; syncId: string })
       <PageHeader title={`Sync of ${name}`} actions={<>{back}{s.result === 'refused' && repo.data && <SyncNowButton repo={repo.data} force label="Apply anyway (force)" />}</>}>
         <p className="muted"><Time at={s.created_at} /> · {s.trigger}{s.forced ? ' · forced' : ''}</p>
       </PageHeader>
-      <dl className="repo-facts">
+      <dl className="facts">
         <dt>Result</dt>
         <dd data-testid="sync-result"><StatusBadge status={syncOutcome(s)} />{s.failure_stage && <> at {s.failure_stage}</>}</dd>
         <dt>Commit</dt>

@@ -9,7 +9,8 @@ import { SeverityBadge, StatusBadge, Time } from '../../components/badges.tsx';
 import { PageHeader } from '../../components/page.tsx';
 import { ErrorMessage, Loading } from '../../components/status.tsx';
 import { FindingActions } from './actions.tsx';
-import { Evidence, Facts, Location, TriageVerdict, Verification } from './evidence.tsx';
+import { Facts } from '../../components/facts.tsx';
+import { Evidence, Location, TriageVerdict, Verification } from './evidence.tsx';
 import { FindingHistory } from './history.tsx';
 import { findingKey, type Finding } from './model.ts';
 import { TriageForm } from './triage-form.tsx';
@@ -19,6 +20,7 @@ const isWorking = (f: Finding) => f.verification?.status === 'queued' || f.verif
 function Summary({ f }: { f: Finding }) {
   return (
     <Facts
+      layout="grid"
       items={[
         ['Status', <><StatusBadge status={f.status} />{f.resolution && <> ({f.resolution})</>}{f.false_positive && <> <span className="badge">false positive</span></>}</>],
         ['Scan type', f.scan_type],

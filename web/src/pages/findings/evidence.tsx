@@ -3,6 +3,7 @@
 // response), and the verify-fix and AI triage results.
 import type { ReactNode } from 'react';
 import { Time } from '../../components/badges.tsx';
+import { Facts } from '../../components/facts.tsx';
 import type { Finding } from './model.ts';
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
@@ -23,26 +24,12 @@ function stepsOf(details: Record<string, unknown>): Step[] {
   });
 }
 
-/** A definition list of label → value pairs (each pair in its own div, as HTML allows). */
-export function Facts({ items }: { items: ReadonlyArray<[string, ReactNode]> }) {
-  return (
-    <dl className="finding-facts">
-      {items.map(([label, value]) => (
-        <div key={label}>
-          <dt>{label}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
 export function Location({ finding }: { finding: Finding }) {
   const entries = Object.entries(finding.location).filter(([k]) => k !== 'kind');
   return (
     <section aria-labelledby="location-heading">
       <h2 id="location-heading">Location</h2>
-      <Facts items={[['Kind', String(finding.location.kind ?? '—')], ...entries.map(([k, v]): [string, ReactNode] => [k.replace(/_/g, ' '), <code>{typeof v === 'string' ? v : JSON.stringify(v)}</code>])]} />
+      <Facts layout="grid" items={[['Kind', String(finding.location.kind ?? '—')], ...entries.map(([k, v]): [string, ReactNode] => [k.replace(/_/g, ' '), <code>{typeof v === 'string' ? v : JSON.stringify(v)}</code>])]} />
     </section>
   );
 }

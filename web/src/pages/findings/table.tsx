@@ -2,6 +2,7 @@
 // list is paginated, so sorting a page in the browser would be wrong); aria-sort says the current one.
 import { Link } from 'wouter';
 import { SeverityBadge, StatusBadge, Time } from '../../components/badges.tsx';
+import { whereOf } from '../../components/location.ts';
 import type { Finding, Sort } from './model.ts';
 
 type SortField = 'severity' | 'first_seen_at' | 'last_seen_at';
@@ -19,13 +20,6 @@ function SortHeader({ field, label, sort, onSort }: { field: SortField; label: s
       </button>
     </th>
   );
-}
-
-export function whereOf(f: Finding): string {
-  const l = f.location as Record<string, unknown>;
-  if (l.kind === 'url') return `${String(l.method ?? 'GET')} ${String(l.url ?? '')}${l.parameter ? ` (${String(l.parameter)})` : ''}`;
-  if (l.kind === 'package') return `${String(l.name ?? '')}@${String(l.version ?? '')} (${String(l.path ?? '')})`;
-  return `${String(l.path ?? '')}${l.line ? `:${String(l.line)}` : ''}`;
 }
 
 export function FindingsTable({ rows, sort, onSort }: { rows: Finding[]; sort: Sort | undefined; onSort(sort: Sort): void }) {
@@ -49,7 +43,7 @@ export function FindingsTable({ rows, sort, onSort }: { rows: Finding[]; sort: S
               <td><SeverityBadge severity={f.severity} /></td>
               <td>
                 <Link href={`/${f.id}`}>{f.title}</Link>
-                <div className="muted finding-where">{whereOf(f)}</div>
+                <div className="muted finding-where">{whereOf(f.location)}</div>
                 {f.cwe && <div className="muted">{f.cwe}</div>}
               </td>
               <td>

@@ -25,7 +25,7 @@ export function ScanCoverage({ scan }: { scan: Scan }) {
         <ErrorMessage error={coverage.error} title="Coverage could not be loaded" />
       ) : c ? (
         <>
-          <dl className="scan-facts" data-testid="scan-coverage">
+          <dl className="facts" data-testid="scan-coverage">
             {c.files_scanned !== undefined && <><dt>Files scanned</dt><dd>{c.files_scanned}</dd></>}
             {c.bytes_scanned !== undefined && <><dt>Bytes scanned</dt><dd>{c.bytes_scanned.toLocaleString()}</dd></>}
             {c.skipped !== undefined && <><dt>Files skipped</dt><dd>{c.skipped.length}</dd></>}

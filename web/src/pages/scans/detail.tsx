@@ -10,6 +10,7 @@ import { ConfirmDialog } from '../../components/dialog.tsx';
 import { useWrite } from '../../components/forms.tsx';
 import { PageHeader } from '../../components/page.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
+import { whereOf } from '../../components/location.ts';
 import { ScanCoverage } from './coverage.tsx';
 import { ScanDiff } from './diff.tsx';
 import { SeverityCounts } from './list.tsx';
@@ -79,7 +80,7 @@ function Summary({ scan }: { scan: Scan }) {
   return (
     <section aria-labelledby="scan-summary">
       <h2 id="scan-summary">Summary</h2>
-      <dl className="scan-facts">
+      <dl className="facts">
         <dt>Status</dt>
         <dd><ScanProgress scan={scan} /></dd>
         <dt>Findings</dt>
@@ -156,10 +157,3 @@ function Findings({ scan }: { scan: Scan }) {
   );
 }
 
-/** A finding's location in one line: file:line, package@version or METHOD url. */
-export function whereOf(location: Record<string, unknown>): string {
-  const text = (key: string) => (typeof location[key] === 'string' || typeof location[key] === 'number' ? String(location[key]) : '');
-  if (location.kind === 'package') return `${text('name')}@${text('version')} (${text('path')})`;
-  if (location.kind === 'url') return `${text('method')} ${text('url')}${text('parameter') ? ` · ${text('parameter')}` : ''}`;
-  return text('line') ? `${text('path')}:${text('line')}` : text('path');
-}

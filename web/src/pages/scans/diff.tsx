@@ -6,7 +6,7 @@ import { api, ok } from '../../api/client.ts';
 import type { Answer } from '../../api/types.ts';
 import { SeverityBadge } from '../../components/badges.tsx';
 import { Empty, ErrorMessage, Loading } from '../../components/status.tsx';
-import { whereOf } from './detail.tsx';
+import { whereOf } from '../../components/location.ts';
 import type { Scan } from './model.ts';
 
 type Diff = Answer<'/api/v1/scans/{id}/diff'>;

@@ -7,7 +7,8 @@ import { ManagedEditWarning, StatusBadge, Time } from '../../../components/badge
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type IpRule } from '../shared/api.ts';
 import { ErrorMessage } from '../../../components/status.tsx';
-import { Facts, FormActions, LabelsField } from '../shared/form-parts.tsx';
+import { Facts } from '../../../components/facts.tsx';
+import { FormActions, LabelsField } from '../shared/form-parts.tsx';
 import { isoToLocal, localToIso, text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
 import { RuleTab, type Column, type FormProps } from '../shared/rule-tab.tsx';
@@ -50,7 +51,7 @@ function IpRuleForm({ siteId, row, onDone, onCancel }: FormProps<IpRule> & { sit
       {row ? (
         <>
           <ManagedEditWarning labels={row.labels} />
-          <Facts items={[['Type', row.type], ['Value', <code key="v">{row.value}</code>]]} />
+          <Facts layout="grid" items={[['Type', row.type], ['Value', <code key="v">{row.value}</code>]]} />
         </>
       ) : (
         <div className="grid-2">

@@ -6,7 +6,8 @@ import { ManagedEditWarning, StatusBadge, Time } from '../../../components/badge
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type VirtualPatch } from '../shared/api.ts';
 import { ErrorMessage } from '../../../components/status.tsx';
-import { Facts, FormActions, HTTP_METHODS, LabelsField } from '../shared/form-parts.tsx';
+import { Facts } from '../../../components/facts.tsx';
+import { FormActions, HTTP_METHODS, LabelsField } from '../shared/form-parts.tsx';
 import { optionalNumber, text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
 import { RuleTab, type Column, type FormProps } from '../shared/rule-tab.tsx';
@@ -52,7 +53,7 @@ function PatchForm({ siteId, row, onDone, onCancel }: FormProps<VirtualPatch> & 
       {row ? (
         <>
           <ManagedEditWarning labels={row.labels} />
-          <Facts items={[['Request', <code key="r">{row.method} {row.url_pattern}</code>], ['Parameter', <code key="p">{row.match_param}</code>], ['Pattern', <code key="m">{row.match_regex}</code>], ['Action', row.action]]} />
+          <Facts layout="grid" items={[['Request', <code key="r">{row.method} {row.url_pattern}</code>], ['Parameter', <code key="p">{row.match_param}</code>], ['Pattern', <code key="m">{row.match_regex}</code>], ['Action', row.action]]} />
           <p className="muted">Only labels can change: a different match is a different patch (delete this one and create another).</p>
         </>
       ) : (

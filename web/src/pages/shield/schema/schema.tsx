@@ -11,7 +11,7 @@ import { Field, useWrite } from '../../../components/forms.tsx';
 import { Time } from '../../../components/badges.tsx';
 import { Empty, ErrorMessage, Loading } from '../../../components/status.tsx';
 import { rulesKey } from '../shared/api.ts';
-import { Facts } from '../shared/form-parts.tsx';
+import { Facts } from '../../../components/facts.tsx';
 import { Strictness } from './strictness.tsx';
 
 type ShieldSchema = Answer<'/api/v1/shield/sites/{id}/schema'>;
@@ -40,6 +40,7 @@ function Current({ schema }: { schema: ShieldSchema }) {
   return (
     <>
       <Facts
+        layout="grid"
         items={[
           ['OpenAPI version', schema.openapi_version],
           ['Operations', schema.operations.length.toLocaleString()],

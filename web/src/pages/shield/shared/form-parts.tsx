@@ -21,18 +21,4 @@ export function FormActions({ busy, onCancel, label }: { busy: boolean; onCancel
   );
 }
 
-/** Facts shown as a definition list (what an edit form cannot change). */
-export function Facts({ items }: { items: ReadonlyArray<[string, ReactNode]> }) {
-  return (
-    <dl className="shield-facts">
-      {items.map(([term, value]) => (
-        <div key={term}>
-          <dt>{term}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
 export const HTTP_METHODS = ['ANY', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;

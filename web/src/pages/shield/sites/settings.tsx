@@ -8,7 +8,7 @@ import { ConfirmDialog, Modal } from '../../../components/dialog.tsx';
 import { useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage } from '../../../components/status.tsx';
 import { sitesKey, type Site } from '../shared/api.ts';
-import { Facts } from '../shared/form-parts.tsx';
+import { Facts } from '../../../components/facts.tsx';
 import { labelsToText } from '../shared/labels.ts';
 import { ManagedRules } from './managed-rules.tsx';
 import { ModeControl } from './mode.tsx';
@@ -33,6 +33,7 @@ export function SiteSettings({ site }: { site: Site }) {
           )}
         </div>
         <Facts
+          layout="grid"
           items={[
             ['Origin', <code key="o" className="shield-cell-code">{site.origin_url}</code>],
             ['Path matching', site.path_case === 'insensitive' ? 'ignores case' : 'exact case'],

@@ -6,7 +6,8 @@ import { ManagedEditWarning } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { siteKey, sitesKey, type Site } from '../shared/api.ts';
 import { ErrorMessage } from '../../../components/status.tsx';
-import { Facts, FormActions, LabelsField } from '../shared/form-parts.tsx';
+import { Facts } from '../../../components/facts.tsx';
+import { FormActions, LabelsField } from '../shared/form-parts.tsx';
 import { text } from '../shared/form-values.ts';
 import { textToLabels } from '../shared/labels.ts';
 import { MODES } from './modes.ts';
@@ -33,7 +34,7 @@ export function SiteForm({ site, onDone, onCancel }: { site?: Site; onDone(site:
       {site ? (
         <>
           <ManagedEditWarning labels={site.labels} />
-          <Facts items={[['Domain', site.domain]]} />
+          <Facts layout="grid" items={[['Domain', site.domain]]} />
         </>
       ) : (
         <Field label="Domain" hint="Lower case, e.g. shop.example.com. It cannot change later.">
