@@ -105,7 +105,7 @@ export interface AppDeps {
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
@@ -137,7 +137,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(inputGuard);
   await app.register(cookie);
   await app.register(authPlugin, { authenticator, sessions, publicOrigin: () => new URL(publicUrl()).origin });
-  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, sessionPerMinute: config.sessionRateLimitPerMinute, redis });
+  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, sessionPerMinute: config.sessionRateLimitPerMinute, windowMs: config.rateLimitWindowMs, redis });
   await app.register(idempotency, { db, secretBox });
   await app.register(openApi, { version: API_VERSION });
 
@@ -165,7 +165,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(virtualPatchRoutes, { db });
   await app.register(rateLimitRoutes, { db });
   await app.register(ruleBatchRoutes, { db });
-  await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute });
+  await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute, windowMs: config.rateLimitWindowMs });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers) };
   const receiver = inboundWebhooks(integrationDeps);

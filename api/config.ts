@@ -21,6 +21,11 @@ export interface ServerConfig {
   rateLimitPerMinute: number;
   /** The budget of a signed-in person (the dashboard: several calls per page), per minute. */
   sessionRateLimitPerMinute: number;
+  /**
+   * How long a budget lasts (AEGIS_RATE_LIMIT_WINDOW_MS, 60 000: the "per minute" of the budgets).
+   * Shorter windows smooth bursts; the SDK suites use one second so that a 429 is cheap to wait out.
+   */
+  rateLimitWindowMs: number;
   /** Proxies whose X-Forwarded-For is believed, as addresses or CIDRs. */
   trustedProxies: string[];
   logLevel: string;
@@ -193,6 +198,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     secretKey: env.AEGIS_SECRET_KEY || undefined,
     rateLimitPerMinute: positiveInt('AEGIS_RATE_LIMIT_PER_MINUTE', env.AEGIS_RATE_LIMIT_PER_MINUTE, 100),
     sessionRateLimitPerMinute: positiveInt('AEGIS_SESSION_RATE_LIMIT_PER_MINUTE', env.AEGIS_SESSION_RATE_LIMIT_PER_MINUTE, 600),
+    rateLimitWindowMs: millis('AEGIS_RATE_LIMIT_WINDOW_MS', env.AEGIS_RATE_LIMIT_WINDOW_MS ?? '', 60_000) || 60_000,
     trustedProxies: (env.AEGIS_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.AEGIS_LOG_LEVEL ?? 'info',
     keyCacheTtlMs: positiveInt('AEGIS_KEY_CACHE_TTL_MS', env.AEGIS_KEY_CACHE_TTL_MS, 3000),

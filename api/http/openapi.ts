@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, RouteOptions } from 'fastify';
 import { openApiWebhooks } from '../events/catalogue.ts';
+import { operationFields } from './operation-ids.ts';
 import { errorEnvelopeSchema } from './schemas.ts';
 
 type Responses = Record<string, unknown>;
@@ -53,8 +54,10 @@ const openApiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
     transform: ({ schema, url, route }) => {
       const base = (schema ?? {}) as Record<string, unknown>;
       const auth = route.config?.auth ?? 'public';
+      const method = [route.method].flat().find((m) => m !== 'HEAD') ?? 'GET';
       const transformed: Record<string, unknown> = {
         ...base,
+        ...operationFields(method, url),
         response: withErrorResponses((base.response as Responses | undefined) ?? {}, route),
         ...(auth === 'public' ? {} : { security: [{ apiKey: [] }] }),
       };

@@ -17,6 +17,8 @@ export interface RateLimitOptions {
    * through it would spend a key's budget in under a minute.
    */
   sessionPerMinute?: number;
+  /** How long a budget lasts: a minute unless configured otherwise (AEGIS_RATE_LIMIT_WINDOW_MS). */
+  windowMs?: number;
   redis?: Redis | undefined;
 }
 
@@ -24,7 +26,7 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, option
   await app.register(rateLimit, {
     global: true,
     max: (request) => (request.principal?.kind === 'session' ? (options.sessionPerMinute ?? options.perMinute) : options.perMinute),
-    timeWindow: 60_000,
+    timeWindow: options.windowMs ?? 60_000,
     enableDraftSpec: true,
     ...(options.redis ? { redis: options.redis, nameSpace: 'aegis-api-rate:' } : {}),
     // Health probes and the reference pages are not API traffic.

@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATION_NAMES } from '../../api/http/operation-ids.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -86,6 +87,24 @@ describe('OpenAPI', () => {
     for (const path of ['/api/v1/shield/sites/{id}/analytics', '/api/v1/shield/sites/{id}/live']) expect(doc.paths[path].get['x-required-scope']).toBe('shield:read');
     expect(Object.keys(doc.paths['/api/v1/shield/sites/{id}/live'].get.responses['200'].content)).toEqual(['text/event-stream']);
     expect(doc.paths['/api/v1/shield/sites/{id}/live'].get.responses['406']).toBeDefined();
+  });
+
+  it('names every operation once (the SDK method names), or marks it as not for API clients', async () => {
+    const doc = (await t.call('GET', '/api/v1/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { operationId?: string; 'x-aegis-sdk'?: boolean }>> };
+    const seen = new Map<string, string>();
+    const routes = new Set<string>();
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const route = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`;
+        routes.add(route);
+        if (operation['x-aegis-sdk'] === false) continue;
+        expect(operation.operationId, `${route} has no entry in api/http/operation-ids.ts`).toMatch(/^[a-z][A-Za-z]*\.[a-z][A-Za-z]*$/);
+        expect(seen.get(operation.operationId!), `${operation.operationId} names two operations`).toBeUndefined();
+        seen.set(operation.operationId!, route);
+      }
+    }
+    // The table names no route that is gone.
+    expect(Object.keys(OPERATION_NAMES).filter((route) => !routes.has(route))).toEqual([]);
   });
 
   it('serves a browsable reference at /docs', async () => {

@@ -148,12 +148,12 @@ export function resolveRange(query: { from?: string | undefined; to?: string | u
   };
 }
 
-export const analyticsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; perMinute: number } }> = async (app, { db, perMinute }) => {
+export const analyticsRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; perMinute: number; windowMs?: number } }> = async (app, { db, perMinute, windowMs = 60_000 }) => {
   app.get(
     '/api/v1/shield/sites/:id/analytics',
     {
       // Aggregations are the expensive reads: spec 8 gives them their own, lower budget.
-      config: { auth: 'shield:read', rateLimit: { max: perMinute, timeWindow: 60_000 } },
+      config: { auth: 'shield:read', rateLimit: { max: perMinute, timeWindow: windowMs } },
       schema: {
         tags: ['Shield analytics'],
         summary: "A site's decisions over a range of days",

@@ -17,6 +17,35 @@ export const RULE_KINDS = ['ip_access', 'escalation', 'rate_limit', 'inspection'
 
 const EVENT_ID = /^dec_[0-9a-z]{26}$/;
 
+const nullable = (type: string, description: string) => ({ type: [type, 'null'], description });
+/**
+ * The JSON of each `decision` event (api/gateway/decision.ts DecisionEvent). OpenAPI 3.1 has no
+ * place for the schema of a stream's events (3.2's `itemSchema`), so it goes in an extension that
+ * the SDK generator reads.
+ */
+const decisionEventSchema = {
+  type: 'object',
+  required: ['id', 'time', 'site_id', 'org_id', 'action', 'rule_kind', 'rule_id', 'would', 'client_ip', 'asn', 'country', 'method', 'host', 'path', 'status', 'request_id'],
+  properties: {
+    id: { type: 'string', description: '`dec_<ulid>`: sortable by time; also the event id to resume after (`Last-Event-ID`).' },
+    time: { type: 'string', format: 'date-time', description: 'When the request arrived (ISO 8601 UTC).' },
+    site_id: { type: 'string', description: 'The Shield site.' },
+    org_id: { type: 'string', description: 'The organisation.' },
+    action: { type: 'string', enum: [...ACTIONS], description: 'What the gateway did.' },
+    rule_kind: { ...nullable('string', 'The kind of rule that decided, if any.'), enum: [...RULE_KINDS, null] },
+    rule_id: nullable('string', 'The rule that decided, if any.'),
+    would: { ...nullable('string', 'For `log`: what the rule would have done when enforced.'), enum: ['block', 'challenge', null] },
+    client_ip: { type: 'string', description: 'The client address.' },
+    asn: nullable('integer', "The client's autonomous system, when known."),
+    country: nullable('string', "The client's country (ISO 3166-1 alpha-2), when known."),
+    method: { type: 'string', description: 'HTTP method.' },
+    host: { type: 'string', description: 'Host the request named.' },
+    path: { type: 'string', description: 'Path without the query string, at most 1024 characters.' },
+    status: { type: 'integer', description: 'HTTP status the client received.' },
+    request_id: { type: 'string', description: 'The request id (X-Request-Id) the gateway gave the request.' },
+  },
+} as const;
+
 /** True when the Accept header lists text/event-stream without q=0. A wildcard is not enough: spec 4.5 asks for the header. */
 export function acceptsEventStream(accept: string | undefined): boolean {
   if (!accept) return false;
@@ -67,7 +96,9 @@ export const liveRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LiveRouteOp
         response: {
           200: {
             description: 'An endless `text/event-stream`.',
-            content: { 'text/event-stream': { schema: { type: 'string', description: 'id: dec_…\\nevent: decision\\ndata: {…}\\n\\n' } } },
+            content: {
+              'text/event-stream': { schema: { type: 'string', description: 'id: dec_…\\nevent: decision\\ndata: {…}\\n\\n' }, 'x-aegis-event-schema': decisionEventSchema },
+            },
           },
           406: { ...errorEnvelopeSchema, description: 'The request does not accept `text/event-stream`.' },
         },
