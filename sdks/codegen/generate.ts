@@ -17,13 +17,16 @@ import type { EmitterOutput, GeneratedFile } from './output.ts';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SNAPSHOT = 'sdks/openapi.json';
 
-/** Every generated file of the three SDKs, and the directories they own, for a document. */
-export function renderSdks(document: OpenApiDocument): EmitterOutput {
+const EMITTERS = { node: renderNode, python: renderPython, go: renderGo } as const;
+export type SdkLanguage = keyof typeof EMITTERS;
+
+/** Every generated file of the three SDKs (or of `only` one), and the directories they own, for a document. */
+export function renderSdks(document: OpenApiDocument, only?: SdkLanguage): EmitterOutput {
   const model = buildModel(document);
-  const outputs = [renderNode(model), renderPython(model), renderGo(model)];
+  const outputs = (only ? [EMITTERS[only]] : Object.values(EMITTERS)).map((emit) => emit(model));
   return {
     owns: outputs.flatMap((o) => o.owns),
-    files: [{ path: SNAPSHOT, content: `${JSON.stringify(document, null, 2)}\n` }, ...outputs.flatMap((o) => o.files)],
+    files: [...(only ? [] : [{ path: SNAPSHOT, content: `${JSON.stringify(document, null, 2)}\n` }]), ...outputs.flatMap((o) => o.files)],
   };
 }
 
@@ -73,7 +76,11 @@ async function main(): Promise<void> {
   const document = process.argv.includes('--from-snapshot')
     ? (JSON.parse(readFileSync(join(REPO_ROOT, SNAPSHOT), 'utf8')) as OpenApiDocument)
     : ((await fetchServedDocument()) as unknown as OpenApiDocument);
-  const output = renderSdks(document);
+  // `--only node|python|go`: one SDK's files.
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt > 0 ? (process.argv[onlyAt + 1] as SdkLanguage) : undefined;
+  if (only && !(only in EMITTERS)) throw new Error(`--only takes one of ${Object.keys(EMITTERS).join(', ')}`);
+  const output = renderSdks(document, only);
   const changed = staleFiles(output);
   write(output);
   console.log(changed.length ? `sdks: ${changed.length} file(s) written or removed:\n  ${changed.join('\n  ')}` : 'sdks: up to date');
