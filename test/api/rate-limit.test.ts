@@ -49,6 +49,21 @@ describe('rate limits', () => {
     expect(limited.body.error.code).toBe('rate_limited');
   });
 
+  it('budgets last AEGIS_RATE_LIMIT_WINDOW_MS: with a one-second window, Retry-After is 1 and the budget is back a second later', async () => {
+    const short = await startTestServer({ rateLimitPerMinute: 3, rateLimitWindowMs: 1000 });
+    try {
+      const key = await keyInOrganization(short, 'brief', ['scans:read']);
+      for (let i = 1; i <= 3; i++) expect((await short.call('GET', '/api/v1/me', { key })).status).toBe(200);
+      const limited = await short.call('GET', '/api/v1/me', { key });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('1');
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await short.call('GET', '/api/v1/me', { key })).status).toBe(200);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('health probes are not counted', async () => {
     const res = await t.call('GET', '/healthz', { key: null });
     expect(res.headers.get('ratelimit-limit')).toBeNull();
