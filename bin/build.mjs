@@ -169,6 +169,16 @@ export async function buildDist({ quiet = false } = {}) {
 if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.meta.url) {
   const ifStale = process.argv.includes('--if-stale');
   const warnOnly = process.argv.includes('--warn-only');
+  // @aegis/cdktf-provider (sdks/cdktf/dist/): examples/cdktf imports the package through the root's
+  // `file:` devDependency, so `npm ci` builds it too. Built on its own: one failing stops neither.
+  try {
+    const { buildCdktfPackage, cdktfStaleInput } = await import('../sdks/cdktf/build.mjs');
+    if (!ifStale || cdktfStaleInput() !== undefined) buildCdktfPackage();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`aegis build: sdks/cdktf${warnOnly ? ' not built' : ''}: ${message}\n`);
+    if (!warnOnly) process.exitCode = 1;
+  }
   try {
     if (!ifStale || staleInput() !== undefined) await buildDist();
     // The dashboard (web/dist/): served by the same process, so built with it.

@@ -1,4 +1,6 @@
-// A CDKTF app using the generated Aegis bindings (provider/cdktf/gen). `cdktf synth` — or, without the
+// A CDKTF app using the Aegis bindings package, @aegis/cdktf-provider (sdks/cdktf: generated from the
+// provider's schema; in this repository a `file:` devDependency that `npm ci` builds, elsewhere
+// `npm install @aegis/cdktf-provider cdktf constructs`). `cdktf synth` — or, without the
 // CDKTF CLI, `npm run example:cdktf` (the same thing: run the app, which writes
 // cdktf.out/stacks/aegis-shop/cdk.tf.json) — produces Terraform JSON that `terraform apply` and
 // `aegis plan|apply --terraform-json` both accept. Credentials come from AEGIS_API_URL / AEGIS_API_KEY.
@@ -6,14 +8,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, LocalBackend, TerraformOutput, TerraformStack } from 'cdktf';
 import type { Construct } from 'constructs';
-import { DataAegisShieldSite } from '../../provider/cdktf/gen/data-aegis-shield-site/index.ts';
-import { IpAccessRule } from '../../provider/cdktf/gen/ip-access-rule/index.ts';
-import { AegisProvider } from '../../provider/cdktf/gen/provider/index.ts';
-import { RateLimitRule } from '../../provider/cdktf/gen/rate-limit-rule/index.ts';
-import { ScanSchedule } from '../../provider/cdktf/gen/scan-schedule/index.ts';
-import { ShieldSite } from '../../provider/cdktf/gen/shield-site/index.ts';
-import { VirtualPatch } from '../../provider/cdktf/gen/virtual-patch/index.ts';
-import { Webhook } from '../../provider/cdktf/gen/webhook/index.ts';
+import { AegisProvider, DataAegisShieldSite, IpAccessRule, RateLimitRule, ScanSchedule, ShieldSite, VirtualPatch, Webhook } from '@aegis/cdktf-provider';
 
 export const STACK = 'aegis-shop';
 

@@ -1,5 +1,5 @@
-// `npm run provider:cdktf`: regenerates the CDKTF bindings in provider/cdktf/gen/ from the
-// provider's own schema. The schema is what Terraform itself reports (`terraform providers schema
+// `npm run provider:cdktf`: regenerates the CDKTF bindings in sdks/cdktf/gen/ (the sources of the
+// `@aegis/cdktf-provider` package) from the provider's own schema. The schema is what Terraform itself reports (`terraform providers schema
 // -json` in a directory initialised against a private filesystem mirror of this checkout's
 // provider), so the bindings match exactly what `terraform apply` accepts. Needs `terraform` on PATH.
 //
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { installProvider, PROVIDER_SOURCE } from '../install/install.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const GEN_DIR = join(HERE, 'gen');
+export const GEN_DIR = join(HERE, '..', '..', 'sdks', 'cdktf', 'gen');
 export const SCHEMA_FILE = join(HERE, 'provider-schema.json');
 
 /** `terraform providers schema -json` for the Aegis provider, reduced to that provider. */
@@ -101,4 +101,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   writeFileSync(SCHEMA_FILE, `${JSON.stringify(schema, null, 2)}\n`);
   const files = await generateBindings(schema);
   console.log(`wrote ${relative(process.cwd(), SCHEMA_FILE)} and ${files.length} files under ${relative(process.cwd(), GEN_DIR)}/`);
+  // Apps (examples/cdktf) load the package's compiled dist/, so refresh it with its sources.
+  const { buildCdktfPackage } = await import('../../sdks/cdktf/build.mjs');
+  buildCdktfPackage();
 }

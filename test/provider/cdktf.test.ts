@@ -1,7 +1,9 @@
-// CDKTF: the bindings generated from the provider's own schema (provider/cdktf/gen) drive
-// examples/cdktf; its synthesized cdk.tf.json is accepted by `aegis plan --terraform-json` and by
-// `terraform init && terraform apply`, against a running server. Synthesis runs the app the way
-// `cdktf synth` does (the CLI only spawns it with CDKTF_OUTDIR set), so the CDKTF CLI is not needed.
+// CDKTF: the bindings generated from the provider's own schema (sdks/cdktf/gen, the sources of the
+// @aegis/cdktf-provider package; test/provider/cdktf-package.test.ts installs it outside the
+// repository) drive examples/cdktf, which imports the package; its synthesized cdk.tf.json is
+// accepted by `aegis plan --terraform-json` and by `terraform init && terraform apply`, against a
+// running server. Synthesis runs the app the way `cdktf synth` does (the CLI only spawns it with
+// CDKTF_OUTDIR set), so the CDKTF CLI is not needed.
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
