@@ -1,0 +1,3 @@
+module github.com/aegis-sec/aegis-go
+
+go 1.19
