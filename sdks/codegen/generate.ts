@@ -38,7 +38,8 @@ function filesUnder(dir: string): string[] {
   } catch {
     return [];
   }
-  return names.flatMap((name) => {
+  // Bytecode caches that running the Python SDK from the checkout writes are not sources.
+  return names.filter((name) => name !== '__pycache__' && !name.endsWith('.pyc')).flatMap((name) => {
     const path = join(absolute, name);
     return statSync(path).isDirectory() ? filesUnder(relative(REPO_ROOT, path)) : [relative(REPO_ROOT, path).split('\\').join('/')];
   });

@@ -10,7 +10,8 @@
 //    model name another shape already took, `<Resource><Method>Response`; a page `…Page`, its
 //    `pagination` object `Pagination`;
 //  - an object nested in a field is `<Parent><Field>` (singular for array items);
-//  - structurally equal objects (descriptions aside) share the first name given, models first.
+//  - structurally equal objects (descriptions aside) share the first name given, models first
+//    (each model's shape is claimed before any walk); request bodies keep their own names.
 //
 // Emitters never read the OpenAPI document themselves: what they need is here, so the three SDKs
 // agree on names, optionality and pagination.
@@ -179,12 +180,21 @@ function shapeKey(schema: unknown): string {
 class TypeNamer {
   readonly types = new Map<string, NamedType>();
   private readonly byShape = new Map<string, string>();
+  /** Model names claimed for shapes before any walk, so a model met nested elsewhere first keeps its name. */
+  private readonly reserved = new Map<string, string>();
+
+  /** Claims `name` for `schema`'s shape (first claim wins). */
+  reserve(schema: Schema | undefined, name: string): void {
+    if (!schema || schema.type !== 'object') return;
+    const key = shapeKey(schema);
+    if (!this.reserved.has(key) && ![...this.reserved.values()].includes(name)) this.reserved.set(key, name);
+  }
 
   /**
    * The TypeRef of `schema`; objects with properties become named types, called `name` if still
    * free, else `fallback` if given and free, else `name` numbered.
    */
-  ref(schema: Schema | undefined, name: string, fallback?: string): TypeRef {
+  ref(schema: Schema | undefined, name: string, fallback?: string, distinct = false): TypeRef {
     if (!schema) return { kind: 'unknown' };
     if ('const' in schema) return typeof schema.const === 'string' ? { kind: 'string', enum: [schema.const] } : { kind: 'unknown' };
     const variants = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
@@ -213,13 +223,13 @@ class TypeNamer {
       case 'array':
         return { kind: 'array', items: this.ref(asSchema(schema.items), name) };
       case 'object':
-        return this.object(schema, name, fallback);
+        return this.object(schema, name, fallback, distinct);
       default:
         return { kind: 'unknown' };
     }
   }
 
-  private object(schema: Schema, name: string, fallback?: string): TypeRef {
+  private object(schema: Schema, name: string, fallback?: string, distinct = false): TypeRef {
     const properties = asSchema(schema.properties);
     const additional = schema.additionalProperties;
     if (!properties || Object.keys(properties).length === 0) {
@@ -227,10 +237,12 @@ class TypeNamer {
       return { kind: 'map', values: additional && typeof additional === 'object' ? this.ref(additional as Schema, `${name}Value`) : { kind: 'unknown' } };
     }
     const key = shapeKey(schema);
-    const known = this.byShape.get(key);
+    const known = distinct ? undefined : this.byShape.get(key);
     if (known) return { kind: 'named', name: known };
-    const unique = this.types.has(name) && fallback ? this.freeName(fallback) : this.freeName(name);
-    this.byShape.set(key, unique);
+    const claimed = distinct ? undefined : this.reserved.get(key);
+    const wanted = claimed ?? name;
+    const unique = this.types.has(wanted) && fallback ? this.freeName(fallback) : this.freeName(wanted);
+    if (!distinct) this.byShape.set(key, unique);
     // Registered before its fields are named, so a recursive shape refers to itself.
     const named: NamedType = { name: unique, fields: [], ...(typeof schema.description === 'string' ? { description: schema.description } : {}) };
     this.types.set(unique, named);
@@ -324,9 +336,16 @@ export function buildModel(document: OpenApiDocument): SdkModel {
   entries.sort((a, b) => a.resource.localeCompare(b.resource) || a.name.localeCompare(b.name));
 
   // Models first (gets before lists before the rest), so their names are never taken by a request
-  // body or a nested object that happens to share a shape.
+  // body or a nested object that happens to share a shape: each model's shape is claimed before
+  // anything is walked (the overview nests recent scans, yet they are `Scan`s).
+  const byClaim = [...entries].sort((a, b) => claimRank(a.name) - claimRank(b.name));
+  for (const { op } of byClaim) {
+    const model = op['x-aegis-model'];
+    const schema = successOf(op).content?.['application/json']?.schema;
+    if (model && schema) namer.reserve(pagedItemSchema(op, schema) ?? schema, model);
+  }
   const responses = new Map<string, { response: ResponseShape; pagination?: { item: TypeRef } }>();
-  for (const entry of [...entries].sort((a, b) => claimRank(a.name) - claimRank(b.name))) {
+  for (const entry of byClaim) {
     const { op, resource, name } = entry;
     const { status, content } = successOf(op);
     const base = baseName(resource, name);
@@ -368,7 +387,9 @@ export function buildModel(document: OpenApiDocument): SdkModel {
       body = {
         required: op.requestBody.required === true,
         ...(op.requestBody.description ? { description: op.requestBody.description } : {}),
-        ...(jsonType ? { json: namer.ref(op.requestBody.content[jsonType]!.schema, `${base}Params`) } : {}),
+        // Each operation's body keeps its own name even when another has the same shape: the
+        // secrets scan takes `ScanCreateSecretsParams`, not the SAST scan's.
+        ...(jsonType ? { json: namer.ref(op.requestBody.content[jsonType]!.schema, `${base}Params`, undefined, true) } : {}),
         ...(raw.length ? { raw: { contentTypes: raw, ...(rawDescription ? { description: rawDescription } : {}) } } : {}),
       };
     }

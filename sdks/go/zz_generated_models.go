@@ -625,7 +625,7 @@ type InviteAcceptParams struct {
 
 // InviteAcceptResponse is an object of the Aegis API.
 type InviteAcceptResponse struct {
-	Organization MeOrganization `json:"organization"`
+	Organization Organization `json:"organization"`
 	// owner, admin, member or viewer (docs/people.md lists what each may do).
 	Role InviteAcceptResponseRole `json:"role"`
 }
@@ -751,7 +751,7 @@ type Me struct {
 	// The person behind the session; null for API keys.
 	User *MeUser `json:"user"`
 	// The current organisation: the key’s, or the one the session works in.
-	Organization MeOrganization `json:"organization"`
+	Organization Organization `json:"organization"`
 	// The person's role in the current organisation; null for API keys.
 	Role *MeRole `json:"role"`
 	// What the caller may do (a role maps onto scopes).
@@ -796,20 +796,9 @@ type MemberUpdateParams struct {
 
 // MeMembership is an object of the Aegis API.
 type MeMembership struct {
-	Organization MeOrganization   `json:"organization"`
+	Organization Organization     `json:"organization"`
 	Role         MeMembershipRole `json:"role"`
 	SSOEnforced  bool             `json:"sso_enforced"`
-}
-
-// The current organisation: the key’s, or the one the session works in.
-type MeOrganization struct {
-	ID string `json:"id"`
-	// Short unique name, e.g. `default`.
-	Slug string `json:"slug"`
-	Name string `json:"name"`
-	// Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
-	Plan      MeOrganizationPlan `json:"plan"`
-	CreatedAt string             `json:"created_at"`
 }
 
 // The person behind the session; null for API keys.
@@ -879,6 +868,17 @@ type NewWebhook struct {
 	Secret string `json:"secret"`
 }
 
+// The current organisation: the key’s, or the one the session works in.
+type Organization struct {
+	ID string `json:"id"`
+	// Short unique name, e.g. `default`.
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+	// Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
+	Plan      OrganizationPlan `json:"plan"`
+	CreatedAt string           `json:"created_at"`
+}
+
 // Overview is an object of the Aegis API.
 type Overview struct {
 	// True for live objects; false for objects of the sandbox (test mode). Read-only: set by the server.
@@ -925,42 +925,7 @@ type OverviewScans struct {
 	Active int64 `json:"active"`
 	Total  int64 `json:"total"`
 	// The 8 latest scans, newest first.
-	Recent []OverviewScansRecent `json:"recent"`
-}
-
-// OverviewScansRecent is an object of the Aegis API.
-type OverviewScansRecent struct {
-	// True for live objects; false for objects of the sandbox (test mode). Read-only: set by the server.
-	Livemode bool                        `json:"livemode"`
-	ID       string                      `json:"id"`
-	ScanType OverviewScansRecentScanType `json:"scan_type"`
-	// `queued → running → completed | failed | canceled`.
-	Status OverviewScansRecentStatus `json:"status"`
-	// What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other.
-	Target string `json:"target"`
-	// `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`.
-	Source     map[string]any `json:"source"`
-	Config     map[string]any `json:"config"`
-	ScheduleID *string        `json:"schedule_id"`
-	Progress   float64        `json:"progress"`
-	// Distinct findings of the scan by severity, and `total`; empty until the scan completes.
-	Summary OverviewScansRecentSummary `json:"summary"`
-	// Why the scan failed.
-	Error      *string `json:"error"`
-	CreatedAt  string  `json:"created_at"`
-	StartedAt  *string `json:"started_at"`
-	FinishedAt *string `json:"finished_at"`
-	DurationMs *int64  `json:"duration_ms"`
-}
-
-// Distinct findings of the scan by severity, and `total`; empty until the scan completes.
-type OverviewScansRecentSummary struct {
-	Critical *int64 `json:"critical,omitempty"`
-	High     *int64 `json:"high,omitempty"`
-	Medium   *int64 `json:"medium,omitempty"`
-	Low      *int64 `json:"low,omitempty"`
-	Info     *int64 `json:"info,omitempty"`
-	Total    *int64 `json:"total,omitempty"`
+	Recent []Scan `json:"recent"`
 }
 
 // Null without `shield:read`.
@@ -1118,6 +1083,31 @@ type SandboxSetTargetsParams struct {
 	Targets []string `json:"targets"`
 }
 
+// Scan is an object of the Aegis API.
+type Scan struct {
+	// True for live objects; false for objects of the sandbox (test mode). Read-only: set by the server.
+	Livemode bool         `json:"livemode"`
+	ID       string       `json:"id"`
+	ScanType ScanScanType `json:"scan_type"`
+	// `queued → running → completed | failed | canceled`.
+	Status ScanStatus `json:"status"`
+	// What was scanned, normalised: a repository URL without credentials, or `archive:<sha256>`. Scans of one target are compared with each other.
+	Target string `json:"target"`
+	// `{kind: git, url, ref, commit}` (URL without credentials) or `{kind: archive, format, sha256, bytes}`.
+	Source     map[string]any `json:"source"`
+	Config     map[string]any `json:"config"`
+	ScheduleID *string        `json:"schedule_id"`
+	Progress   float64        `json:"progress"`
+	// Distinct findings of the scan by severity, and `total`; empty until the scan completes.
+	Summary ScanSummary `json:"summary"`
+	// Why the scan failed.
+	Error      *string `json:"error"`
+	CreatedAt  string  `json:"created_at"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	DurationMs *int64  `json:"duration_ms"`
+}
+
 // ScanCoverage is an object of the Aegis API.
 type ScanCoverage struct {
 	ScanID string             `json:"scan_id"`
@@ -1242,6 +1232,24 @@ type ScanCreateSASTParamsConfig struct {
 	History *bool `json:"history,omitempty"`
 }
 
+// ScanCreateSCAParams is an object of the Aegis API.
+type ScanCreateSCAParams struct {
+	// Git repository to clone: https, ssh, git or scp-like `git@host:owner/repo.git`; `file://` URLs and local paths only when the server runs with `AEGIS_ALLOW_LOCAL_SOURCES=true`.
+	Target string                      `json:"target"`
+	Config *ScanCreateSASTParamsConfig `json:"config,omitempty"`
+	// A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `target` is then its HTTPS URL on that provider, without credentials.
+	Connection *string `json:"connection,omitempty"`
+}
+
+// ScanCreateSecretsParams is an object of the Aegis API.
+type ScanCreateSecretsParams struct {
+	// Git repository to clone: https, ssh, git or scp-like `git@host:owner/repo.git`; `file://` URLs and local paths only when the server runs with `AEGIS_ALLOW_LOCAL_SOURCES=true`.
+	Target string                      `json:"target"`
+	Config *ScanCreateSASTParamsConfig `json:"config,omitempty"`
+	// A source-control connection (`GET /api/v1/integrations`) whose token clones a private repository: `target` is then its HTTPS URL on that provider, without credentials.
+	Connection *string `json:"connection,omitempty"`
+}
+
 // ScanDiff is an object of the Aegis API.
 type ScanDiff struct {
 	ScanID string `json:"scan_id"`
@@ -1265,8 +1273,8 @@ type ScanDiffCounts struct {
 
 // ScanListPage is an object of the Aegis API.
 type ScanListPage struct {
-	Data       []OverviewScansRecent `json:"data"`
-	Pagination Pagination            `json:"pagination"`
+	Data       []Scan     `json:"data"`
+	Pagination Pagination `json:"pagination"`
 }
 
 // ScanSchedule is an object of the Aegis API.
@@ -1343,6 +1351,16 @@ type ScanScheduleUpdateParams struct {
 	Config map[string]any `json:"config,omitempty"`
 	// Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Distinct findings of the scan by severity, and `total`; empty until the scan completes.
+type ScanSummary struct {
+	Critical *int64 `json:"critical,omitempty"`
+	High     *int64 `json:"high,omitempty"`
+	Medium   *int64 `json:"medium,omitempty"`
+	Low      *int64 `json:"low,omitempty"`
+	Info     *int64 `json:"info,omitempty"`
+	Total    *int64 `json:"total,omitempty"`
 }
 
 // Session is an object of the Aegis API.
@@ -2616,14 +2634,8 @@ type WebhookListQuery struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
-// Organization is the API's name for MeOrganization.
-type Organization = MeOrganization
-
 // Readiness is the API's name for Health.
 type Readiness = Health
-
-// Scan is the API's name for OverviewScansRecent.
-type Scan = OverviewScansRecent
 
 // What the key may do.
 type APIKeyScope string
@@ -3199,16 +3211,6 @@ const (
 	MeMembershipRoleViewer MeMembershipRole = "viewer"
 )
 
-// Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
-type MeOrganizationPlan string
-
-// Values of MeOrganizationPlan.
-const (
-	MeOrganizationPlanTrial      MeOrganizationPlan = "trial"
-	MeOrganizationPlanPro        MeOrganizationPlan = "pro"
-	MeOrganizationPlanEnterprise MeOrganizationPlan = "enterprise"
-)
-
 // What the key may do.
 type NewAPIKeyScope string
 
@@ -3265,29 +3267,14 @@ const (
 	NewWebhookEventIntegration             NewWebhookEvent = "integration.*"
 )
 
-// OverviewScansRecentScanType is one of a fixed set of strings.
-type OverviewScansRecentScanType string
+// Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
+type OrganizationPlan string
 
-// Values of OverviewScansRecentScanType.
+// Values of OrganizationPlan.
 const (
-	OverviewScansRecentScanTypeDast    OverviewScansRecentScanType = "dast"
-	OverviewScansRecentScanTypeSAST    OverviewScansRecentScanType = "sast"
-	OverviewScansRecentScanTypeSCA     OverviewScansRecentScanType = "sca"
-	OverviewScansRecentScanTypeSecrets OverviewScansRecentScanType = "secrets"
-	OverviewScansRecentScanTypeAPI     OverviewScansRecentScanType = "api"
-	OverviewScansRecentScanTypeCVE     OverviewScansRecentScanType = "cve"
-)
-
-// `queued → running → completed | failed | canceled`.
-type OverviewScansRecentStatus string
-
-// Values of OverviewScansRecentStatus.
-const (
-	OverviewScansRecentStatusQueued    OverviewScansRecentStatus = "queued"
-	OverviewScansRecentStatusRunning   OverviewScansRecentStatus = "running"
-	OverviewScansRecentStatusCompleted OverviewScansRecentStatus = "completed"
-	OverviewScansRecentStatusFailed    OverviewScansRecentStatus = "failed"
-	OverviewScansRecentStatusCanceled  OverviewScansRecentStatus = "canceled"
+	OrganizationPlanTrial      OrganizationPlan = "trial"
+	OrganizationPlanPro        OrganizationPlan = "pro"
+	OrganizationPlanEnterprise OrganizationPlan = "enterprise"
 )
 
 // PullRequestCheckObject is one of a fixed set of strings.
@@ -3401,6 +3388,31 @@ type SandboxEnvironment string
 const (
 	SandboxEnvironmentLive SandboxEnvironment = "live"
 	SandboxEnvironmentTest SandboxEnvironment = "test"
+)
+
+// ScanScanType is one of a fixed set of strings.
+type ScanScanType string
+
+// Values of ScanScanType.
+const (
+	ScanScanTypeDast    ScanScanType = "dast"
+	ScanScanTypeSAST    ScanScanType = "sast"
+	ScanScanTypeSCA     ScanScanType = "sca"
+	ScanScanTypeSecrets ScanScanType = "secrets"
+	ScanScanTypeAPI     ScanScanType = "api"
+	ScanScanTypeCVE     ScanScanType = "cve"
+)
+
+// `queued → running → completed | failed | canceled`.
+type ScanStatus string
+
+// Values of ScanStatus.
+const (
+	ScanStatusQueued    ScanStatus = "queued"
+	ScanStatusRunning   ScanStatus = "running"
+	ScanStatusCompleted ScanStatus = "completed"
+	ScanStatusFailed    ScanStatus = "failed"
+	ScanStatusCanceled  ScanStatus = "canceled"
 )
 
 // ScanCoverageStatus is one of a fixed set of strings.

@@ -793,8 +793,8 @@ func (s *IdentityService) Me(ctx context.Context, opts ...RequestOption) (*Me, e
 // Organization: The caller's organisation.
 //
 // GET /api/v1/orgs/current (operation identity.organization).
-func (s *IdentityService) Organization(ctx context.Context, opts ...RequestOption) (*MeOrganization, error) {
-	out := new(MeOrganization)
+func (s *IdentityService) Organization(ctx context.Context, opts ...RequestOption) (*Organization, error) {
+	out := new(Organization)
 	if err := s.client.call(ctx, &apiRequest{method: "GET", path: "/api/v1/orgs/current"}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1539,8 +1539,8 @@ type ScansService struct {
 // Required scope: scans:write.
 //
 // DELETE /api/v1/scans/{id} (operation scans.cancel).
-func (s *ScansService) Cancel(ctx context.Context, id string, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) Cancel(ctx context.Context, id string, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "DELETE", path: "/api/v1/scans/" + pathEscape(id)}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1569,8 +1569,8 @@ func (s *ScansService) Coverage(ctx context.Context, id string, opts ...RequestO
 // Required scope: scans:write.
 //
 // POST /api/v1/scans (operation scans.create).
-func (s *ScansService) Create(ctx context.Context, params ScanCreateParams, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) Create(ctx context.Context, params ScanCreateParams, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/scans", jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1584,8 +1584,8 @@ func (s *ScansService) Create(ctx context.Context, params ScanCreateParams, opts
 // Required scope: scans:write.
 //
 // POST /api/v1/api-scans (operation scans.createApi).
-func (s *ScansService) CreateAPI(ctx context.Context, params ScanCreateAPIParams, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateAPI(ctx context.Context, params ScanCreateAPIParams, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/api-scans", jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1599,8 +1599,8 @@ func (s *ScansService) CreateAPI(ctx context.Context, params ScanCreateAPIParams
 // Required scope: scans:write.
 //
 // POST /api/v1/cve-scans (operation scans.createCve).
-func (s *ScansService) CreateCVE(ctx context.Context, params ScanCreateCVEParams, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateCVE(ctx context.Context, params ScanCreateCVEParams, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/cve-scans", jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1626,8 +1626,8 @@ func (q *ScanCreateSASTQuery) values() url.Values {
 // Required scope: scans:write.
 //
 // POST /api/v1/sast/scans (operation scans.createSast).
-func (s *ScansService) CreateSAST(ctx context.Context, params ScanCreateSASTParams, query *ScanCreateSASTQuery, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateSAST(ctx context.Context, params ScanCreateSASTParams, query *ScanCreateSASTQuery, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/sast/scans", query: query.values(), jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1643,8 +1643,8 @@ func (s *ScansService) CreateSAST(ctx context.Context, params ScanCreateSASTPara
 // Required scope: scans:write.
 //
 // POST /api/v1/sast/scans (operation scans.createSast).
-func (s *ScansService) CreateSASTRaw(ctx context.Context, body io.Reader, contentType string, query *ScanCreateSASTQuery, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateSASTRaw(ctx context.Context, body io.Reader, contentType string, query *ScanCreateSASTQuery, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/sast/scans", query: query.values(), rawBody: body, contentType: contentType}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1670,8 +1670,8 @@ func (q *ScanCreateSCAQuery) values() url.Values {
 // Required scope: scans:write.
 //
 // POST /api/v1/sca/scans (operation scans.createSca).
-func (s *ScansService) CreateSCA(ctx context.Context, params ScanCreateSASTParams, query *ScanCreateSCAQuery, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateSCA(ctx context.Context, params ScanCreateSCAParams, query *ScanCreateSCAQuery, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/sca/scans", query: query.values(), jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1687,8 +1687,8 @@ func (s *ScansService) CreateSCA(ctx context.Context, params ScanCreateSASTParam
 // Required scope: scans:write.
 //
 // POST /api/v1/sca/scans (operation scans.createSca).
-func (s *ScansService) CreateSCARaw(ctx context.Context, body io.Reader, contentType string, query *ScanCreateSCAQuery, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateSCARaw(ctx context.Context, body io.Reader, contentType string, query *ScanCreateSCAQuery, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/sca/scans", query: query.values(), rawBody: body, contentType: contentType}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1714,8 +1714,8 @@ func (q *ScanCreateSecretsQuery) values() url.Values {
 // Required scope: scans:write.
 //
 // POST /api/v1/secrets/scans (operation scans.createSecrets).
-func (s *ScansService) CreateSecrets(ctx context.Context, params ScanCreateSASTParams, query *ScanCreateSecretsQuery, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateSecrets(ctx context.Context, params ScanCreateSecretsParams, query *ScanCreateSecretsQuery, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/secrets/scans", query: query.values(), jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1731,8 +1731,8 @@ func (s *ScansService) CreateSecrets(ctx context.Context, params ScanCreateSASTP
 // Required scope: scans:write.
 //
 // POST /api/v1/secrets/scans (operation scans.createSecrets).
-func (s *ScansService) CreateSecretsRaw(ctx context.Context, body io.Reader, contentType string, query *ScanCreateSecretsQuery, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) CreateSecretsRaw(ctx context.Context, body io.Reader, contentType string, query *ScanCreateSecretsQuery, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/secrets/scans", query: query.values(), rawBody: body, contentType: contentType}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1771,8 +1771,8 @@ func (s *ScansService) Diff(ctx context.Context, id string, query *ScanDiffQuery
 // Required scope: scans:read.
 //
 // GET /api/v1/scans/{id} (operation scans.get).
-func (s *ScansService) Get(ctx context.Context, id string, opts ...RequestOption) (*OverviewScansRecent, error) {
-	out := new(OverviewScansRecent)
+func (s *ScansService) Get(ctx context.Context, id string, opts ...RequestOption) (*Scan, error) {
+	out := new(Scan)
 	if err := s.client.call(ctx, &apiRequest{method: "GET", path: "/api/v1/scans/" + pathEscape(id)}, opts, out); err != nil {
 		return nil, err
 	}
@@ -1813,12 +1813,12 @@ func (q *ScanListQuery) values() url.Values {
 // Required scope: scans:read.
 //
 // GET /api/v1/scans (operation scans.list).
-func (s *ScansService) List(ctx context.Context, query *ScanListQuery, opts ...RequestOption) (*Page[OverviewScansRecent], error) {
-	page := new(Page[OverviewScansRecent])
+func (s *ScansService) List(ctx context.Context, query *ScanListQuery, opts ...RequestOption) (*Page[Scan], error) {
+	page := new(Page[Scan])
 	if err := s.client.call(ctx, &apiRequest{method: "GET", path: "/api/v1/scans", query: query.values()}, opts, page); err != nil {
 		return nil, err
 	}
-	page.next = func(ctx context.Context, cursor string) (*Page[OverviewScansRecent], error) {
+	page.next = func(ctx context.Context, cursor string) (*Page[Scan], error) {
 		var next ScanListQuery
 		if query != nil {
 			next = *query
@@ -1836,8 +1836,8 @@ func (s *ScansService) List(ctx context.Context, query *ScanListQuery, opts ...R
 //		item := it.Current()
 //	}
 //	if err := it.Err(); err != nil { … }
-func (s *ScansService) ListAutoPaging(ctx context.Context, query *ScanListQuery, opts ...RequestOption) *Iter[OverviewScansRecent] {
-	return newIter(ctx, func(ctx context.Context) (*Page[OverviewScansRecent], error) {
+func (s *ScansService) ListAutoPaging(ctx context.Context, query *ScanListQuery, opts ...RequestOption) *Iter[Scan] {
+	return newIter(ctx, func(ctx context.Context) (*Page[Scan], error) {
 		return s.List(ctx, query, opts...)
 	})
 }
@@ -2069,8 +2069,8 @@ func (s *SessionsService) SetEnvironment(ctx context.Context, params SessionSetE
 // Required scope: user.
 //
 // PUT /api/v1/me/current-organization (operation sessions.setOrganization).
-func (s *SessionsService) SetOrganization(ctx context.Context, params SessionSetOrganizationParams, opts ...RequestOption) (*MeOrganization, error) {
-	out := new(MeOrganization)
+func (s *SessionsService) SetOrganization(ctx context.Context, params SessionSetOrganizationParams, opts ...RequestOption) (*Organization, error) {
+	out := new(Organization)
 	if err := s.client.call(ctx, &apiRequest{method: "PUT", path: "/api/v1/me/current-organization", jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}

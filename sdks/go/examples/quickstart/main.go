@@ -65,14 +65,14 @@ func run(root string) error {
 		return fmt.Errorf("starting the scan: %w", err)
 	}
 	fmt.Printf("Secrets scan %s of %s (%d bytes) queued\n", scan.ID, root, len(archive))
-	for scan.Status == aegis.OverviewScansRecentStatusQueued || scan.Status == aegis.OverviewScansRecentStatusRunning {
+	for scan.Status == aegis.ScanStatusQueued || scan.Status == aegis.ScanStatusRunning {
 		time.Sleep(500 * time.Millisecond)
 		if scan, err = client.Scans.Get(ctx, scan.ID); err != nil {
 			return fmt.Errorf("polling the scan: %w", err)
 		}
 	}
 	fmt.Printf("Scan %s\n", scan.Status)
-	if scan.Status != aegis.OverviewScansRecentStatusCompleted {
+	if scan.Status != aegis.ScanStatusCompleted {
 		if scan.Error != nil {
 			return fmt.Errorf("scan %s: %s", scan.Status, *scan.Error)
 		}
