@@ -1,7 +1,7 @@
 // The Node/TypeScript SDK's generated layer (sdks/node/src/generated/): one interface per named type
 // of the model, one query type per operation, and one class per resource with one method per
 // operation. The methods only describe the call (path, query, body form, answer kind); the
-// hand-written core (sdks/node/src/core.ts) does the HTTP, retries, paging and streaming.
+// hand-written layer (sdks/node/src/transport.ts, pagination.ts, stream.ts) does the HTTP, retries, paging and streaming.
 import type { Field, NamedType, Operation, Param, Resource, SdkModel, TypeRef } from './model.ts';
 import { camelCase, pascalCase } from './names.ts';
 import type { EmitterOutput } from './output.ts';
@@ -136,7 +136,7 @@ function renderMethod(op: Operation): string {
     const item = op.response.type ? tsType(op.response.type) : 'unknown';
     returnType = `EventStream<${item}>`;
     // `Last-Event-ID` is the stream's own resume state: StreamOptions.lastEventId feeds it.
-    call = `this._client.stream<${item}>(${path}, pick(query, ${JSON.stringify(queryNames)}), query, options)`;
+    call = `new EventStream<${item}>(this._client, ${path}, pick(query, ${JSON.stringify(queryNames)}), query ?? {}, options)`;
   } else {
     const spec: string[] = [`method: '${op.httpMethod}'`, `path: ${path}`];
     if (hasQuery) {
@@ -152,7 +152,7 @@ function renderMethod(op: Operation): string {
     if (op.pagination) {
       const item = tsType(op.pagination.item);
       returnType = `PagePromise<${item}>`;
-      call = `this._client.list<${item}>({ ${spec.join(', ')} }, options)`;
+      call = `new PagePromise<${item}>(this._client, { ${spec.join(', ')} }, options)`;
     } else {
       const kind = op.response.kind;
       returnType = kind === 'empty' ? 'Promise<void>' : kind === 'document' ? 'Promise<unknown>' : `Promise<${op.response.type ? tsType(op.response.type) : 'unknown'}>`;
@@ -195,8 +195,9 @@ function renderResources(model: SdkModel): string {
       op.pathParams.forEach((p) => collect(p.type));
     }
   let out = HEADER;
-  out += `import type { ClientOptions, EventStream, PagePromise, RequestOptions, StreamOptions, UploadBody, UploadOptions } from '../core.ts';\n`;
-  out += `import { APIClient, encodePath, pick } from '../core.ts';\n`;
+  out += `import { PagePromise } from '../pagination.ts';\n`;
+  out += `import { EventStream, type StreamOptions } from '../stream.ts';\n`;
+  out += `import { APIClient, encodePath, pick, type ClientOptions, type RequestOptions, type UploadBody, type UploadOptions } from '../transport.ts';\n`;
   out += `import type {\n${[...typeNames].sort().map((n) => `  ${n},\n`).join('')}} from './types.ts';\n`;
   for (const resource of model.resources) {
     out += `\n/** \`${camelCase(resource.name)}\`: ${resource.operations.map((o) => o.name).join(', ')}. */\n`;

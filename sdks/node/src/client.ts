@@ -1,6 +1,6 @@
 // The client users construct: the generated namespaces plus the hand-written helpers that
 // generation cannot express (webhook verification on `aegis.webhooks`).
-import type { ClientOptions } from './core.ts';
+import type { ClientOptions } from './transport.ts';
 import { GeneratedClient, WebhooksResource } from './generated/resources.ts';
 import { constructEvent, verifyWebhookSignature, type VerifyOptions, type WebhookEvent } from './webhooks.ts';
 

@@ -1,7 +1,7 @@
 // The package as published: `tsc -p tsconfig.build.json` into a temporary outDir, then the
 // emitted ESM imported by Node with no TypeScript loader, through the package's exports map.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,11 +23,14 @@ describe('built package', () => {
     expect(pkg.dependencies).toBeUndefined();
     expect(existsSync(join(installed, pkg.exports['.']!.types))).toBe(true);
     expect(existsSync(join(installed, pkg.exports['.']!.default))).toBe(true);
-    // No node: imports and no .ts specifiers in what ships.
-    const index = readFileSync(join(installed, 'dist/index.js'), 'utf8');
-    expect(index).not.toMatch(/\.ts['"]/);
-    const core = readFileSync(join(installed, 'dist/core.js'), 'utf8');
-    expect(core).not.toMatch(/from ['"]node:/);
+    // No node: imports and no .ts specifiers in anything that ships.
+    const shipped = (readdirSync(join(installed, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js'));
+    expect(shipped).toContain('transport.js');
+    for (const file of shipped) {
+      const code = readFileSync(join(installed, 'dist', file), 'utf8');
+      expect(code, file).not.toMatch(/from ['"][^'"]+\.ts['"]/);
+      expect(code, file).not.toMatch(/from ['"]node:/);
+    }
 
     const script = join(work, 'check.mjs');
     writeFileSync(

@@ -1,12 +1,13 @@
 // The hand-written transport under the generated resources: one `request` with auth, idempotency
-// keys, retries with backoff, timeouts and typed errors; cursor pagination; and the SSE stream.
-// Web-platform globals only (fetch, AbortController, crypto, TextEncoder), so it runs on edge runtimes.
+// keys, retries with backoff, timeouts and typed errors. Lists (pagination.ts) and the event stream
+// (stream.ts) are built on it. Web-platform globals only (fetch, AbortController, crypto,
+// TextEncoder), so it runs on edge runtimes.
 import { APIConnectionError, APITimeoutError, AegisError, errorFromResponse } from './errors.ts';
 
 export const SDK_VERSION = '0.1.0';
 const DEFAULT_BASE_URL = 'http://localhost:3000';
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
-const MAX_RETRY_WAIT_MS = 8_000;
+export const MAX_RETRY_WAIT_MS = 8_000;
 
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -117,7 +118,7 @@ function retryAfterMs(headers: Headers): number | undefined {
 /** 0.5 s × 2^attempt, with up to 25% jitter taken off, capped. */
 const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_WAIT_MS, 500 * 2 ** attempt) * (1 - Math.random() * 0.25);
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {
@@ -281,16 +282,6 @@ export class APIClient {
       doneOf.get(response)?.();
     }
   }
-
-  /** A list operation: awaitable for its first page, iterable over every item of every page. */
-  list<Item>(spec: RequestSpec, options?: RequestOptions): PagePromise<Item> {
-    return new PagePromise<Item>(this, spec, options);
-  }
-
-  /** A server-sent events stream of `T` (see EventStream). */
-  stream<T>(path: string, query: Record<string, unknown> | undefined, streamOptions: StreamOptions | undefined, options?: RequestOptions): EventStream<T> {
-    return new EventStream<T>(this, path, query, streamOptions ?? {}, options);
-  }
 }
 
 // The timeout of a successful attempt ends when its body is read (readBody calls it).
@@ -310,300 +301,5 @@ async function readErrorBody(response: Response): Promise<unknown> {
     }
   } catch {
     return undefined;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pagination
-
-export interface Pagination {
-  /** Cursor of the next page; null on the last page. */
-  next: string | null;
-  [key: string]: unknown;
-}
-
-/** One page of a list. `data` is the API's own array: no per-item wrapping. */
-export class Page<Item> {
-  readonly data: Item[];
-  readonly pagination: Pagination;
-
-  constructor(
-    private readonly client: APIClient,
-    private readonly spec: RequestSpec,
-    private readonly options: RequestOptions | undefined,
-    body: { data: Item[]; pagination: Pagination },
-  ) {
-    this.data = body.data;
-    this.pagination = body.pagination;
-  }
-
-  hasNextPage(): boolean {
-    return typeof this.pagination?.next === 'string' && this.pagination.next !== '';
-  }
-
-  /** The next page; throws when there is none (check `hasNextPage()`). */
-  async nextPage(): Promise<Page<Item>> {
-    if (!this.hasNextPage()) throw new AegisError('No next page');
-    return fetchPage<Item>(this.client, { ...this.spec, query: { ...(this.spec.query ?? {}), cursor: this.pagination.next } }, this.options);
-  }
-
-  /** This page's items, then every following page's. */
-  [Symbol.asyncIterator](): AsyncIterator<Item> {
-    return itemIterator<Item>(Promise.resolve(this));
-  }
-}
-
-/**
- * Items of `first` and the pages after it. Written by hand rather than as an async generator: one
- * already-resolved promise per item, no generator frames, so paging costs what raw paging costs.
- */
-function itemIterator<Item>(first: Promise<Page<Item>>): AsyncIterator<Item> {
-  let page: Page<Item> | undefined;
-  let pending: Promise<Page<Item>> | undefined = first;
-  let index = 0;
-  const next = async (): Promise<IteratorResult<Item>> => {
-    for (;;) {
-      if (pending) {
-        page = await pending;
-        pending = undefined;
-        index = 0;
-      }
-      if (!page) return { done: true, value: undefined };
-      if (index < page.data.length) return { done: false, value: page.data[index++]! };
-      if (!page.hasNextPage()) {
-        page = undefined;
-        return { done: true, value: undefined };
-      }
-      pending = page.nextPage();
-    }
-  };
-  return {
-    next(): Promise<IteratorResult<Item>> {
-      // The common case (an item of the current page) without an async function's extra ticks.
-      if (!pending && page && index < page.data.length) return Promise.resolve({ done: false, value: page.data[index++]! });
-      return next();
-    },
-    return(): Promise<IteratorResult<Item>> {
-      page = undefined;
-      pending = undefined;
-      return Promise.resolve({ done: true, value: undefined });
-    },
-  };
-}
-
-async function fetchPage<Item>(client: APIClient, spec: RequestSpec, options: RequestOptions | undefined): Promise<Page<Item>> {
-  const body = await client.request<{ data: Item[]; pagination: Pagination }>({ ...spec, response: 'json' }, options);
-  return new Page<Item>(client, spec, options, body);
-}
-
-/**
- * The answer of a list method: `await` it for the first page, or `for await` over it for every item
- * of every page (following `pagination.next` as `cursor`). `pages()` iterates page by page.
- */
-export class PagePromise<Item> implements PromiseLike<Page<Item>>, AsyncIterable<Item> {
-  private first: Promise<Page<Item>> | undefined;
-
-  constructor(
-    private readonly client: APIClient,
-    private readonly spec: RequestSpec,
-    private readonly options: RequestOptions | undefined,
-  ) {}
-
-  /** The first page, requested once however often it is awaited. */
-  private firstPage(): Promise<Page<Item>> {
-    this.first ??= fetchPage<Item>(this.client, this.spec, this.options);
-    return this.first;
-  }
-
-  then<R1 = Page<Item>, R2 = never>(onFulfilled?: ((page: Page<Item>) => R1 | PromiseLike<R1>) | null, onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null): Promise<R1 | R2> {
-    return this.firstPage().then(onFulfilled, onRejected);
-  }
-
-  catch<R = never>(onRejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<Page<Item> | R> {
-    return this.firstPage().catch(onRejected);
-  }
-
-  /** Every page, starting with the first. */
-  async *pages(): AsyncGenerator<Page<Item>, void, undefined> {
-    let page = await this.firstPage();
-    for (;;) {
-      yield page;
-      if (!page.hasNextPage()) return;
-      page = await page.nextPage();
-    }
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<Item> {
-    return itemIterator<Item>(this.firstPage());
-  }
-
-  /** Every item of every page, in one array. */
-  async toArray(): Promise<Item[]> {
-    const all: Item[] = [];
-    for await (const page of this.pages()) for (const item of page.data) all.push(item);
-    return all;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Server-sent events
-
-export interface StreamOptions {
-  /** Resume after this event id (sent as `Last-Event-ID`). */
-  lastEventId?: string | undefined;
-  /** Closes the stream. */
-  signal?: AbortSignal | undefined;
-  /** Called when the server reports events this client missed (`event: dropped`, `{ count }`). */
-  onDropped?: ((info: { count: number }) => void) | undefined;
-  /** Reconnect after a broken connection (default true), resuming after the last event seen. */
-  reconnect?: boolean | undefined;
-  /** Consecutive failed reconnections before giving up (default 5). */
-  maxReconnects?: number | undefined;
-}
-
-interface SseEvent {
-  id: string | undefined;
-  event: string;
-  data: string;
-}
-
-/**
- * An endless stream of decoded `data` of the server's events (other than `dropped`). Heartbeat
- * comments are skipped; after a broken connection it reconnects with `Last-Event-ID` set to the
- * last event id seen. `close()` (or the signal) ends it.
- */
-export class EventStream<T> implements AsyncIterable<T> {
-  /** The id of the last event received: resume from here with `lastEventId`. */
-  lastEventId: string | undefined;
-  /** Events the server reported as missed (`event: dropped`), in total. */
-  dropped = 0;
-  private readonly controller = new AbortController();
-  private started = false;
-
-  constructor(
-    private readonly client: APIClient,
-    private readonly path: string,
-    private readonly query: Record<string, unknown> | undefined,
-    private readonly streamOptions: StreamOptions,
-    private readonly options: RequestOptions | undefined,
-  ) {
-    this.lastEventId = streamOptions.lastEventId;
-    const outer = streamOptions.signal ?? options?.signal;
-    if (outer) {
-      if (outer.aborted) this.controller.abort(outer.reason);
-      else outer.addEventListener('abort', () => this.controller.abort(outer.reason), { once: true });
-    }
-  }
-
-  /** Ends the stream; a pending iteration finishes without error. */
-  close(): void {
-    this.controller.abort();
-  }
-
-  get closed(): boolean {
-    return this.controller.signal.aborted;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    if (this.started) throw new AegisError('An EventStream can be iterated once');
-    this.started = true;
-    const signal = this.controller.signal;
-    let failures = 0;
-    const maxReconnects = this.streamOptions.maxReconnects ?? 5;
-    try {
-      while (!signal.aborted) {
-        let response: Response;
-        try {
-          response = await this.client.send(
-            { method: 'GET', path: this.path, query: this.query, headers: { 'last-event-id': this.lastEventId }, mutating: false },
-            { ...this.options, signal },
-            'text/event-stream',
-            false,
-          );
-        } catch (error) {
-          if (signal.aborted) return;
-          throw error;
-        }
-        try {
-          for await (const event of parseEvents(response, signal)) {
-            failures = 0;
-            if (event.id !== undefined) this.lastEventId = event.id;
-            if (event.event === 'dropped') {
-              const info = safeJson(event.data) as { count?: number } | undefined;
-              const count = typeof info?.count === 'number' ? info.count : 0;
-              this.dropped += count;
-              this.streamOptions.onDropped?.({ count });
-              continue;
-            }
-            if (event.data === '') continue;
-            yield JSON.parse(event.data) as T;
-          }
-        } catch (error) {
-          if (signal.aborted) return;
-          if (error instanceof SyntaxError) throw new AegisError(`Invalid event data: ${error.message}`, { cause: error });
-          // A broken connection: fall through to reconnect.
-        }
-        if (signal.aborted || this.streamOptions.reconnect === false) return;
-        failures += 1;
-        if (failures > maxReconnects) throw new APIConnectionError(`The event stream broke ${failures} times in a row`);
-        try {
-          await sleep(Math.min(MAX_RETRY_WAIT_MS, 250 * 2 ** (failures - 1)), signal);
-        } catch {
-          return;
-        }
-      }
-    } finally {
-      this.controller.abort();
-    }
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The events of a text/event-stream body (the WHATWG parsing rules, minus `retry`). */
-async function* parseEvents(response: Response, signal: AbortSignal): AsyncGenerator<SseEvent> {
-  if (!response.body) return;
-  const reader = response.body.getReader();
-  const onAbort = () => void reader.cancel().catch(() => undefined);
-  signal.addEventListener('abort', onAbort, { once: true });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let id: string | undefined;
-  let event = '';
-  let data: string[] = [];
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
-        if (line === '') {
-          if (data.length || event) yield { id, event: event || 'message', data: data.join('\n') };
-          event = '';
-          data = [];
-          continue;
-        }
-        if (line.startsWith(':')) continue; // heartbeat comment
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let value = colon < 0 ? '' : line.slice(colon + 1);
-        if (value.startsWith(' ')) value = value.slice(1);
-        if (field === 'data') data.push(value);
-        else if (field === 'event') event = value;
-        else if (field === 'id' && !value.includes('\0')) id = value;
-      }
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    reader.releaseLock();
   }
 }
