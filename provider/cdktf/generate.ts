@@ -1,7 +1,8 @@
 // `npm run provider:cdktf`: regenerates the CDKTF bindings in sdks/cdktf/gen/ (the sources of the
-// `@aegis/cdktf-provider` package) from the provider's own schema. The schema is what Terraform itself reports (`terraform providers schema
-// -json` in a directory initialised against a private filesystem mirror of this checkout's
-// provider), so the bindings match exactly what `terraform apply` accepts. Needs `terraform` on PATH.
+// `@aegis/cdktf-provider` package) from the provider's own schema. The schema is what Terraform
+// itself reports (`terraform providers schema -json` in a directory initialised against a private
+// filesystem mirror of this checkout's provider), so the bindings match exactly what
+// `terraform apply` accepts. Needs `terraform` on PATH.
 //
 // The generator's package index loads jsii/jsii-pacmak (undeclared, heavy), so the provider generator
 // module is imported directly; it only needs codemaker. Output is post-processed for this repo's

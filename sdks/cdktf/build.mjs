@@ -16,6 +16,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wr
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stampOf as sharedStampOf } from '../../bin/build-stamps.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const distDir = join(here, 'dist');
@@ -27,14 +28,8 @@ function inputs() {
   return ['index.ts', 'tsconfig.build.json', 'package.json', 'build.mjs', ...walk(join(here, 'gen')).map((f) => relative(here, f))].sort();
 }
 
-const stampOf = (file) => {
-  try {
-    const stats = statSync(join(here, file));
-    return `${stats.size}:${stats.mtimeMs}`;
-  } catch {
-    return 'missing';
-  }
-};
+// The repository's input stamps (size and mtime), as the server's and the dashboard's builds use.
+const stampOf = (file) => sharedStampOf(`sdks/cdktf/${file}`);
 
 /** The first input changed since dist/ was built, `(no build)`, or undefined when dist/ is fresh. */
 export function cdktfStaleInput() {
