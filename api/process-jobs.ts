@@ -12,6 +12,7 @@ import { triageJobHandlers } from './ai/index.ts';
 import { attackSurfaceJobHandlers } from './attack-surface/index.ts';
 import { scanJobHandlers } from './scans/index.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
+import { serverTenantPolicy } from './outbound-policy.ts';
 
 export interface ProcessJobOptions {
   db: Db;
@@ -24,14 +25,16 @@ export interface ProcessJobOptions {
 }
 
 export function processJobHandlers({ db, secretBox, config, publicUrl, configRepos }: ProcessJobOptions): JobHandlers {
-  const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers) };
+  // Clones and provider calls on tenants' behalf connect under this (net/outbound.ts).
+  const outbound = serverTenantPolicy(config);
+  const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers, outbound) };
   const clones = cloneAccess(integrationDeps, config.providers);
   return {
-    ...scanJobHandlers({ db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, warmThreads: config.warmScanThreads, cloneAccess: clones }),
+    ...scanJobHandlers({ db, allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, outbound, secretBox, warmThreads: config.warmScanThreads, cloneAccess: clones }),
     ...webhookJobHandlers({ db, secretBox, config }),
-    ...integrationJobHandlers({ ...integrationDeps, publicUrl, allowLocalSources: config.allowLocalSources, warmThreads: config.warmScanThreads }),
+    ...integrationJobHandlers({ ...integrationDeps, publicUrl, allowLocalSources: config.allowLocalSources, outbound, warmThreads: config.warmScanThreads }),
     ...triageJobHandlers({ ...integrationDeps, limits: config.triage }),
     ...attackSurfaceJobHandlers({ db, cloud: config.cloud }),
-    ...(configRepos ? configRepoJobHandlers({ db, allowLocalSources: config.allowLocalSources, secretBox, apiUrl: configRepos.apiUrl, configSync: configRepos.configSync, cloneAccess: clones }) : {}),
+    ...(configRepos ? configRepoJobHandlers({ db, allowLocalSources: config.allowLocalSources, outbound, secretBox, apiUrl: configRepos.apiUrl, configSync: configRepos.configSync, cloneAccess: clones }) : {}),
   };
 }

@@ -7,6 +7,8 @@ import { principalOf } from '../auth/plugin.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import { checkRef, parseGitSource, type GitSource } from '../git/url.ts';
+import { gitTargetRefusal } from '../git/target-refusal.ts';
+import type { OutboundPolicy } from '../net/outbound.ts';
 import { conflict, notFound, validationFailed } from '../http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
@@ -23,6 +25,8 @@ export interface ConfigRepoRoutesOptions {
   defaultPollSeconds: number;
   /** Checks the source-control connection a repository clones through. */
   cloneAccess: CloneAccess;
+  /** What syncs clone under (api/outbound-policy.ts): a repository on a literal private address is refused here. */
+  outbound: OutboundPolicy;
 }
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
@@ -30,9 +34,11 @@ const syncParams = { type: 'object', required: ['id', 'syncId'], properties: { i
 
 const invalidField = (field: string, message: string) => validationFailed(`request body is invalid: ${field} ${message}`, { fields: [{ field, message }] });
 
-function checkSource(url: string, allowLocal: boolean): GitSource {
+function checkSource(url: string, allowLocal: boolean, outbound: OutboundPolicy): GitSource {
   const parsed = parseGitSource(url, undefined, { allowLocal });
   if (!parsed.ok) throw invalidField('url', parsed.reason);
+  const refused = gitTargetRefusal(parsed.source.url, outbound);
+  if (refused) throw invalidField('url', refused);
   return parsed.source;
 }
 
@@ -65,7 +71,7 @@ function checkOneCredentialSource(connection: string | null, credentialsRef: str
 /** The audit trail never names credentials: the stored URL has none. */
 const auditMetadata = (row: { url: string; branch: string; path: string }) => ({ url: row.url, branch: row.branch, path: row.path });
 
-export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ConfigRepoRoutesOptions }> = async (app, { db, secretBox, allowLocalSources, defaultPollSeconds, cloneAccess }) => {
+export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ConfigRepoRoutesOptions }> = async (app, { db, secretBox, allowLocalSources, defaultPollSeconds, cloneAccess, outbound }) => {
   const tags = ['Config repositories'];
 
   app.get(
@@ -112,7 +118,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
-      const source = checkSource(body.url, allowLocalSources);
+      const source = checkSource(body.url, allowLocalSources, outbound);
       const branch = body.branch ?? 'main';
       checkBranch(branch);
       const path = canonicalRepoPath(body.path ?? '');
@@ -171,7 +177,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
     async (request) => {
       const { orgId } = principalOf(request);
       const { url, webhook_secret: webhookSecret, connection, ...settings } = request.body;
-      const source = url !== undefined ? checkSource(url, allowLocalSources) : undefined;
+      const source = url !== undefined ? checkSource(url, allowLocalSources, outbound) : undefined;
       if (settings.branch !== undefined) checkBranch(settings.branch);
       const path = settings.path !== undefined ? canonicalRepoPath(settings.path) : undefined;
       if (connection !== undefined || source !== undefined || settings.credentials_ref !== undefined) {

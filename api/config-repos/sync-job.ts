@@ -19,6 +19,7 @@ import type { ConfigRepoRow, ConfigRepoSyncRow } from '../db/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { CloneAccess } from '../integrations/clone-access.ts';
 import { cloneRepository } from '../git/clone.ts';
+import type { OutboundPolicy } from '../net/outbound.ts';
 import { parseGitSource, redactText } from '../git/url.ts';
 import { withWorkspace } from '../git/workspace.ts';
 import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
@@ -39,6 +40,8 @@ export interface SyncJobOptions {
   env?: NodeJS.ProcessEnv;
   /** Clones through a source-control connection (repositories that name one). */
   cloneAccess?: CloneAccess;
+  /** What clones connect under (api/outbound-policy.ts); default: the tenant rule, private targets refused. */
+  outbound?: OutboundPolicy;
 }
 
 const MAX_LINES = 200;
@@ -164,7 +167,7 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
       if (!parsed.ok) throw new SyncFailure('fetch', `invalid repository ${parsed.field}: ${parsed.reason}`);
       const checkout = join(dir, 'repo');
       try {
-        commit = (await cloneRepository(parsed.source, checkout, { signal: ctx.signal, timeoutMs: options.cloneTimeoutMs ?? 120_000, allowLocal: options.allowLocalSources })).commit;
+        commit = (await cloneRepository(parsed.source, checkout, { signal: ctx.signal, timeoutMs: options.cloneTimeoutMs ?? 120_000, allowLocal: options.allowLocalSources, ...(options.outbound ? { outbound: options.outbound } : {}) })).commit;
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         throw new SyncFailure('fetch', redactText(err instanceof Error ? err.message : String(err), url));

@@ -9,12 +9,18 @@
 //     target, so scanners cannot be led to read files outside the workspace (/etc/passwd);
 //   - no prompts (no terminal, stdin closed, askpass /bin/false, ssh BatchMode);
 //   - its own process group, killed as a whole on abort or timeout (git runs helpers: git-remote-https,
-//     ssh, index-pack).
+//     ssh, index-pack);
+//   - no network of its own: every connection git, curl or ssh opens goes through an egress proxy
+//     that holds it to the outbound policy (./egress.ts, net/outbound.ts; the tenant class unless the
+//     caller says otherwise), so a redirect or a DNS answer that leads to a private address is
+//     refused when it is connected to. The clone then fails with the refusal (RefusedCloneError).
 // Credentials in the URL are used for the transfer and then removed from `.git/config`, so the
 // workspace (and a secrets scan of it) never holds them; error messages carry the redacted URL only.
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
+import { tenantPolicy, type OutboundPolicy } from '../net/outbound.ts';
+import { startGitEgress, type GitEgress } from './egress.ts';
 import { isCommitSha, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from './url.ts';
 
 export interface CloneOptions {
@@ -25,24 +31,35 @@ export interface CloneOptions {
   depth?: number | null;
   /** Must be true for file:// URLs and local paths (AEGIS_ALLOW_LOCAL_SOURCES). */
   allowLocal?: boolean;
+  /**
+   * What git's connections are held to (net/outbound.ts). Default: the tenant rule with private
+   * targets refused, so a caller that forgets it opens nothing.
+   */
+  outbound?: OutboundPolicy;
 }
 
 export class GitCloneError extends Error {}
+
+/** The outbound policy refused a connection of the clone (a private address, a redirect to one, a DNS answer): retrying will not help. */
+export class RefusedCloneError extends GitCloneError {
+  override name = 'RefusedCloneError';
+}
+
+const STRICT = tenantPolicy({ allowPrivateTargets: false });
 
 const MAX_STDERR = 16 * 1024;
 const MAX_STDOUT = 64 * 1024;
 /** After SIGKILL, how long to wait for the process to be reaped before giving up on it. */
 const KILL_GRACE_MS = 2_000;
 
-/** Environment variables of the server passed to git: network setup an operator may need, nothing else. */
-const PASSTHROUGH_ENV = [
-  'PATH', 'HOME', 'TMPDIR',
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
-  'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'CURL_CA_BUNDLE',
-  'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_SSH_VARIANT', 'SSH_AUTH_SOCK',
-];
+/**
+ * Environment variables of the server passed to git: the trust store and the ssh agent, nothing
+ * else. Not the proxy variables (connections go through the clone's egress proxy; curl would still
+ * honour NO_PROXY) and not GIT_SSH / GIT_SSH_COMMAND (ssh runs with our ProxyCommand): ./egress.ts.
+ */
+const PASSTHROUGH_ENV = ['PATH', 'HOME', 'TMPDIR', 'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'CURL_CA_BUNDLE', 'SSH_AUTH_SOCK'];
 
-function gitEnv(allowLocal: boolean): NodeJS.ProcessEnv {
+function gitEnv(allowLocal: boolean, egress: GitEgress): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of PASSTHROUGH_ENV) if (process.env[name] !== undefined) env[name] = process.env[name];
   Object.assign(env, {
@@ -56,13 +73,13 @@ function gitEnv(allowLocal: boolean): NodeJS.ProcessEnv {
     GIT_LFS_SKIP_SMUDGE: '1',
     // Overrides the protocol.*.allow settings below; both say the same thing.
     GIT_ALLOW_PROTOCOL: allowLocal ? 'https:http:ssh:git:file' : 'https:http:ssh:git',
+    // The egress proxy's URL, GIT_SSH_COMMAND with its ProxyCommand.
+    ...egress.env,
   });
-  // A constant command line (git runs it through a shell); only when the operator set none.
-  if (env.GIT_SSH === undefined && env.GIT_SSH_COMMAND === undefined) env.GIT_SSH_COMMAND = 'ssh -o BatchMode=yes -o ConnectTimeout=30';
   return env;
 }
 
-function gitConfig(allowLocal: boolean): string[] {
+function gitConfig(allowLocal: boolean, egress: GitEgress): string[] {
   const settings = [
     'protocol.allow=never',
     'protocol.https.allow=always',
@@ -79,6 +96,7 @@ function gitConfig(allowLocal: boolean): string[] {
     'fetch.recurseSubmodules=false',
     'init.templateDir=',
     'advice.detachedHead=false',
+    ...egress.config,
   ];
   return settings.flatMap((s) => ['-c', s]);
 }
@@ -96,7 +114,25 @@ export async function cloneRepository(source: GitSource, dir: string, options: C
   if (!isAbsolute(dir)) throw new RangeError('dir must be an absolute path');
   if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs must be positive');
 
-  const run = runner({ url, allowLocal, deadline: Date.now() + options.timeoutMs, timeoutMs: options.timeoutMs, signal: options.signal });
+  const egress = await startGitEgress(options.outbound ?? STRICT);
+  try {
+    return await cloneThrough(egress, url, ref, dir, depth, allowLocal, options);
+  } catch (err) {
+    // A refused connection is why git failed, whatever git says about it ("Received HTTP code 403
+    // from proxy after CONNECT", "unable to access").
+    const refused = egress.refusals()[0];
+    if (refused !== undefined && err instanceof GitCloneError) throw new RefusedCloneError(`cloning ${redactUrl(url)} was refused: ${redactText(refused, url)}`);
+    // An unreachable destination reaches git as the proxy's 502; say what happened behind it.
+    const failed = egress.failures()[0];
+    if (failed !== undefined && err instanceof GitCloneError && !(err instanceof RefusedCloneError)) throw new GitCloneError(`${err.message} (${redactText(failed, url)})`);
+    throw err;
+  } finally {
+    await egress.close();
+  }
+}
+
+async function cloneThrough(egress: GitEgress, url: string, ref: string | null, dir: string, depth: number | null, allowLocal: boolean, options: CloneOptions): Promise<{ commit: string }> {
+  const run = runner({ url, allowLocal, egress, deadline: Date.now() + options.timeoutMs, timeoutMs: options.timeoutMs, signal: options.signal });
   const depthArgs = depth === null ? [] : ['--depth', String(depth)];
 
   if (ref !== null && isCommitSha(ref)) {
@@ -124,6 +160,7 @@ export async function cloneRepository(source: GitSource, dir: string, options: C
 interface RunnerContext {
   url: string;
   allowLocal: boolean;
+  egress: GitEgress;
   deadline: number;
   timeoutMs: number;
   signal: AbortSignal | undefined;
@@ -132,8 +169,8 @@ interface RunnerContext {
 type Runner = (step: string, args: string[], explain?: (reason: string) => string) => Promise<string>;
 
 function runner(ctx: RunnerContext): Runner {
-  const env = gitEnv(ctx.allowLocal);
-  const config = gitConfig(ctx.allowLocal);
+  const env = gitEnv(ctx.allowLocal, ctx.egress);
+  const config = gitConfig(ctx.allowLocal, ctx.egress);
   const shown = redactUrl(ctx.url);
   return (step, args, explain = (r) => r) =>
     new Promise<string>((resolve, reject) => {

@@ -74,6 +74,16 @@ export function parseGitSource(url: string, ref: string | undefined, options: { 
 }
 
 /**
+ * Where a network git URL connects: its host (IPv6 without brackets, as given otherwise) and port
+ * (the scheme's default when none is written); null for local sources and URLs that do not parse.
+ */
+export function gitEndpoint(url: string): { host: string; port: number } | null {
+  const parsed = parseUrl(url, true);
+  if (typeof parsed === 'string' || parsed.scheme === 'file') return null;
+  return { host: parsed.host.replace(/^\[(.*)\]$/, '$1'), port: Number(parsed.port ?? DEFAULT_PORTS[parsed.scheme]) };
+}
+
+/**
  * Why `ref` is not acceptable, or null. `git check-ref-format --allow-onelevel` rules, and stricter
  * in two ways: printable ASCII only, and no leading `-` (it would read as an option somewhere).
  */

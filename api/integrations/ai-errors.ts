@@ -16,6 +16,7 @@ import {
   ProviderUnavailableError,
   retryAfterMs,
 } from './providers/errors.ts';
+import { RefusedAddressError, RefusedRedirectError } from '../net/outbound.ts';
 
 export type AiProvider = 'openai' | 'anthropic';
 
@@ -39,6 +40,14 @@ const isSdkError = (err: unknown): err is SdkApiError => err instanceof OpenAiSd
 const isConnectionError = (err: unknown): boolean =>
   err instanceof OpenAiSdk.APIConnectionError || err instanceof AnthropicSdk.APIConnectionError;
 const isAbort = (err: unknown): boolean => err instanceof OpenAiSdk.APIUserAbortError || err instanceof AnthropicSdk.APIUserAbortError;
+
+/** The message of an outbound-policy refusal (a refused address or redirect) in the error's causes, if any. */
+function refusalIn(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof RefusedAddressError || e instanceof RefusedRedirectError) return e.message;
+  }
+  return undefined;
+}
 
 /** The provider's explanation from an error body: OpenAI `{error:{message}}`, Anthropic `{type:'error', error:{message}}`. */
 function detailOf(err: SdkApiError): string {
@@ -65,7 +74,9 @@ export function toProviderError(provider: AiProvider, err: unknown, key?: string
   if (isAbort(err)) return new ProviderUnavailableError(provider, `${provider} request was aborted`);
   if (isConnectionError(err)) {
     const timedOut = err instanceof OpenAiSdk.APIConnectionTimeoutError || err instanceof AnthropicSdk.APIConnectionTimeoutError;
-    return new ProviderUnavailableError(provider, timedOut ? `${provider} did not answer in time` : `${provider} could not be reached: ${maskKeys((err as Error).message, key)}`);
+    // The SDKs say "Connection error."; the outbound policy's refusal, when that is what happened, says why.
+    const why = refusalIn(err) ?? (err as Error).message;
+    return new ProviderUnavailableError(provider, timedOut ? `${provider} did not answer in time` : `${provider} could not be reached: ${maskKeys(why, key)}`);
   }
   if (!isSdkError(err) || err.status === undefined) return err;
 

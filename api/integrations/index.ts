@@ -4,6 +4,7 @@
 // for a connection to the receiver made here.
 import type { FastifyPluginAsync } from 'fastify';
 import type { JobHandlers } from '../jobs/types.ts';
+import type { OutboundPolicy } from '../net/outbound.ts';
 import { pullRequestJobHandlers } from './pull-requests/jobs.ts';
 import { pullRequestRoutes } from './pull-requests/routes.ts';
 import { integrationRoutes, type IntegrationRoutesOptions } from './routes.ts';
@@ -30,6 +31,6 @@ export const integrationsPlugin: FastifyPluginAsync<IntegrationsOptions> = async
   await app.register(trackerWebhookRoutes, { receiver });
 };
 
-export function integrationJobHandlers(deps: IntegrationDeps & { publicUrl: () => string; allowLocalSources: boolean; warmThreads?: boolean }): JobHandlers {
+export function integrationJobHandlers(deps: IntegrationDeps & { publicUrl: () => string; allowLocalSources: boolean; outbound?: OutboundPolicy; warmThreads?: boolean }): JobHandlers {
   return { ...ticketJobHandlers(deps), ...pullRequestJobHandlers(deps) };
 }

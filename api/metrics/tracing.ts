@@ -4,6 +4,7 @@
 // the standard OTEL_EXPORTER_OTLP_* variables (headers, timeout). The provider is this server's own,
 // not registered globally: tests start many servers in one process.
 import type { Span, Tracer } from '@opentelemetry/api';
+import { operatorPolicy, outboundNodeAgents } from '../net/outbound.ts';
 
 export interface Tracing {
   /** A span for one API request; `end` sets its status code and route. */
@@ -31,7 +32,10 @@ export async function startTracing(options: { serviceName?: string; env?: NodeJS
   ]);
   // As the OTLP spec says: /v1/traces appended to the general endpoint; a per-signal endpoint used as is.
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${env.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
-  const exporter = new exporterMod.OTLPTraceExporter({ url });
+  // The operator's collector (OTEL_EXPORTER_OTLP_*): `operator` traffic of the outbound policy, its
+  // connections opened by the policy module's agents like every other outbound connection.
+  const agents = outboundNodeAgents(operatorPolicy);
+  const exporter = new exporterMod.OTLPTraceExporter({ url, httpAgentOptions: (protocol) => (protocol === 'http:' ? agents.httpAgent : agents.httpsAgent) });
   const provider = new base.BasicTracerProvider({
     resource: resources.resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || options.serviceName || 'aegis' }),
     spanProcessors: [new base.BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
@@ -59,6 +63,10 @@ export async function startTracing(options: { serviceName?: string; env?: NodeJS
       };
     },
     flush: () => provider.forceFlush(),
-    close: () => provider.shutdown(),
+    close: async () => {
+      await provider.shutdown();
+      agents.httpAgent.destroy();
+      agents.httpsAgent.destroy();
+    },
   };
 }

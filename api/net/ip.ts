@@ -2,6 +2,7 @@
 // (net.isIPv4/isIPv6); IPv4 becomes one unsigned 32-bit number, IPv6 eight 16-bit groups. The
 // gateway's range tables and the rule checks share this module.
 import { isIPv4, isIPv6 } from 'node:net';
+import { embeddedIpv4s, type EmbeddingForm } from './ipv4-in-ipv6.ts';
 
 export type ParsedIp = { version: 4; value: number } | { version: 6; groups: Uint16Array };
 
@@ -103,18 +104,16 @@ export function sameIp(a: ParsedIp, b: ParsedIp): boolean {
   return a.groups.every((g, i) => g === b.groups[i]);
 }
 
+const EXACT_FORMS: ReadonlySet<EmbeddingForm> = new Set(['IPv4-mapped', 'IPv4-translated', 'IPv4-compatible', 'NAT64']);
+
 /**
- * The IPv4 address an IPv6 address stands for — IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated
- * (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated) or the NAT64 well-known prefix
- * (`64:ff9b::a.b.c.d`) — or null. `::1` and `::` come out as 0.0.0.1 and 0.0.0.0.
+ * The IPv4 address an IPv6 address stands for in the forms that name one address exactly —
+ * IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+ * (`::a.b.c.d`, deprecated) or the NAT64 well-known prefix (`64:ff9b::a.b.c.d`) — or null. `::1`
+ * and `::` come out as 0.0.0.1 and 0.0.0.0. The managed rules' SSRF classification reads these; the
+ * address policies judge every form ipv4-in-ipv6.ts decodes (6to4, Teredo, local-use NAT64 too).
  */
 export function embeddedIpv4(groups: Uint16Array): number | null {
-  const low = ((groups[6]! << 16) | groups[7]!) >>> 0;
-  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0) {
-    if (groups[4] === 0 && groups[5] === 0xffff) return low;
-    if (groups[4] === 0xffff && groups[5] === 0) return low;
-    if (groups[4] === 0 && groups[5] === 0) return low;
-  }
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0) return low;
-  return null;
+  const [first] = embeddedIpv4s(groups);
+  return first && EXACT_FORMS.has(first.form) ? first.value : null;
 }

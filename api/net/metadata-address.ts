@@ -19,12 +19,15 @@
 //       fd20:ce::254        Google Cloud metadata server for IPv6-only instances
 //       fd00:c1::a9fe:a9fe  Oracle Cloud Infrastructure metadata service over IPv6
 //     The IPv6 ones sit in fc00::/7, which otherwise stays allowed.
-//   - IPv6 forms that carry one of the IPv4 addresses above and reach it: IPv4-mapped
-//     (::ffff:a.b.c.d — what a dual-stack socket connects to as IPv4; URL parsing writes it as
-//     ::ffff:a9fe:a9fe), IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), IPv4-compatible
-//     (::a.b.c.d, deprecated) and the NAT64 well-known prefix (64:ff9b::a.b.c.d, RFC 6052).
+//   - IPv6 forms that carry one of the IPv4 addresses above and reach it, as ipv4-in-ipv6.ts (the
+//     one decoder, shared with address-policy.ts) reads them: IPv4-mapped (::ffff:a.b.c.d — what a
+//     dual-stack socket connects to as IPv4; URL parsing writes it as ::ffff:a9fe:a9fe),
+//     IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), IPv4-compatible (::a.b.c.d, deprecated), NAT64
+//     (64:ff9b::a.b.c.d, RFC 6052, and the local-use 64:ff9b:1::/48, RFC 8215), 6to4
+//     (2002:a9fe:a9fe::/48) and Teredo (server and client address).
 // Names are judged by what they resolve to (guarded-lookup.ts), never by how they are spelled.
-import { embeddedIpv4, formatIp, parseIp } from './ip.ts';
+import { formatIp, parseIp } from './ip.ts';
+import { embeddedIpv4s } from './ipv4-in-ipv6.ts';
 
 const v4 = (text: string): number => {
   const ip = parseIp(text);
@@ -77,10 +80,9 @@ export function metadataAddress(address: string): string | null {
   }
   const g = ip.groups;
   if (isLinkLocalV6(g)) return `${address} is a link-local IPv6 address (fe80::/10)`;
-  const embedded = embeddedIpv4(g);
-  if (embedded !== null) {
-    const reason = v4Reason(embedded);
-    return reason ? `${address} is ${dotted(embedded)} in IPv6 form, ${reason}` : null;
+  for (const embedded of embeddedIpv4s(g)) {
+    const reason = v4Reason(embedded.value);
+    if (reason) return `${address} is ${dotted(embedded.value)} in IPv6 form (${embedded.form}), ${reason}`;
   }
   const known = METADATA_ENDPOINTS_V6.get(formatIp(ip));
   return known ? `${address} is ${known}` : null;

@@ -3,9 +3,10 @@
 // twice: when an origin_url is saved (the API; a literal address in any notation URL parsing
 // accepts, or a name by every address it resolves to now) and on every new connection the gateway
 // opens (guarded-lookup.ts), which is what actually protects: a name may resolve differently later.
-import { isIP, type LookupFunction } from 'node:net';
-import { allowEveryAddress, configuredResolver, guardedLookup, resolveWithin, type AddressPolicy, type AddressResolver } from './guarded-lookup.ts';
+import { isIP } from 'node:net';
+import { allowEveryAddress, configuredResolver, resolveWithin, type AddressPolicy, type AddressResolver } from './guarded-lookup.ts';
 import { metadataAddress } from './metadata-address.ts';
+import type { AddressRule } from './outbound-rules.ts';
 
 export const ALLOW_METADATA_ORIGINS_SETTING = 'AEGIS_ALLOW_METADATA_ORIGINS';
 
@@ -35,6 +36,13 @@ export function originHost(originUrl: string | URL): string {
 
 const hint = `(the operator setting ${ALLOW_METADATA_ORIGINS_SETTING}=true allows it)`;
 
+/** Why the gateway could not forward to `originUrl` as written (it does not parse as a URL), or null. */
+export function unparseableOrigin(originUrl: string): string | null {
+  if (URL.canParse(originUrl)) return null;
+  if (/\[[^\]]*%/.test(originUrl)) return 'is not a URL the gateway can connect to: an IPv6 zone (%25eth0) has no meaning outside this host and URL parsing refuses it; use the address without a zone, or a name';
+  return 'is not a URL the gateway can connect to (it does not parse as a URL)';
+}
+
 /**
  * Why `originUrl` may not be saved as an origin, or null. A literal address is judged as it is, a
  * name by every address it resolves to now. A name that does not resolve (or not within
@@ -42,14 +50,13 @@ const hint = `(the operator setting ${ALLOW_METADATA_ORIGINS_SETTING}=true allow
  * gateway judges the addresses it connects to anyway.
  */
 export async function originRefusal(originUrl: string, policy: OriginPolicy, timeoutMs = 5_000): Promise<string | null> {
+  // The gateway connects to what WHATWG URL parsing makes of the origin_url: one it cannot parse
+  // would be saved and then fail every request (the schema's pattern is looser than the parser).
+  const unusable = unparseableOrigin(originUrl);
+  if (unusable) return unusable;
   const refuse = policy.refuse;
   if (!refuse) return null;
-  let host: string;
-  try {
-    host = originHost(originUrl);
-  } catch {
-    return null; // not a URL: the schema's pattern is what reports it
-  }
+  const host = originHost(originUrl);
   if (isIP(host) !== 0) {
     const reason = refuse(host);
     return reason ? `${reason}; Shield does not forward to cloud metadata or link-local addresses ${hint}` : null;
@@ -68,16 +75,14 @@ export class RefusedOriginError extends Error {
   readonly code = 'EREFUSED_ORIGIN';
 }
 
-/** The connect-time `lookup` for an origin's connections: resolves with the policy's resolver, drops refused addresses. */
-export function originLookup(policy: OriginPolicy, onRefused: (hostname: string, reason: string) => void): LookupFunction {
-  return guardedLookup({
+/** The `origin` trust class's address rule (outbound-rules.ts): what the gateway's connections are held to. */
+export function originRule(policy: OriginPolicy): AddressRule {
+  return {
+    trust: 'origin',
     refuse: policy.refuse ?? allowEveryAddress,
     resolve: policy.resolve,
-    refusal: (hostname, reason) => {
-      onRefused(hostname, reason);
-      return new RefusedOriginError(`${hostname}: ${reason} ${hint}`);
-    },
-  });
+    refusal: (hostname, reason) => new RefusedOriginError(`${hostname}: ${reason} ${hint}`),
+  };
 }
 
 /** Why the gateway may not connect to a literal-address origin (net.connect skips `lookup` for those), or null. */

@@ -8,6 +8,8 @@ import type { JobHandlers, JobKindDefinition } from '../jobs/types.ts';
 import { scanJobKind, type ScanJobOptions } from './run-scan.ts';
 import { VERIFY_JOB_KIND, verifyJobKind } from '../vulnerabilities/verify.ts';
 import { parseGitSource } from '../git/url.ts';
+import { gitTargetRefusal } from '../git/target-refusal.ts';
+import { tenantPolicy, type OutboundPolicy } from '../net/outbound.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { createScan, SCAN_JOB_KIND, storedGitSource } from './store.ts';
 import { prepareUrlSource } from '../url-scans/source.ts';
@@ -35,7 +37,8 @@ export function scanJobHandlers(options: ScanJobOptions): JobHandlers {
  * A schedule whose target or config no longer passes the checks of its scan type is skipped.
  * API scans need `config.document_url` (a schedule has no upload).
  */
-export function scheduledScanStarter(options: { allowLocalSources: boolean; allowPrivateTargets: boolean; secretBox: SecretBox; publicUrl: () => string }) {
+export function scheduledScanStarter(options: { allowLocalSources: boolean; allowPrivateTargets: boolean; secretBox: SecretBox; publicUrl: () => string; outbound?: OutboundPolicy }) {
+  const outbound = options.outbound ?? tenantPolicy({ allowPrivateTargets: options.allowPrivateTargets });
   return async (trx: Db, schedule: ScanScheduleRow, dueAt: Date, dedupeKey: string): Promise<boolean> => {
     // Schedule configs are stored and shown in clear, so credentials are never taken from them.
     const { auth: _auth, ...config } = schedule.config;
@@ -55,6 +58,8 @@ export function scheduledScanStarter(options: { allowLocalSources: boolean; allo
     const ref = typeof schedule.config.ref === 'string' ? schedule.config.ref : undefined;
     const parsed = parseGitSource(schedule.target, ref, { allowLocal: options.allowLocalSources });
     if (!parsed.ok) return false;
+    // A repository on a literal private address is refused as a scan request would be.
+    if (gitTargetRefusal(parsed.source.url, outbound) !== null) return false;
     return (await createScan(trx, { ...run, target: parsed.source.target, source: storedGitSource(parsed.source, options.secretBox) })) !== null;
   };
 }

@@ -16,6 +16,8 @@ import { cancelJob } from '../jobs/queue.ts';
 import { announceEnqueued } from '../jobs/signals.ts';
 import { detectArchiveKind } from './sources/archive.ts';
 import { parseGitSource } from '../git/url.ts';
+import { gitTargetRefusal } from '../git/target-refusal.ts';
+import type { OutboundPolicy } from '../net/outbound.ts';
 import type { CloneAccess } from '../integrations/clone-access.ts';
 import { diffScans, scanCoverage } from './compare.ts';
 import { CodeScanBody, SCAN_STATUSES, ScanCoverageResource, ScanDiffResource, ScanResource } from './schemas.ts';
@@ -37,9 +39,11 @@ export interface ScanRoutesOptions {
   secretBox: SecretBox;
   /** Private repositories cloned through a source-control connection. */
   cloneAccess: CloneAccess;
+  /** What clones connect under (api/outbound-policy.ts): a repository on a literal private address is refused here. */
+  outbound: OutboundPolicy;
 }
 
-export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesOptions }> = async (app, { db, allowLocalSources, secretBox, cloneAccess }) => {
+export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesOptions }> = async (app, { db, allowLocalSources, secretBox, cloneAccess, outbound }) => {
   const tags = ['Scans'];
   app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_ARCHIVE_BYTES }, async (_request: FastifyRequest, body: Buffer) => body);
 
@@ -63,6 +67,8 @@ export const scanRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ScanRoutesO
         throw validationFailed(`request body is invalid: ${field} ${parsed.reason}`, { fields: [{ field, message: parsed.reason }] });
       }
       const { source } = parsed;
+      const refused = gitTargetRefusal(source.url, outbound);
+      if (refused) throw validationFailed(`request body is invalid: target ${refused}`, { fields: [{ field: 'target', message: refused }] });
       const connection = input.connection;
       if (connection !== undefined) await cloneAccess.checkRequest(orgId, connection, source.url);
       scan = await db.transaction().execute(async (trx) => {

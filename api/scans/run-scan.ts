@@ -14,7 +14,8 @@ import { DbAdvisoryStore } from '../advisories/store.ts';
 import { scanSca } from '../scanners/sca/scan.ts';
 import type { ScanOutput } from '../scanners/types.ts';
 import { extractArchive, type ArchiveKind } from './sources/archive.ts';
-import { cloneRepository } from '../git/clone.ts';
+import { cloneRepository, RefusedCloneError } from '../git/clone.ts';
+import { tenantPolicy, type OutboundPolicy } from '../net/outbound.ts';
 import { withWorkspace } from '../git/workspace.ts';
 import { recordFindings } from './record-findings.ts';
 import { announceDeliveries, recordEvents, type NewEvent } from '../events/event-store.ts';
@@ -36,6 +37,8 @@ export interface ScanJobOptions {
   allowLocalSources: boolean;
   /** URL scans may reach private addresses (AEGIS_ALLOW_PRIVATE_TARGETS). */
   allowPrivateTargets: boolean;
+  /** What clones connect under (api/outbound-policy.ts); default: the tenant rule of allowPrivateTargets. */
+  outbound?: OutboundPolicy;
   /** Opens the sealed clone URL of a repository that needs credentials. */
   secretBox: SecretBox;
   cloneTimeoutMs?: number;
@@ -66,12 +69,19 @@ export async function fetchSource(db: Db, scan: ScanRow, dir: string, options: S
     return { archive_files: extracted.files, archive_skipped: extracted.skipped };
   }
   const history = scan.scan_type === 'secrets' && scan.config.history === true;
-  const cloned = await cloneRepository(
-    { kind: 'git', url: await cloneUrl(scan, source, options), ref: source.ref, target: scan.target },
-    dir,
-    { signal, timeoutMs: options.cloneTimeoutMs ?? 300_000, depth: history ? null : 1, allowLocal: options.allowLocalSources },
-  );
-  return { commit: cloned.commit };
+  try {
+    const cloned = await cloneRepository(
+      { kind: 'git', url: await cloneUrl(scan, source, options), ref: source.ref, target: scan.target },
+      dir,
+      { signal, timeoutMs: options.cloneTimeoutMs ?? 300_000, depth: history ? null : 1, allowLocal: options.allowLocalSources, outbound: options.outbound ?? tenantPolicy({ allowPrivateTargets: options.allowPrivateTargets }) },
+    );
+    return { commit: cloned.commit };
+  } catch (err) {
+    // The outbound policy refused a connection (a private address, a redirect or DNS answer leading
+    // to one): the same refusal on every attempt.
+    if (err instanceof RefusedCloneError) throw new PermanentJobError(err.message);
+    throw err;
+  }
 }
 
 async function cloneUrl(scan: ScanRow, source: GitSource, options: ScanJobOptions): Promise<string> {

@@ -1,13 +1,13 @@
 // The HTTP part of a webhook delivery: one POST, judged by its status alone. Deliveries are an SSRF
-// vector (the server POSTs wherever an admin says), so unless private targets are allowed the
-// address actually connected to is checked (guarded lookup: a name that changed its answer since the
+// vector (the server POSTs wherever an admin says), so they go through the outbound policy
+// (net/outbound.ts, the tenant class): unless private targets are allowed the address actually
+// connected to is checked (guarded lookup: a name that changed its answer since the
 // URL was saved cannot reach a private address), literal addresses are checked before connecting
 // (net.connect skips `lookup` for those), and only https is spoken. Redirects are not followed: a
 // 3xx would otherwise lead the POST to an address nobody checked, so it counts as a failure.
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
-import { refusedAddress } from '../net/address-policy.ts';
-import { allowEveryAddress, guardedLookup, type AddressResolver } from '../net/guarded-lookup.ts';
+import { request } from 'undici';
+import { everywhere, outboundAgent, tenantRule, type AddressResolver } from '../net/outbound.ts';
 import { refusalMessage } from './url-policy.ts';
 
 /** Bytes of a response read before the connection is dropped: receivers should answer fast and short. */
@@ -71,12 +71,10 @@ const storedText = (bytes: Buffer): string => bytes.subarray(0, STORED_RESPONSE_
 
 /** A sender with one connection pool, made once per worker (or API process) and reused by every delivery. */
 export function webhookSender({ allowPrivate, resolve, timeoutMs }: SenderOptions): WebhookSender {
-  const refuse = allowPrivate ? allowEveryAddress : refusedAddress;
-  const agent = new Agent({
-    connect: { lookup: guardedLookup({ refuse, resolve, refusal: (host, reason) => new RefusedTargetError(refusalMessage(host, reason)) }), timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  // The tenant rule of the outbound policy, with the webhook resolver and wording.
+  const rule = tenantRule({ allowPrivateTargets: allowPrivate, resolve, refusal: (host, reason) => new RefusedTargetError(refusalMessage(host, reason)) });
+  const refuse = rule.refuse;
+  const agent = outboundAgent(everywhere(rule), { timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
   /** Why the URL may not be posted to before any connection is made, or null. */
   function refusal(url: URL): string | null {

@@ -22,6 +22,9 @@ describe('metadata and link-local address classification', () => {
     // IPv6 forms that carry one of the IPv4 addresses
     '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::FFFF:A9FE:A9FE', '0:0:0:0:0:ffff:a9fe:a9fe', '::ffff:100.100.100.200', '::ffff:6464:64c8', '::ffff:168.63.129.16', '::ffff:192.0.0.192',
     '::ffff:0:a9fe:a9fe', '::169.254.169.254', '::a9fe:a9fe', '64:ff9b::a9fe:a9fe', '64:ff9b::100.100.100.200',
+    // 6to4, Teredo (server, and client: the inverted low 32 bits) and local-use NAT64 forms of them
+    // (api/net/ipv4-in-ipv6.ts; 2002:a9fe:a9fe::1 was allowed before the one shared decoder)
+    '2002:a9fe:a9fe::1', '2001:0:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601', '64:ff9b:1::a9fe:a9fe',
   ];
   it.each(refused)('refuses %s', (address) => {
     expect(metadataAddress(address)).toMatch(new RegExp(`^${address.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is `));
@@ -33,7 +36,7 @@ describe('metadata and link-local address classification', () => {
     // next to the refused ones
     '169.253.255.255', '169.255.0.0', '100.100.100.201', '100.64.0.1', '192.0.0.193', '168.63.129.17', 'fd00:ec2::1', 'fd00:ec2::255', 'fd20:ce::253', 'fec0::1', 'fe7f:ffff::1',
     // mapped forms of allowed addresses, other embeddings
-    '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::808:808', '2002:a9fe:a9fe::1',
+    '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::808:808', '2002:a00:1::1',
     // public, unspecified, and names (judged by what they resolve to, never by spelling)
     '8.8.8.8', '2001:db8::1', '0.0.0.0', '::', 'metadata.google.internal', '', '2852039166',
   ];

@@ -183,7 +183,8 @@ describe('OpenAI-compatible model calls', () => {
   it('builds the session from the key and the (trimmed) base URL', () => {
     expect(connector.kind).toBe('ai');
     expect(connector.oauth).toBeNull();
-    expect(session).toEqual({ apiBaseUrl: openai.url, authorization: openai.apiKey, metadata: { base_url: openai.url } });
+    // `fetch`: the connector's outbound fetch (api/net/outbound.ts), which the SDK is given.
+    expect(session).toEqual({ apiBaseUrl: openai.url, authorization: openai.apiKey, metadata: { base_url: openai.url }, fetch: expect.any(Function) });
     const other = connector.tokenSession({ token: 'k', url: 'https://gateway.example/openai/v1//' });
     expect(other.session.apiBaseUrl).toBe('https://gateway.example/openai/v1');
     expect(other.metadata).toEqual({ base_url: 'https://gateway.example/openai/v1', url: 'https://gateway.example/openai/v1' });

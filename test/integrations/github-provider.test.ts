@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cloneRepository, GitCloneError } from '../../api/git/clone.ts';
+import { cloneRepository, GitCloneError, RefusedCloneError } from '../../api/git/clone.ts';
+import { tenantPolicy } from '../../api/net/outbound.ts';
 import { parseGitSource } from '../../api/git/url.ts';
 import { createGithubConnector } from '../../api/integrations/github/connector.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError, ProviderUnavailableError } from '../../api/integrations/providers/errors.ts';
@@ -393,7 +394,10 @@ describe('GitHub connector: clones', () => {
 
     const parsed = parseGitSource(authenticated, undefined, { allowLocal: false });
     if (!parsed.ok) throw new Error(parsed.reason);
-    const { commit } = await cloneRepository(parsed.source, join(dir, 'with-token'), { timeoutMs: 30_000 });
+    // The stand-in is on loopback: reachable as the operator's configured GitHub (an operator
+    // endpoint of the outbound policy), private targets otherwise refused.
+    const outbound = tenantPolicy({ allowPrivateTargets: false, operatorEndpoints: [github.settings.webUrl] });
+    const { commit } = await cloneRepository(parsed.source, join(dir, 'with-token'), { timeoutMs: 30_000, outbound });
     expect(commit).toBe(github.repositories.get('acme/payments')!.branches.get('main'));
     expect(await readFile(join(dir, 'with-token', 'config.js'), 'utf8')).toBe('module.exports = {};\n');
     // The token is not left in the workspace.
@@ -401,7 +405,9 @@ describe('GitHub connector: clones', () => {
 
     const anonymous = parseGitSource(plain, undefined, { allowLocal: false });
     if (!anonymous.ok) throw new Error(anonymous.reason);
-    await expect(cloneRepository(anonymous.source, join(dir, 'without-token'), { timeoutMs: 30_000 })).rejects.toBeInstanceOf(GitCloneError);
+    const anonymousClone = cloneRepository(anonymous.source, join(dir, 'without-token'), { timeoutMs: 30_000, outbound });
+    await expect(anonymousClone).rejects.toBeInstanceOf(GitCloneError);
+    await expect(anonymousClone).rejects.not.toBeInstanceOf(RefusedCloneError);
   });
 
   it('puts the token only into URLs of the connection\'s GitHub', () => {

@@ -7,7 +7,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloneRepository, GitCloneError } from '../../api/git/clone.ts';
+import { cloneRepository, GitCloneError, RefusedCloneError } from '../../api/git/clone.ts';
+import { tenantPolicy } from '../../api/net/outbound.ts';
 import { parseGitSource, type GitSource } from '../../api/git/url.ts';
 import { createGitlabConnector } from '../../api/integrations/gitlab/connector.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError, ProviderUnavailableError } from '../../api/integrations/providers/errors.ts';
@@ -103,7 +104,8 @@ describe('GitLab pasted tokens', () => {
   it('identifies a personal access token with its scopes', async () => {
     const token = gitlab.issueToken({ scopes: ['api', 'read_repository'] });
     const { session, metadata } = connector.tokenSession({ token: `${token}\n` });
-    expect(session).toEqual({ apiBaseUrl: `${gitlab.url}/api/v4`, authorization: `Bearer ${token}`, metadata: {} });
+    // `fetch`: the connector's outbound fetch (api/net/outbound.ts), which every call of the session uses.
+    expect(session).toEqual({ apiBaseUrl: `${gitlab.url}/api/v4`, authorization: `Bearer ${token}`, metadata: {}, fetch: expect.any(Function) });
     expect(metadata).toEqual({});
     await expect(connector.identify(session)).resolves.toEqual({ id: String(gitlab.user.id), name: 'aegis-bot', scopes: ['api', 'read_repository'] });
   });
@@ -197,14 +199,19 @@ describe('GitLab source control', () => {
     const cloneUrl = connector.sourceControl!.authenticatedCloneUrl(session, `${gitlab.url}/acme/app.git`);
     expect(cloneUrl.startsWith(`http://oauth2:${encodeURIComponent(session.authorization.slice(7))}@127.0.0.1:`)).toBe(true);
     const dir = await mkdtemp(join(tmpdir(), 'aegis-gitlab-clone-'));
+    // The stand-in is on loopback: reachable as the operator's configured GitLab (an operator
+    // endpoint of the outbound policy), private targets otherwise refused.
+    const outbound = tenantPolicy({ allowPrivateTargets: false, operatorEndpoints: [gitlab.settings.webUrl] });
     try {
-      const { commit } = await cloneRepository(gitSource(cloneUrl, 'feature'), join(dir, 'work'), { timeoutMs: 30_000 });
+      const { commit } = await cloneRepository(gitSource(cloneUrl, 'feature'), join(dir, 'work'), { timeoutMs: 30_000, outbound });
       expect(commit).toBe(headSha);
       expect(await readFile(join(dir, 'work', 'src', 'index.js'), 'utf8')).toContain('eval');
       // The pull-request pipeline clones the event's head commit by id.
-      await expect(cloneRepository(gitSource(cloneUrl, headSha), join(dir, 'by-sha'), { timeoutMs: 30_000 })).resolves.toEqual({ commit: headSha });
+      await expect(cloneRepository(gitSource(cloneUrl, headSha), join(dir, 'by-sha'), { timeoutMs: 30_000, outbound })).resolves.toEqual({ commit: headSha });
       // Without the token the private project is not readable.
-      await expect(cloneRepository(gitSource(`${gitlab.url}/acme/app.git`), join(dir, 'anonymous'), { timeoutMs: 30_000 })).rejects.toBeInstanceOf(GitCloneError);
+      const anonymous = cloneRepository(gitSource(`${gitlab.url}/acme/app.git`), join(dir, 'anonymous'), { timeoutMs: 30_000, outbound });
+      await expect(anonymous).rejects.toBeInstanceOf(GitCloneError);
+      await expect(anonymous).rejects.not.toBeInstanceOf(RefusedCloneError);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -239,7 +239,7 @@ describe('the Linear stand-in', () => {
     expect((await ask(`Bearer ${key}`, '{ viewer { id } }')).status).toBe(400);
     expect(linear.rejected.length - before).toBe(4);
     // A key in the wrong form is refused as Linear refuses an unknown credential.
-    await expect(connector.identify({ apiBaseUrl: linear.url, authorization: `Bearer ${key}`, metadata: {} })).rejects.toBeInstanceOf(ProviderAuthError);
+    await expect(connector.identify({ ...connector.tokenSession({ token: key }).session, apiBaseUrl: linear.url, authorization: `Bearer ${key}` })).rejects.toBeInstanceOf(ProviderAuthError);
     linear.rejected.splice(before);
   });
 });

@@ -185,10 +185,11 @@ describe('sources', () => {
   }, 60_000);
 
   it('keeps a token in the repository URL sealed: never shown, never stored in clear', async () => {
-    const started = await t.call('POST', '/api/v1/sast/scans', { body: { target: 'https://ci:s3cr3t-t0ken@127.0.0.1:9/o/r.git', config: { ref: 'main' } } });
+    // A host that never resolves (.invalid): a loopback literal is refused before any of this (AEGIS_ALLOW_PRIVATE_TARGETS).
+    const started = await t.call('POST', '/api/v1/sast/scans', { body: { target: 'https://ci:s3cr3t-t0ken@git.invalid:9/o/r.git', config: { ref: 'main' } } });
     expect(started.status, started.text).toBe(202);
     expect(started.text).not.toContain('s3cr3t-t0ken');
-    expect(started.body.source).toMatchObject({ kind: 'git', url: 'https://127.0.0.1:9/o/r.git', ref: 'main' });
+    expect(started.body.source).toMatchObject({ kind: 'git', url: 'https://git.invalid:9/o/r.git', ref: 'main' });
     const row = await t.server.database.db.selectFrom('scans').select(['source', 'target']).where('id', '=', started.body.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain('s3cr3t-t0ken');
     expect(row.source).toHaveProperty('sealed_url');

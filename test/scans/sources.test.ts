@@ -13,6 +13,7 @@ import { ArchiveError, detectArchiveKind, extractArchive, type ArchiveKind } fro
 import { cloneRepository, GitCloneError } from '../../api/git/clone.ts';
 import { checkRef, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from '../../api/git/url.ts';
 import { withWorkspace } from '../../api/git/workspace.ts';
+import { tenantPolicy } from '../../api/net/outbound.ts';
 
 // ---------------------------------------------------------------------------------------------
 // URLs and refs
@@ -176,6 +177,9 @@ function local(path: string, ref?: string): GitSource {
 }
 
 describe('cloneRepository', () => {
+  // The HTTP stand-ins below listen on loopback, which clones reach only with private targets allowed
+  // (AEGIS_ALLOW_PRIVATE_TARGETS; test/security/git-clone-ssrf.test.ts covers the refusals).
+  const loopbackAllowed = tenantPolicy({ allowPrivateTargets: true });
   let base: string;
   let repo: string;
   let c1: string;
@@ -297,7 +301,7 @@ describe('cloneRepository', () => {
     it('fails clearly without showing the password', async () => {
       const source = parseGitSource(`http://bob:s3cret-pw@127.0.0.1:${port}/o/r.git`, undefined, { allowLocal: false });
       if (!source.ok) throw new Error(source.reason);
-      const err = await withWorkspace((dir) => cloneRepository(source.source, join(dir, 'src'), { timeoutMs: 10_000 })).catch((e: unknown) => e);
+      const err = await withWorkspace((dir) => cloneRepository(source.source, join(dir, 'src'), { timeoutMs: 10_000, outbound: loopbackAllowed })).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(GitCloneError);
       const message = (err as Error).message;
       expect(message).toMatch(/^git clone of http:\/\/\*\*\*@127\.0\.0\.1:\d+\/o\/r\.git failed: fatal: Authentication failed/);
@@ -342,7 +346,7 @@ describe('cloneRepository', () => {
       const from = sockets.length;
       const controller = new AbortController();
       const started = Date.now();
-      const result = withWorkspace((dir) => cloneRepository(source(), join(dir, 'src'), { timeoutMs: 60_000, signal: controller.signal }));
+      const result = withWorkspace((dir) => cloneRepository(source(), join(dir, 'src'), { timeoutMs: 60_000, signal: controller.signal, outbound: loopbackAllowed }));
       setTimeout(() => controller.abort(new Error('scan canceled')), 400);
       await expect(result).rejects.toThrow('scan canceled');
       expect(Date.now() - started).toBeLessThan(3_000);
@@ -352,7 +356,7 @@ describe('cloneRepository', () => {
     it('times out', async () => {
       const from = sockets.length;
       const started = Date.now();
-      await expect(withWorkspace((dir) => cloneRepository(source(), join(dir, 'src'), { timeoutMs: 500 }))).rejects.toThrow(/git clone of http:\/\/127\.0\.0\.1:\d+\/o\/r\.git timed out/);
+      await expect(withWorkspace((dir) => cloneRepository(source(), join(dir, 'src'), { timeoutMs: 500, outbound: loopbackAllowed }))).rejects.toThrow(/git clone of http:\/\/127\.0\.0\.1:\d+\/o\/r\.git timed out/);
       expect(Date.now() - started).toBeLessThan(3_000);
       await nextConnectionClosed(from);
     });

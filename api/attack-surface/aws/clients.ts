@@ -1,5 +1,13 @@
 // The settings every SDK client of a discovery run shares: Aegis's endpoint override (tests), the
-// temporary credentials of the assumed role, and retries for throttling.
+// temporary credentials of the assumed role, retries for throttling, and the connections: the SDK's
+// node:http(s) agents come from the outbound policy (net/outbound.ts) as `operator` traffic. AWS
+// endpoints are AWS's own names (<service>.<region>.amazonaws.com; regions are checked against
+// `^[a-z]{2}(-[a-z]+)+-\d$` when saved) or the operator's AEGIS_AWS_ENDPOINT_URL, and the default
+// credential chain may read the instance metadata service on purpose (Aegis's own identity): no
+// address rule applies, and a VPC endpoint that resolves to a private address keeps working.
+import type http from 'node:http';
+import type https from 'node:https';
+import { operatorPolicy, outboundNodeAgents } from '../../net/outbound.ts';
 import type { AwsSettings } from '../providers/settings.ts';
 
 export interface AwsCredentials {
@@ -29,7 +37,7 @@ export interface ClientConfig {
   endpoint?: string;
   credentials?: AwsCredentials;
   maxAttempts: number;
-  requestHandler: { connectionTimeout: number; requestTimeout: number };
+  requestHandler: { connectionTimeout: number; requestTimeout: number; httpAgent: http.Agent; httpsAgent: https.Agent };
 }
 
 export function clientConfig(settings: AwsSettings, region: string, credentials: AwsCredentials | undefined): ClientConfig {
@@ -39,7 +47,8 @@ export function clientConfig(settings: AwsSettings, region: string, credentials:
     // Undefined: the SDK's default chain (environment, shared config, instance or task role).
     ...(credentials ? { credentials } : {}),
     maxAttempts: MAX_ATTEMPTS,
-    requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
+    // Agents of their own per client: client.destroy() destroys them.
+    requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000, ...outboundNodeAgents(operatorPolicy) },
   };
 }
 

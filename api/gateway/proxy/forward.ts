@@ -1,14 +1,16 @@
 // Forwarding an allowed request to the site's origin over keep-alive connection pools (undici), one
 // pool per origin. Bodies stream both ways; nothing is buffered here. Hop-by-hop headers (RFC 9110
 // §7.6.1) are dropped in both directions; X-Forwarded-For/-Proto/-Host are set, and taken over from
-// the client only when the peer is a trusted proxy. Connections go through the origin policy's
-// lookup (net/origin-policy.ts): an origin that is, or resolves at connect time to, a cloud metadata or
-// link-local address is never connected to; its requests fail as unreachable (502).
+// the client only when the peer is a trusted proxy. Connections are opened by the outbound policy's
+// connector (net/outbound.ts) under the `origin` rule (net/origin-policy.ts): an origin that is, or
+// resolves at connect time to, a cloud metadata or link-local address is never connected to; its
+// requests fail as unreachable (502).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { Pool, errors as undiciErrors } from 'undici';
-import { literalOriginRefusal, originHost, originLookup, originPolicy, type OriginPolicy } from '../../net/origin-policy.ts';
+import { literalOriginRefusal, originHost, originPolicy } from '../../net/origin-policy.ts';
+import { everywhere, originRule, outboundConnector, type OriginPolicy } from '../../net/outbound.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
@@ -66,11 +68,13 @@ export class Upstreams {
           connections: this.options.connectionsPerOrigin ?? 128,
           pipelining: 1,
           keepAliveTimeout: 30_000,
-          connectTimeout: this.options.connectTimeoutMs ?? 5_000,
           headersTimeout: this.options.headersTimeoutMs ?? 60_000,
           bodyTimeout: this.options.bodyTimeoutMs ?? 60_000,
           // Per new connection, not per request: names are resolved and judged when a connection opens.
-          connect: { lookup: originLookup(this.#policy, (_host, reason) => this.#reportRefusal(created, reason)) },
+          connect: outboundConnector(everywhere(originRule(this.#policy)), {
+            timeoutMs: this.options.connectTimeoutMs ?? 5_000,
+            onRefused: (_host, reason) => this.#reportRefusal(created, reason),
+          }),
         }),
         basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, ''),
         name: url.origin,

@@ -6,6 +6,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { callModelApi } from '../ai-errors.ts';
 import { hostOf, keyAccountId, keySession, LISTED_MODELS, NO_WEBHOOKS } from '../openai/key-session.ts';
 import { ProviderRequestError } from '../providers/errors.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, AiModelClient, ModelReply, ModelRequest, ProviderConnector, ProviderSession } from '../providers/types.ts';
 
@@ -27,6 +29,9 @@ export function anthropicClient(session: ProviderSession, timeout: number): Anth
     webhookKey: null,
     maxRetries: 0,
     timeout,
+    // The outbound policy's fetch (net/outbound.ts), not the SDK's global one: a base URL an admin
+    // gave is held to the tenant rule on every hop.
+    fetch: session.fetch,
     defaultHeaders: { 'x-api-key': session.authorization },
   });
 }
@@ -83,13 +88,15 @@ async function complete(session: ProviderSession, request: ModelRequest): Promis
   };
 }
 
-export function createAnthropicConnector(settings: ProviderSettings): ProviderConnector {
+/** `outbound`: the server's tenant policy (api/outbound-policy.ts); see providerFetch for the default. */
+export function createAnthropicConnector(settings: ProviderSettings, outbound?: OutboundPolicy): ProviderConnector {
+  const http = providerFetch(settings, outbound);
   const ai: AiModelClient = { defaultModel: ANTHROPIC_DEFAULT_MODEL, complete };
   return {
     name: PROVIDER,
     kind: 'ai',
     oauth: null,
-    tokenSession: (input) => keySession(input, settings.apiUrl),
+    tokenSession: (input) => keySession(input, settings.apiUrl, http),
     oauthSession: () => {
       throw new Error('Anthropic connections use an API key, not OAuth');
     },

@@ -3,6 +3,7 @@
 // becomes a ProviderError (../providers/errors.ts).
 import { Octokit } from '@octokit/rest';
 import { errorForStatus, ProviderError, ProviderRequestError, ProviderUnavailableError } from '../providers/errors.ts';
+import { sessionFetch } from '../providers/http.ts';
 import type { ProviderSession } from '../providers/types.ts';
 
 export const PROVIDER = 'github';
@@ -12,13 +13,16 @@ const TIMEOUT_MS = 30_000;
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
-/** An Octokit for one session: its API base, its Authorization header as is (Bearer for PATs and user tokens). */
+/**
+ * An Octokit for one session: its API base, its Authorization header as is (Bearer for PATs and user
+ * tokens), and the session's outbound fetch (net/outbound.ts) instead of Octokit's global one.
+ */
 export function octokitFor(session: ProviderSession): Octokit {
   const octokit = new Octokit({
     baseUrl: session.apiBaseUrl,
     userAgent: 'aegis',
     log: quiet,
-    request: { fetch: (url: string, init: RequestInit) => fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS) }) },
+    request: { fetch: sessionFetch(session, TIMEOUT_MS) },
   });
   octokit.hook.before('request', (options) => {
     options.headers.authorization = session.authorization;

@@ -4,6 +4,8 @@
 // personal access token; both are sent as `Authorization: Bearer`. GitHub refuses check runs to
 // personal access tokens, so a pasted token's session says it is one (./checks.ts reports a commit
 // status for it instead).
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { ProviderConnector } from '../providers/types.ts';
 import { createGithubSourceControl, PASTED_TOKEN } from './checks.ts';
@@ -14,19 +16,21 @@ import { githubWebhooks } from './webhooks.ts';
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
 
-export function createGithubConnector(settings: ProviderSettings): ProviderConnector {
+/** `outbound`: the server's tenant policy (api/outbound-policy.ts); see providerFetch for the default. */
+export function createGithubConnector(settings: ProviderSettings, outbound?: OutboundPolicy): ProviderConnector {
+  const http = providerFetch(settings, outbound);
   return {
     name: 'github',
     kind: 'source_control',
-    oauth: createGithubOAuth(settings),
+    oauth: createGithubOAuth(settings, http),
 
     tokenSession({ token }) {
       // The marker lives in the session only (rebuilt from the row on every use), not in the stored metadata.
-      return { session: { apiBaseUrl: settings.apiUrl, authorization: `Bearer ${token.trim()}`, metadata: { [PASTED_TOKEN]: true } }, metadata: {} };
+      return { session: { apiBaseUrl: settings.apiUrl, authorization: `Bearer ${token.trim()}`, metadata: { [PASTED_TOKEN]: true }, fetch: http }, metadata: {} };
     },
 
     oauthSession(accessToken, stored) {
-      return { apiBaseUrl: trimSlash(stored.apiBaseUrl ?? settings.apiUrl), authorization: `Bearer ${accessToken}`, metadata: stored.metadata };
+      return { apiBaseUrl: trimSlash(stored.apiBaseUrl ?? settings.apiUrl), authorization: `Bearer ${accessToken}`, metadata: stored.metadata, fetch: http };
     },
 
     async identify(session) {

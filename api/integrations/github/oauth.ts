@@ -26,9 +26,9 @@ interface TokenAnswer {
   error_description?: unknown;
 }
 
-async function send(url: string, init: RequestInit): Promise<Response> {
+async function send(fetcher: typeof fetch, url: string, init: RequestInit): Promise<Response> {
   try {
-    return await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    return await fetcher(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
     const reason = err instanceof Error ? (err.name === 'TimeoutError' ? 'timed out' : err.message) : 'request failed';
     throw new ProviderUnavailableError(PROVIDER, `github is unreachable: ${reason}`);
@@ -47,12 +47,13 @@ function tokenSetOf(answer: TokenAnswer): TokenSet {
   };
 }
 
-export function createGithubOAuth(settings: ProviderSettings): OAuthFlow | null {
+/** `fetcher`: the connector's outbound fetch (../providers/http.ts). */
+export function createGithubOAuth(settings: ProviderSettings, fetcher: typeof fetch): OAuthFlow | null {
   const { clientId, clientSecret } = settings;
   if (!clientId || !clientSecret) return null;
 
   async function token(params: Record<string, string>, grant: 'code' | 'refresh'): Promise<TokenSet> {
-    const response = await send(`${settings.webUrl}/login/oauth/access_token`, {
+    const response = await send(fetcher, `${settings.webUrl}/login/oauth/access_token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({ ...params, client_id: clientId!, client_secret: clientSecret! }).toString(),
@@ -92,7 +93,7 @@ export function createGithubOAuth(settings: ProviderSettings): OAuthFlow | null 
       return token({ grant_type: 'refresh_token', refresh_token: refreshToken }, 'refresh');
     },
     async revoke({ accessToken }) {
-      const response = await send(`${settings.apiUrl}/applications/${encodeURIComponent(clientId)}/token`, {
+      const response = await send(fetcher, `${settings.apiUrl}/applications/${encodeURIComponent(clientId)}/token`, {
         method: 'DELETE',
         headers: {
           authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,

@@ -52,10 +52,13 @@ export function failure(response: Response, text: string): ProviderError {
   return error;
 }
 
-/** fetch, with network failures and timeouts as ProviderUnavailableError. */
-export async function send(url: string, init: RequestInit): Promise<Response> {
+/**
+ * The connector's outbound fetch (`fetcher`, ../providers/http.ts), with network failures and
+ * timeouts as ProviderUnavailableError. Redirects are not followed: GitLab's API answers none.
+ */
+export async function send(fetcher: typeof fetch, url: string, init: RequestInit): Promise<Response> {
   try {
-    return await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    return await fetcher(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
     const reason = err instanceof Error ? (err.name === 'TimeoutError' ? 'timed out' : err.message) : 'request failed';
     throw new ProviderUnavailableError(PROVIDER, `gitlab is unreachable: ${reason}`);
@@ -66,7 +69,7 @@ export async function send(url: string, init: RequestInit): Promise<Response> {
 export async function api<T>(session: ProviderSession, method: 'GET' | 'POST' | 'PUT', path: string, body?: Record<string, unknown>): Promise<T> {
   const headers: Record<string, string> = { authorization: session.authorization, accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await send(`${session.apiBaseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await send(session.fetch, `${session.apiBaseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   if (response.status < 200 || response.status > 299) throw failure(response, text);
   try {

@@ -3,6 +3,8 @@
 // merge request checks (./checks.ts), Merge Request Hook deliveries (./webhooks.ts). Disconnecting
 // revokes a pasted personal access token with itself (revokeToken below).
 import { ProviderError, ProviderRequestError } from '../providers/errors.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, ProviderConnector, ProviderSession, TokenRevocation } from '../providers/types.ts';
 import { api, detailOf, failure, PROVIDER, send } from './api.ts';
@@ -53,7 +55,7 @@ async function tokenScopes(session: ProviderSession): Promise<string[] | undefin
  * longer works (already revoked or expired). Rate limits and outages throw.
  */
 async function revokeToken(session: ProviderSession): Promise<TokenRevocation> {
-  const response = await send(`${session.apiBaseUrl}/personal_access_tokens/self`, { method: 'DELETE', headers: { authorization: session.authorization, accept: 'application/json' } });
+  const response = await send(session.fetch, `${session.apiBaseUrl}/personal_access_tokens/self`, { method: 'DELETE', headers: { authorization: session.authorization, accept: 'application/json' } });
   const text = await response.text();
   if (response.status === 204 || response.status === 200) return { revoked: true };
   const detail = detailOf(text);
@@ -65,21 +67,23 @@ async function revokeToken(session: ProviderSession): Promise<TokenRevocation> {
   throw failure(response, text);
 }
 
-export function createGitlabConnector(settings: ProviderSettings): ProviderConnector {
+/** `outbound`: the server's tenant policy (api/outbound-policy.ts); see providerFetch for the default. */
+export function createGitlabConnector(settings: ProviderSettings, outbound?: OutboundPolicy): ProviderConnector {
+  const http = providerFetch(settings, outbound);
   return {
     name: 'gitlab',
     kind: 'source_control',
-    oauth: createGitlabOAuth(settings),
+    oauth: createGitlabOAuth(settings, http),
 
     tokenSession(input) {
       const url = input.url ? instanceUrl(input.url) : null;
       const metadata: Record<string, unknown> = url ? { url } : {};
       // Pasted tokens often come with a trailing newline.
-      return { session: { apiBaseUrl: url ? `${url}/api/v4` : settings.apiUrl, authorization: `Bearer ${input.token.trim()}`, metadata }, metadata };
+      return { session: { apiBaseUrl: url ? `${url}/api/v4` : settings.apiUrl, authorization: `Bearer ${input.token.trim()}`, metadata, fetch: http }, metadata };
     },
 
     oauthSession(accessToken, stored) {
-      return { apiBaseUrl: stored.apiBaseUrl ?? settings.apiUrl, authorization: `Bearer ${accessToken}`, metadata: stored.metadata };
+      return { apiBaseUrl: stored.apiBaseUrl ?? settings.apiUrl, authorization: `Bearer ${accessToken}`, metadata: stored.metadata, fetch: http };
     },
 
     async identify(session): Promise<AccountInfo> {

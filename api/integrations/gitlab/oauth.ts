@@ -29,12 +29,13 @@ function tokenSetOf(answer: TokenAnswer, requestedScopes: string[]): TokenSet {
   };
 }
 
-export function createGitlabOAuth(settings: ProviderSettings): OAuthFlow | null {
+/** `fetcher`: the connector's outbound fetch (../providers/http.ts). */
+export function createGitlabOAuth(settings: ProviderSettings, fetcher: typeof fetch): OAuthFlow | null {
   const { clientId, clientSecret } = settings;
   if (!clientId || !clientSecret) return null;
 
   async function post(path: string, params: Record<string, string>): Promise<unknown> {
-    const response = await send(`${settings.webUrl}${path}`, {
+    const response = await send(fetcher, `${settings.webUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({ ...params, client_id: clientId!, client_secret: clientSecret! }).toString(),

@@ -3,6 +3,8 @@
 // goes through api.atlassian.com/ex/jira/<cloud id>, so identify finds the site's cloud id
 // (accessible-resources) and hands back the API base to keep with the connection.
 import { errorForStatus, ProviderAuthError, ProviderRequestError } from '../providers/errors.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, OAuthFlow, ProviderConnector, ProviderSession, TokenSet } from '../providers/types.ts';
 import { call, errorDetail, PROVIDER, send } from './http.ts';
@@ -32,9 +34,9 @@ interface Myself {
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
 
-function oauthFlow(settings: ProviderSettings, clientId: string, clientSecret: string): OAuthFlow {
+function oauthFlow(settings: ProviderSettings, clientId: string, clientSecret: string, fetcher: typeof fetch): OAuthFlow {
   const requestTokens = async (body: Record<string, string>): Promise<TokenSet> => {
-    const answer = await send(`${settings.webUrl}/oauth/token`, {
+    const answer = await send(fetcher, `${settings.webUrl}/oauth/token`, {
       method: 'POST',
       json: { client_id: clientId, client_secret: clientSecret, ...body },
     });
@@ -78,19 +80,21 @@ function oauthFlow(settings: ProviderSettings, clientId: string, clientSecret: s
   };
 }
 
-export function createJiraConnector(settings: ProviderSettings): ProviderConnector {
+/** `outbound`: the server's tenant policy (api/outbound-policy.ts); see providerFetch for the default. */
+export function createJiraConnector(settings: ProviderSettings, outbound?: OutboundPolicy): ProviderConnector {
+  const http = providerFetch(settings, outbound);
   const apiUrl = trimSlash(settings.apiUrl);
   const cloudBase = (cloudId: string): string => `${apiUrl}/ex/jira/${encodeURIComponent(cloudId)}`;
 
   async function identifyOAuth(session: ProviderSession): Promise<AccountInfo> {
     // Works on a fresh session (apiBaseUrl not yet moved to the cloud id): the resources call goes to
     // api.atlassian.com whatever the session's base is.
-    const resources = await call<AccessibleResource[]>(`${apiUrl}/oauth/token/accessible-resources`, { authorization: session.authorization });
+    const resources = await call<AccessibleResource[]>(session.fetch, `${apiUrl}/oauth/token/accessible-resources`, { authorization: session.authorization });
     const wanted = typeof session.metadata.cloud_id === 'string' ? session.metadata.cloud_id : null;
     const site = (wanted && resources.find((r) => r.id === wanted)) || resources[0];
     if (!site) throw new ProviderRequestError(PROVIDER, 'the Jira grant gives access to no site');
     const base = cloudBase(site.id);
-    const me = await call<Myself>(`${base}/rest/api/3/myself`, { authorization: session.authorization });
+    const me = await call<Myself>(session.fetch, `${base}/rest/api/3/myself`, { authorization: session.authorization });
     return {
       id: site.id,
       name: site.name || site.url,
@@ -100,8 +104,8 @@ export function createJiraConnector(settings: ProviderSettings): ProviderConnect
   }
 
   async function identifyToken(session: ProviderSession): Promise<AccountInfo> {
-    const me = await call<Myself>(`${session.apiBaseUrl}/rest/api/3/myself`, { authorization: session.authorization });
-    const info = await call<{ serverTitle?: string; baseUrl?: string }>(`${session.apiBaseUrl}/rest/api/3/serverInfo`, {
+    const me = await call<Myself>(session.fetch, `${session.apiBaseUrl}/rest/api/3/myself`, { authorization: session.authorization });
+    const info = await call<{ serverTitle?: string; baseUrl?: string }>(session.fetch, `${session.apiBaseUrl}/rest/api/3/serverInfo`, {
       authorization: session.authorization,
     });
     const site = trimSlash(info.baseUrl || session.apiBaseUrl);
@@ -116,7 +120,7 @@ export function createJiraConnector(settings: ProviderSettings): ProviderConnect
   return {
     name: 'jira',
     kind: 'ticket_tracker',
-    oauth: settings.clientId && settings.clientSecret ? oauthFlow({ ...settings, webUrl: trimSlash(settings.webUrl) }, settings.clientId, settings.clientSecret) : null,
+    oauth: settings.clientId && settings.clientSecret ? oauthFlow({ ...settings, webUrl: trimSlash(settings.webUrl) }, settings.clientId, settings.clientSecret, http) : null,
     tokenSession({ token, email, url }) {
       if (!email) throw new ProviderRequestError(PROVIDER, 'a Jira API token needs the e-mail address of its Atlassian account');
       if (!url) throw new ProviderRequestError(PROVIDER, 'a Jira API token needs the site URL (https://<name>.atlassian.net)');
@@ -130,7 +134,7 @@ export function createJiraConnector(settings: ProviderSettings): ProviderConnect
       }
       const metadata = { email, url: site, site_url: site };
       return {
-        session: { apiBaseUrl: site, authorization: `Basic ${Buffer.from(`${email}:${token}`).toString('base64')}`, metadata },
+        session: { apiBaseUrl: site, authorization: `Basic ${Buffer.from(`${email}:${token}`).toString('base64')}`, metadata, fetch: http },
         metadata,
       };
     },
@@ -140,6 +144,7 @@ export function createJiraConnector(settings: ProviderSettings): ProviderConnect
         apiBaseUrl: stored.apiBaseUrl ?? (cloudId ? cloudBase(cloudId) : apiUrl),
         authorization: `Bearer ${accessToken}`,
         metadata: stored.metadata,
+        fetch: http,
       };
     },
     identify: (session) => (session.authorization.startsWith('Bearer ') ? identifyOAuth(session) : identifyToken(session)),

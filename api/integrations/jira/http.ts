@@ -29,13 +29,14 @@ export function errorDetail(text: string): string {
   }
 }
 
-export async function send(url: string, options: CallOptions = {}): Promise<{ status: number; headers: Headers; text: string }> {
+/** One call through `fetcher`, the connector's outbound fetch (../providers/http.ts). */
+export async function send(fetcher: typeof fetch, url: string, options: CallOptions = {}): Promise<{ status: number; headers: Headers; text: string }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.authorization) headers.authorization = options.authorization;
   if (options.json !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await fetcher(url, {
       method: options.method ?? 'GET',
       headers,
       body: options.json === undefined ? undefined : JSON.stringify(options.json),
@@ -48,8 +49,8 @@ export async function send(url: string, options: CallOptions = {}): Promise<{ st
 }
 
 /** Calls and parses the JSON answer (undefined for 204); throws the mapped error on non-2xx. */
-export async function call<T>(url: string, options: CallOptions = {}): Promise<T> {
-  const answer = await send(url, options);
+export async function call<T>(fetcher: typeof fetch, url: string, options: CallOptions = {}): Promise<T> {
+  const answer = await send(fetcher, url, options);
   if (answer.status < 200 || answer.status > 299) throw errorForStatus(PROVIDER, answer.status, answer.headers, errorDetail(answer.text));
   return (answer.text ? JSON.parse(answer.text) : undefined) as T;
 }

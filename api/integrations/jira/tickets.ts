@@ -48,7 +48,7 @@ export function createJiraTickets(): TicketTrackerClient {
         labels,
       };
       if (input.assignee) fields.assignee = { accountId: input.assignee };
-      const issue = await call<{ id: string; key: string }>(rest(session, '/issue'), {
+      const issue = await call<{ id: string; key: string }>(session.fetch, rest(session, '/issue'), {
         method: 'POST',
         authorization: session.authorization,
         json: { fields },
@@ -58,7 +58,7 @@ export function createJiraTickets(): TicketTrackerClient {
 
     async findTicket(session: ProviderSession, project: string, findingId: string): Promise<TicketRef | null> {
       // The enhanced JQL search (/search/jql); the old /search is withdrawn on Jira Cloud.
-      const answer = await call<{ issues?: { id: string; key: string }[] }>(rest(session, '/search/jql'), {
+      const answer = await call<{ issues?: { id: string; key: string }[] }>(session.fetch, rest(session, '/search/jql'), {
         method: 'POST',
         authorization: session.authorization,
         json: {
@@ -73,21 +73,21 @@ export function createJiraTickets(): TicketTrackerClient {
 
     async closeTicket(session: ProviderSession, ticket: { externalId: string }, comment: string): Promise<void> {
       const id = encodeURIComponent(ticket.externalId);
-      await call(rest(session, `/issue/${id}/comment`), {
+      await call(session.fetch, rest(session, `/issue/${id}/comment`), {
         method: 'POST',
         authorization: session.authorization,
         json: { body: markdownToAdf(comment) },
       });
-      const issue = await call<{ fields?: { status?: { statusCategory?: { key?: string } } } }>(rest(session, `/issue/${id}?fields=status`), {
+      const issue = await call<{ fields?: { status?: { statusCategory?: { key?: string } } } }>(session.fetch, rest(session, `/issue/${id}?fields=status`), {
         authorization: session.authorization,
       });
       if (issue.fields?.status?.statusCategory?.key === 'done') return;
-      const { transitions = [] } = await call<{ transitions?: Transition[] }>(rest(session, `/issue/${id}/transitions`), {
+      const { transitions = [] } = await call<{ transitions?: Transition[] }>(session.fetch, rest(session, `/issue/${id}/transitions`), {
         authorization: session.authorization,
       });
       const done = transitions.find((t) => t.to?.statusCategory?.key === 'done');
       if (!done) throw new ProviderRequestError(PROVIDER, `jira issue ${ticket.externalId} has no transition to a done status`);
-      await call(rest(session, `/issue/${id}/transitions`), {
+      await call(session.fetch, rest(session, `/issue/${id}/transitions`), {
         method: 'POST',
         authorization: session.authorization,
         json: { transition: { id: done.id } },

@@ -2,6 +2,8 @@
 // is GraphQL at <api>/graphql; a personal key goes in the Authorization header as is, an OAuth
 // access token as `Bearer …` (Linear documents both so).
 import { errorForStatus, ProviderAuthError, ProviderUnavailableError } from '../providers/errors.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, OAuthFlow, ProviderConnector, TokenSet } from '../providers/types.ts';
 import { graphql, PROVIDER } from './graphql.ts';
@@ -19,9 +21,10 @@ interface TokenAnswer {
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
 
-async function post(url: string, form: Record<string, string> | null, authorization?: string): Promise<{ status: number; headers: Headers; text: string }> {
+/** One OAuth call through `fetcher`, the connector's outbound fetch (../providers/http.ts). */
+async function post(fetcher: typeof fetch, url: string, form: Record<string, string> | null, authorization?: string): Promise<{ status: number; headers: Headers; text: string }> {
   try {
-    const response = await fetch(url, {
+    const response = await fetcher(url, {
       method: 'POST',
       headers: {
         accept: 'application/json',
@@ -46,9 +49,9 @@ function oauthError(text: string): string {
   }
 }
 
-function oauthFlow(webUrl: string, apiUrl: string, clientId: string, clientSecret: string): OAuthFlow {
+function oauthFlow(webUrl: string, apiUrl: string, clientId: string, clientSecret: string, fetcher: typeof fetch): OAuthFlow {
   const requestTokens = async (form: Record<string, string>): Promise<TokenSet> => {
-    const answer = await post(`${apiUrl}/oauth/token`, { ...form, client_id: clientId, client_secret: clientSecret });
+    const answer = await post(fetcher, `${apiUrl}/oauth/token`, { ...form, client_id: clientId, client_secret: clientSecret });
     // invalid_grant (a bad code or verifier, a spent or revoked refresh token) or invalid_client.
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 429) {
       throw new ProviderAuthError(PROVIDER, `linear token request refused (${answer.status}): ${oauthError(answer.text)}`, answer.status);
@@ -92,7 +95,7 @@ function oauthFlow(webUrl: string, apiUrl: string, clientId: string, clientSecre
       }),
     refresh: (refreshToken) => requestTokens({ grant_type: 'refresh_token', refresh_token: refreshToken }),
     async revoke({ accessToken }) {
-      const answer = await post(`${apiUrl}/oauth/revoke`, null, `Bearer ${accessToken}`);
+      const answer = await post(fetcher, `${apiUrl}/oauth/revoke`, null, `Bearer ${accessToken}`);
       // 400/401: the token is already invalid, which is what revoking wants.
       if (answer.status >= 500 || answer.status === 429) throw errorForStatus(PROVIDER, answer.status, answer.headers, oauthError(answer.text));
     },
@@ -104,18 +107,20 @@ const IDENTIFY = `query AegisIdentify {
   organization { id name urlKey }
 }`;
 
-export function createLinearConnector(settings: ProviderSettings): ProviderConnector {
+/** `outbound`: the server's tenant policy (api/outbound-policy.ts); see providerFetch for the default. */
+export function createLinearConnector(settings: ProviderSettings, outbound?: OutboundPolicy): ProviderConnector {
+  const http = providerFetch(settings, outbound);
   const webUrl = trimSlash(settings.webUrl);
   const apiUrl = trimSlash(settings.apiUrl);
   return {
     name: 'linear',
     kind: 'ticket_tracker',
-    oauth: settings.clientId && settings.clientSecret ? oauthFlow(webUrl, apiUrl, settings.clientId, settings.clientSecret) : null,
+    oauth: settings.clientId && settings.clientSecret ? oauthFlow(webUrl, apiUrl, settings.clientId, settings.clientSecret, http) : null,
     tokenSession({ token }) {
-      return { session: { apiBaseUrl: apiUrl, authorization: token.trim(), metadata: {} }, metadata: {} };
+      return { session: { apiBaseUrl: apiUrl, authorization: token.trim(), metadata: {}, fetch: http }, metadata: {} };
     },
     oauthSession(accessToken, stored) {
-      return { apiBaseUrl: stored.apiBaseUrl ?? apiUrl, authorization: `Bearer ${accessToken}`, metadata: stored.metadata };
+      return { apiBaseUrl: stored.apiBaseUrl ?? apiUrl, authorization: `Bearer ${accessToken}`, metadata: stored.metadata, fetch: http };
     },
     async identify(session): Promise<AccountInfo> {
       const data = await graphql<{ viewer: { id: string; name: string; email: string }; organization: { id: string; name: string; urlKey: string } }>(

@@ -45,7 +45,7 @@ function graphqlFailure(status: number, headers: Headers, errors: GraphqlError[]
 export async function graphql<T>(session: ProviderSession, query: string, variables: Record<string, unknown> = {}): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(`${session.apiBaseUrl}/graphql`, {
+    response = await session.fetch(`${session.apiBaseUrl}/graphql`, {
       method: 'POST',
       headers: { authorization: session.authorization, 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ query, variables }),

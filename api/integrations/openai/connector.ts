@@ -5,6 +5,8 @@
 import OpenAI from 'openai';
 import { callModelApi } from '../ai-errors.ts';
 import { ProviderRequestError } from '../providers/errors.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, AiModelClient, ModelReply, ModelRequest, ProviderConnector, ProviderSession } from '../providers/types.ts';
 import { hostOf, keyAccountId, keySession, LISTED_MODELS, NO_WEBHOOKS } from './key-session.ts';
@@ -30,6 +32,9 @@ export function openAiClient(session: ProviderSession, timeout: number): OpenAI 
     webhookSecret: null,
     maxRetries: 0,
     timeout,
+    // The outbound policy's fetch (net/outbound.ts), not the SDK's global one: a base URL an admin
+    // gave is held to the tenant rule on every hop.
+    fetch: session.fetch,
   });
 }
 
@@ -71,13 +76,15 @@ async function complete(session: ProviderSession, request: ModelRequest): Promis
   };
 }
 
-export function createOpenAiConnector(settings: ProviderSettings): ProviderConnector {
+/** `outbound`: the server's tenant policy (api/outbound-policy.ts); see providerFetch for the default. */
+export function createOpenAiConnector(settings: ProviderSettings, outbound?: OutboundPolicy): ProviderConnector {
+  const http = providerFetch(settings, outbound);
   const ai: AiModelClient = { defaultModel: OPENAI_DEFAULT_MODEL, complete };
   return {
     name: PROVIDER,
     kind: 'ai',
     oauth: null,
-    tokenSession: (input) => keySession(input, settings.apiUrl),
+    tokenSession: (input) => keySession(input, settings.apiUrl, http),
     oauthSession: () => {
       throw new Error('OpenAI connections use an API key, not OAuth');
     },

@@ -6,14 +6,14 @@ import type { InboundWebhooks, ProviderSession, TokenInput } from '../providers/
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
 
 /**
- * The session of a pasted API key: `url` (an OpenAI-compatible gateway, Azure, a local server)
+ * The session of a pasted API key (`fetcher`: the connector's outbound fetch, which the SDK is given): `url` (an OpenAI-compatible gateway, Azure, a local server)
  * or the provider's default base URL. The admin's `url` is kept in metadata so sessions rebuilt
  * from the stored connection (../sessions.ts reads `metadata.url`) call the same place.
  */
-export function keySession(input: TokenInput, defaultBaseUrl: string): { session: ProviderSession; metadata: Record<string, unknown> } {
+export function keySession(input: TokenInput, defaultBaseUrl: string, fetcher: typeof fetch): { session: ProviderSession; metadata: Record<string, unknown> } {
   const baseUrl = trimSlash(input.url?.trim() || defaultBaseUrl);
   const metadata: Record<string, unknown> = { base_url: baseUrl, ...(input.url ? { url: baseUrl } : {}) };
-  return { session: { apiBaseUrl: baseUrl, authorization: input.token.trim(), metadata }, metadata };
+  return { session: { apiBaseUrl: baseUrl, authorization: input.token.trim(), metadata, fetch: fetcher }, metadata };
 }
 
 /** A stable id for a key at a base URL that reveals nothing usable: a hash of the URL and the key's last four characters. */

@@ -6,6 +6,7 @@ import { createJiraConnector } from '../jira/connector.ts';
 import { createLinearConnector } from '../linear/connector.ts';
 import { createOpenAiConnector } from '../openai/connector.ts';
 import { createAnthropicConnector } from '../anthropic/connector.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
 import type { ProvidersSettings } from './settings.ts';
 import type { ProviderConnector, ProviderName } from './types.ts';
 
@@ -13,13 +14,18 @@ export type Connectors = Record<ProviderName, ProviderConnector>;
 
 export const PROVIDER_NAMES: readonly ProviderName[] = ['github', 'gitlab', 'jira', 'linear', 'openai', 'anthropic'];
 
-export function createConnectors(settings: ProvidersSettings): Connectors {
+/**
+ * Every connector, each calling its provider through the outbound fetch of `outbound` (the server's
+ * tenant policy, api/outbound-policy.ts: provider base URLs admins give are tenant traffic, the
+ * configured endpoints operator traffic).
+ */
+export function createConnectors(settings: ProvidersSettings, outbound: OutboundPolicy): Connectors {
   return {
-    github: createGithubConnector(settings.github),
-    gitlab: createGitlabConnector(settings.gitlab),
-    jira: createJiraConnector(settings.jira),
-    linear: createLinearConnector(settings.linear),
-    openai: createOpenAiConnector(settings.openai),
-    anthropic: createAnthropicConnector(settings.anthropic),
+    github: createGithubConnector(settings.github, outbound),
+    gitlab: createGitlabConnector(settings.gitlab, outbound),
+    jira: createJiraConnector(settings.jira, outbound),
+    linear: createLinearConnector(settings.linear, outbound),
+    openai: createOpenAiConnector(settings.openai, outbound),
+    anthropic: createAnthropicConnector(settings.anthropic, outbound),
   };
 }

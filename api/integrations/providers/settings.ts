@@ -43,3 +43,13 @@ export function loadProviderSettings(env: NodeJS.ProcessEnv): ProvidersSettings 
     anthropic: provider(env, 'AEGIS_ANTHROPIC', 'https://console.anthropic.com', () => 'https://api.anthropic.com'),
   };
 }
+
+/**
+ * The URLs of every provider's web origin and API as the operator configured them (or their public
+ * defaults): the outbound policy treats connections there as `operator` traffic (net/outbound.ts),
+ * whoever's request leads to them; every other provider URL (a Jira site, a self-managed GitLab, an
+ * OpenAI-compatible base URL given with a connection) is held to the tenant rule.
+ */
+export function providerEndpoints(settings: ProvidersSettings): string[] {
+  return Object.values(settings).flatMap((provider) => [provider.webUrl, provider.apiUrl]);
+}

@@ -22,6 +22,12 @@ export interface ProviderSession {
   authorization: string;
   /** The integration's non-secret metadata (Jira cloud id and site, …). */
   metadata: Record<string, unknown>;
+  /**
+   * How the session's calls reach the provider: the connector's outbound fetch (net/outbound.ts) —
+   * tenant rule for a base URL an admin gave, operator endpoints for the configured ones, redirects
+   * followed hop by hop under the same rules. Never the global fetch.
+   */
+  fetch: typeof fetch;
 }
 
 /** Tokens as the provider issued them. */

@@ -22,10 +22,14 @@ import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps 
 import { PULL_REQUEST_JOB_KIND, pullRequestSettings, type PullRequestJobPayload } from './events.ts';
 import { checkOf, commentOf, compareFindings, IN_PROGRESS_CHECK, summaryOf } from './report.ts';
 import { SCAN_THREAD, scanHeadAndBase } from './scan.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
+import { RefusedCloneError } from '../../git/clone.ts';
 
 export interface PullRequestJobDeps extends IntegrationDeps {
   publicUrl: () => string;
   allowLocalSources: boolean;
+  /** What clones connect under (api/outbound-policy.ts); default: the tenant rule, private targets refused. */
+  outbound?: OutboundPolicy;
   cloneTimeoutMs?: number;
   /** Start a scan thread and compile the rules now rather than at the first check (AEGIS_WARM_SCAN_THREADS). */
   warmThreads?: boolean;
@@ -109,6 +113,7 @@ async function runCheck(deps: RunDeps, job: Job<PullRequestJobPayload>, ctx: Job
         base: { url: cloneUrl, ref: event.baseSha || event.baseRef },
         scanTypes: settings.scan_types,
         allowLocalSources: deps.allowLocalSources,
+        ...(deps.outbound ? { outbound: deps.outbound } : {}),
         cloneTimeoutMs: deps.cloneTimeoutMs ?? 300_000,
         signal: ctx.signal,
       },
@@ -190,7 +195,8 @@ export function pullRequestJobHandlers(deps: PullRequestJobDeps): JobHandlers {
           if (last) await fail(err);
           throw new RetryLaterError(err.message, err.retryAfterMs);
         }
-        if (err instanceof ProviderAuthError || err instanceof ProviderRequestError || err instanceof IntegrationUnavailableError || err instanceof PermanentJobError) {
+        // A clone the outbound policy refused is refused again on every attempt.
+        if (err instanceof ProviderAuthError || err instanceof ProviderRequestError || err instanceof IntegrationUnavailableError || err instanceof PermanentJobError || err instanceof RefusedCloneError) {
           await fail(err);
           throw err instanceof PermanentJobError ? err : new PermanentJobError(messageOf(err));
         }

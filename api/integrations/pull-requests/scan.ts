@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DbAdvisoryStore } from '../../advisories/store.ts';
 import type { Db } from '../../db/database.ts';
 import { cloneRepository } from '../../git/clone.ts';
+import type { OutboundPolicy } from '../../net/outbound.ts';
 import { withWorkspace } from '../../git/workspace.ts';
 import type { ThreadPool } from '../../jobs/thread-runner.ts';
 import type { CodeScanInput } from '../../scans/scan-thread.ts';
@@ -28,6 +29,8 @@ export interface ScanTreesInput {
   base: TreeRef;
   scanTypes: readonly CodeScanType[];
   allowLocalSources: boolean;
+  /** What the clones connect under (net/outbound.ts); default: the tenant rule, private targets refused. */
+  outbound?: OutboundPolicy;
   cloneTimeoutMs: number;
   signal: AbortSignal;
 }
@@ -66,6 +69,7 @@ async function cloneAndScan(deps: ScanTreesDeps, tree: TreeRef, dir: string, inp
     timeoutMs: input.cloneTimeoutMs,
     depth: 1,
     allowLocal: input.allowLocalSources,
+    ...(input.outbound ? { outbound: input.outbound } : {}),
   });
   const cloned = performance.now();
   const findings = await scanTree(deps, dir, input.scanTypes, input.signal);

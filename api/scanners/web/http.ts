@@ -10,9 +10,10 @@
 // traversal check needs), redirects are never followed, bodies are read up to a cap.
 import { isIP } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { refusedAddress } from '../../net/address-policy.ts';
-import { allowEveryAddress, guardedLookup, systemResolver, type AddressResolver } from '../../net/guarded-lookup.ts';
+import { systemResolver, type AddressResolver } from '../../net/guarded-lookup.ts';
+import { everywhere, outboundAgent, tenantRule } from '../../net/outbound.ts';
 
 export interface ScanScope {
   /** `host` or `host:port` as in URL.host, lower case. */
@@ -97,12 +98,13 @@ export class ScanHttp {
       if (pinned) return done(null, [{ address: pinned, family: isIP(pinned) }]);
       systemResolver(hostname, lookupOptions, done);
     };
-    const lookup = guardedLookup({
-      refuse: options.allowPrivate ? allowEveryAddress : refusedAddress,
+    // The outbound policy's tenant rule (net/outbound.ts), with the pinned names and the scanner's error.
+    const rule = tenantRule({
+      allowPrivateTargets: options.allowPrivate,
       resolve,
       refusal: (hostname, reason) => Object.assign(new RefusedTargetError(`${hostname}: ${reason} (set AEGIS_ALLOW_PRIVATE_TARGETS=true to allow)`), { code: 'EREFUSED_TARGET' }),
     });
-    this.agent = new Agent({ connect: { lookup, rejectUnauthorized: false }, connections: 8, pipelining: 0 });
+    this.agent = outboundAgent(everywhere(rule), { rejectUnauthorized: false, connections: 8, pipelining: 0 });
   }
 
   /** Requests sent so far (the budget counts these). */
