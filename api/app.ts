@@ -17,6 +17,8 @@ import { googleRoutes } from './login/google.ts';
 import { ssoRoutes } from './sso/routes.ts';
 import { samlRoutes } from './sso/saml/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
+import { domainRoutes } from './orgs/domain-routes.ts';
+import type { TxtLookup } from './net/txt-records.ts';
 import errorHandler from './http/error-handler.ts';
 import idempotency from './http/idempotency.ts';
 import inputGuard, { clientErrorHandler, frameworkErrors } from './http/input-guard.ts';
@@ -58,6 +60,7 @@ import { pushRoutes } from './config-repos/push-routes.ts';
 import { stripeWebhookRoutes } from './billing/stripe-webhook-routes.ts';
 import { sandboxRoutes } from './sandbox/routes.ts';
 import { cloneAccess, createConnectors, inboundWebhooks, integrationsPlugin } from './integrations/index.ts';
+import { serverTenantPolicy, serverTenantUrlPolicy } from './outbound-policy.ts';
 import { triagePlugin } from './ai/index.ts';
 import { attackSurfacePlugin } from './attack-surface/index.ts';
 import { DEMO_TARGET_PATH, demoTargetRoutes } from './sandbox/demo-target.ts';
@@ -76,12 +79,17 @@ const REDACTED = [
 
 /** Query parameters that carry credentials in sign-in links and identity-provider callbacks. */
 const SECRET_QUERY = /([?&](?:token|code|state|id_token|access_token|SAMLResponse|SAMLRequest|RelayState)=)[^&#]*/gi;
+/** Paths that carry a flow's state in a segment: the "Try login" link. */
+const SECRET_PATH = /^(\/auth\/sso\/start\/)[^/?#]*/i;
+
+/** A URL as logged: sign-in tokens, codes and states replaced, in the query and in the path. */
+export const redactUrlForLog = (url: string): string => url.replace(SECRET_PATH, '$1[redacted]').replace(SECRET_QUERY, '$1[redacted]');
 
 /** The request as logged: the URL with sign-in tokens and codes replaced. */
 function serializeRequest(request: FastifyRequest) {
   return {
     method: request.method,
-    url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+    url: redactUrlForLog(request.url),
     host: request.host,
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,
@@ -105,10 +113,12 @@ export interface AppDeps {
   shieldEvents: ShieldEvents;
   /** Request metrics and traces (api/metrics); none when absent. */
   observability?: Observability | undefined;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
+  /** Reads the TXT records that prove an organisation controls a domain. */
+  txt: TxtLookup;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
 }
 
-export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, config }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, txt, config }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -149,6 +159,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(ssoRoutes, { db, secretBox, tokens: sessions.tokens, changes: authChanges, publicUrl, allowPrivateTargets: config.allowPrivateTargets });
   await app.register(samlRoutes, { db, secretBox, tokens: sessions.tokens, changes: authChanges, publicUrl });
   await app.register(orgRoutes, { db, mailer, changes: authChanges, tokens: sessions.tokens, publicUrl });
+  await app.register(domainRoutes, { db, txt });
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   const siteOrigins = originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers });
@@ -156,7 +167,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(managedRuleRoutes);
   await app.register(schemaRoutes, { db });
   await app.register(scheduleRoutes, { db });
-  // Webhook endpoints and admin-given provider addresses: URLs the server calls for a tenant.
+  // Webhook endpoints: URLs the server calls for a tenant.
   const urlPolicy = webhookUrlPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.webhookDnsServers });
   await app.register(webhookRoutes, { db, secretBox, urlPolicy });
   await app.register(webhookDeliveryRoutes, { db, secretBox, config });
@@ -167,10 +178,12 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(ruleBatchRoutes, { db });
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute, windowMs: config.rateLimitWindowMs });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
-  const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers) };
+  // Clones and provider calls on tenants' behalf connect under this (net/outbound.ts).
+  const outbound = serverTenantPolicy(config);
+  const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers, outbound) };
   const receiver = inboundWebhooks(integrationDeps);
   const clones = cloneAccess(integrationDeps, config.providers);
-  await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox, cloneAccess: clones });
+  await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox, cloneAccess: clones, outbound });
   await app.register(scanSarifRoutes, { db });
   await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets, publicUrl });
   await app.register(sandboxRoutes, { db, publicUrl });
@@ -178,8 +191,8 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(vulnerabilityRoutes, { db });
   await app.register(overviewRoutes, { db });
   await app.register(advisoryRoutes, { db });
-  await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones });
-  await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy });
+  await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones, outbound });
+  await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy: serverTenantUrlPolicy(config) });
   await app.register(triagePlugin, { ...integrationDeps, limits: config.triage });
   await app.register(attackSurfacePlugin, { db, cloud: config.cloud, originPolicy: siteOrigins });
   await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, integrations: receiver });

@@ -67,8 +67,10 @@ export interface ServerConfig {
   allowLocalSources: boolean;
   /** Start a scan thread (scanners loaded) with the job worker, so even the first code scan starts warm (AEGIS_WARM_SCAN_THREADS). */
   warmScanThreads: boolean;
-  /** URL scans may reach private, loopback and link-local addresses (AEGIS_ALLOW_PRIVATE_TARGETS; off: no scanning the server's own network). */
+  /** Tenant URLs (URL scans, git clones, webhooks, provider and identity-provider URLs) may reach private, loopback and link-local addresses (AEGIS_ALLOW_PRIVATE_TARGETS; off: no reaching the server's own network). docs/security.md, "Outbound requests". */
   allowPrivateTargets: boolean;
+  /** DNS servers (`ip`, `ip:port`) that resolve the names of tenant URLs where the server connects through the outbound policy — git clones, provider and AI APIs, provider URL checks — and of webhooks unless AEGIS_WEBHOOK_DNS_SERVERS is set (AEGIS_DNS_SERVERS; empty: the system resolver). */
+  dnsServers: string[];
   /** Shield origins may be cloud metadata and link-local addresses (AEGIS_ALLOW_METADATA_ORIGINS; off: the API refuses such an origin_url and the gateway never connects to one). */
   allowMetadataOrigins: boolean;
   /** DNS servers (`ip`, `ip:port`) that resolve Shield origin names, for the API's origin check and the gateway's connections (AEGIS_SHIELD_DNS_SERVERS; empty: the system resolver). */
@@ -102,7 +104,7 @@ export interface ServerConfig {
   webhookRetryDelaysMs: readonly number[];
   /** An endpoint whose deliveries have all failed for this long is disabled (AEGIS_WEBHOOK_DISABLE_AFTER_MS, 3 days). */
   webhookDisableAfterMs: number;
-  /** DNS servers (`ip`, `ip:port`) that resolve webhook hosts, at save and at delivery (AEGIS_WEBHOOK_DNS_SERVERS; empty: the system resolver). */
+  /** DNS servers (`ip`, `ip:port`) that resolve webhook hosts, at save and at delivery (AEGIS_WEBHOOK_DNS_SERVERS, else AEGIS_DNS_SERVERS; empty: the system resolver). */
   webhookDnsServers: string[];
   /** Shield blocks and challenges are counted per site and rule over windows this long, each becoming one event (AEGIS_SHIELD_ALERT_WINDOW_MS, 10 000). */
   shieldAlertWindowMs: number;
@@ -110,6 +112,10 @@ export interface ServerConfig {
   providers: ProvidersSettings;
   /** Cloud accounts: endpoints and Aegis's own credentials (api/attack-surface/providers/settings.ts). */
   cloud: CloudSettings;
+  /** DNS servers (`ip`, `ip:port`) asked for domain-proof TXT records (AEGIS_VERIFICATION_DNS_SERVERS; empty: the system resolver). */
+  verificationDnsServers: string[];
+  /** How often a verified domain's TXT record is checked again (AEGIS_DOMAIN_RECHECK_INTERVAL_MS, a day); a record gone unverifies it. */
+  domainRecheckIntervalMs: number;
   /** AI triage limits (docs/triage.md). */
   triage: {
     /** Triages per organisation and month the bundled fallback gives an organisation with no AI connection (AEGIS_TRIAGE_FALLBACK_QUOTA, 50). */
@@ -220,6 +226,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     allowLocalSources: bool('AEGIS_ALLOW_LOCAL_SOURCES', env.AEGIS_ALLOW_LOCAL_SOURCES, false),
     warmScanThreads: bool('AEGIS_WARM_SCAN_THREADS', env.AEGIS_WARM_SCAN_THREADS, true),
     allowPrivateTargets: bool('AEGIS_ALLOW_PRIVATE_TARGETS', env.AEGIS_ALLOW_PRIVATE_TARGETS, false),
+    dnsServers: (env.AEGIS_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     allowMetadataOrigins: bool('AEGIS_ALLOW_METADATA_ORIGINS', env.AEGIS_ALLOW_METADATA_ORIGINS, false),
     shieldDnsServers: (env.AEGIS_SHIELD_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     configRepoPollSeconds: positiveInt('AEGIS_CONFIG_REPO_POLL_SECONDS', env.AEGIS_CONFIG_REPO_POLL_SECONDS, 180),
@@ -237,10 +244,12 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookTimeoutMs: millis('AEGIS_WEBHOOK_TIMEOUT_MS', env.AEGIS_WEBHOOK_TIMEOUT_MS ?? '', 10_000),
     webhookRetryDelaysMs: millisList('AEGIS_WEBHOOK_RETRY_DELAYS_MS', env.AEGIS_WEBHOOK_RETRY_DELAYS_MS, DEFAULT_RETRY_DELAYS_MS),
     webhookDisableAfterMs: millis('AEGIS_WEBHOOK_DISABLE_AFTER_MS', env.AEGIS_WEBHOOK_DISABLE_AFTER_MS ?? '', 3 * 86_400_000),
-    webhookDnsServers: (env.AEGIS_WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    webhookDnsServers: (env.AEGIS_WEBHOOK_DNS_SERVERS || env.AEGIS_DNS_SERVERS || '').split(',').map((s) => s.trim()).filter(Boolean),
     shieldAlertWindowMs: millis('AEGIS_SHIELD_ALERT_WINDOW_MS', env.AEGIS_SHIELD_ALERT_WINDOW_MS ?? '', 10_000),
     providers: loadProviderSettings(env),
     cloud: loadCloudSettings(env),
+    verificationDnsServers: (env.AEGIS_VERIFICATION_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    domainRecheckIntervalMs: millis('AEGIS_DOMAIN_RECHECK_INTERVAL_MS', env.AEGIS_DOMAIN_RECHECK_INTERVAL_MS ?? '', 86_400_000) || 86_400_000,
     triage: {
       fallbackMonthlyQuota: positiveInt('AEGIS_TRIAGE_FALLBACK_QUOTA', env.AEGIS_TRIAGE_FALLBACK_QUOTA, 50),
       defaultMonthlyTokenBudget: millis('AEGIS_AI_MONTHLY_TOKEN_BUDGET', env.AEGIS_AI_MONTHLY_TOKEN_BUDGET ?? '', 1_000_000),

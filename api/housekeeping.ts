@@ -1,8 +1,8 @@
 // Periodic clean-up every server process runs: idempotency keys past their 24 h window, expired
 // virtual patches and IP rules, Shield events and rollups past their retention, scans and config
 // syncs whose job died with its worker, old sync records and push deliveries, and spent sign-in
-// links, identity-provider flows and remembered SAML assertions. Each task is
-// made of DELETEs that are safe to run from many processes at once.
+// links, identity-provider flows and remembered SAML assertions; and it reads verified domains'
+// proof records again. Each task is safe to run from many processes at once.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from './db/database.ts';
 import { sweepIdempotencyKeys } from './http/idempotency.ts';
@@ -12,6 +12,8 @@ import { failOrphanedSyncs, pruneSyncHistory } from './config-repos/store.ts';
 import { sweepExpiredRules } from './shield/sweep.ts';
 import { sweepLoginTokens } from './login/magic-links.ts';
 import { sweepFlows } from './sso/flows.ts';
+import { recheckDomains } from './orgs/domain-recheck.ts';
+import type { TxtLookup } from './net/txt-records.ts';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -74,16 +76,25 @@ export async function pruneShieldEvents(db: Db, retentionDays: number, options: 
   return result;
 }
 
-export function startHousekeeping(db: Db, log: FastifyBaseLogger, intervalMs: number, shieldEventRetentionDays: number): () => void {
+export interface HousekeepingOptions {
+  intervalMs: number;
+  shieldEventRetentionDays: number;
+  /** Reads domain-proof records for the re-check of verified domains. */
+  txt: TxtLookup;
+  domainRecheckIntervalMs: number;
+}
+
+export function startHousekeeping(db: Db, log: FastifyBaseLogger, { intervalMs, shieldEventRetentionDays, txt, domainRecheckIntervalMs }: HousekeepingOptions): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db)])
-      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events]) => {
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db), recheckDomains(db, txt, domainRecheckIntervalMs)])
+      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events, domains]) => {
         if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory + events > 0) {
           log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory, events }, 'housekeeping removed expired records');
         }
+        if (domains.unverified > 0) log.warn({ domains: domains.unverified }, 'housekeeping: verified domains lost their proof record and admit nobody now');
         if (orphans + orphanSyncs > 0) log.warn({ scans: orphans, syncs: orphanSyncs }, 'housekeeping failed scans and syncs whose job ended without them');
       })
       .catch((err: unknown) => log.warn({ err }, 'housekeeping failed'))

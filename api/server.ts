@@ -14,6 +14,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createSecretBox, loadServerKey } from './crypto/secret-box.ts';
 import { startHousekeeping } from './housekeeping.ts';
+import { txtLookup } from './net/txt-records.ts';
 import { DiscoveryScheduler } from './attack-surface/index.ts';
 import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
 import { createShieldEvents, type ShieldEvents } from './gateway/events/index.ts';
@@ -71,9 +72,9 @@ export async function startServer(config: ServerConfig, services: ServerServices
   try {
     await migrateToLatest(database.db);
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
-    const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs });
     const authLog = pino({ level: config.logLevel, name: 'auth' }, config.logStream);
     authChanges = new AuthChanges({ databaseUrl: config.databaseUrl, log: authLog });
+    const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs, changes: authChanges });
     const sessions = new SessionAuthenticator(database.db, new SessionTokens(serverKey), authChanges, { usageFlushMs: config.keyUsageFlushMs });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log: authLog });
     // Known once the server listens, unless configured.
@@ -91,6 +92,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       alertWindowMs: config.shieldAlertWindowMs,
     });
     const events = shieldEvents;
+    const domainProofs = txtLookup(config.verificationDnsServers);
     const app = await buildApp({
       db: database.db,
       authenticator,
@@ -103,8 +105,14 @@ export async function startServer(config: ServerConfig, services: ServerServices
       config,
       shieldEvents: events,
       observability,
+      txt: domainProofs,
     });
-    const stopHousekeeping = startHousekeeping(database.db, app.log, config.sweepIntervalMs, config.shieldEventRetentionDays);
+    const stopHousekeeping = startHousekeeping(database.db, app.log, {
+      intervalMs: config.sweepIntervalMs,
+      shieldEventRetentionDays: config.shieldEventRetentionDays,
+      txt: domainProofs,
+      domainRecheckIntervalMs: config.domainRecheckIntervalMs,
+    });
     await app.listen({ host: config.host, port: config.port });
     let gateway: RunningGateway | undefined;
     let sandboxGateway: RunningGateway | undefined;

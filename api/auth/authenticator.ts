@@ -1,19 +1,25 @@
 // Turns a bearer value into a principal without touching the database on every request: results
 // (including "no such key") are cached for a few seconds. This process drops an entry the moment it
 // revokes or rotates a key; other processes see the change when the entry expires, so the cache
-// lifetime bounds how long a revoked key can live elsewhere (the issue allows 5 s).
+// lifetime bounds how long a revoked key can live elsewhere (the issue allows 5 s), and how long a
+// key keeps powers its owner just lost: a key is capped by its owner's current role, and stops
+// working when its owner leaves the organisation.
 import { LRUCache } from 'lru-cache';
+import type { AuthChanges } from './auth-changes.ts';
 import type { Db } from '../db/database.ts';
 import { asPlan } from '../orgs/plans.ts';
 import { findUsableKeyByHash, recordKeyUse } from '../keys/key-store.ts';
 import { hashKey, isWellFormedKey } from './key-material.ts';
 import { environmentOf } from '../orgs/environments.ts';
 import type { KeyPrincipal } from './principal.ts';
-import type { Scope } from './scopes.ts';
+import { isRole, ROLE_SCOPES } from './roles.ts';
+import { capScopes, type Scope } from './scopes.ts';
 
 export interface AuthenticatorOptions {
   cacheTtlMs?: number;
   usageFlushMs?: number;
+  /** Membership and role changes on any process: a key's cap follows its owner's role at once. */
+  changes?: AuthChanges;
 }
 
 const MISSING = Symbol('missing');
@@ -28,6 +34,7 @@ export class Authenticator {
     options: AuthenticatorOptions = {},
   ) {
     this.cache = new LRUCache({ max: 50_000, ttl: options.cacheTtlMs ?? 3_000 });
+    options.changes?.onChange(() => this.cache.clear());
     this.flushTimer = setInterval(() => void this.flushUsage(), options.usageFlushMs ?? 10_000);
     this.flushTimer.unref();
   }
@@ -70,6 +77,11 @@ export class Authenticator {
   private async load(hash: string): Promise<KeyPrincipal | undefined> {
     const row = await findUsableKeyByHash(this.db, hash);
     if (!row) return undefined;
+    let scopes = row.scopes as Scope[];
+    if (row.owner_user_id !== null) {
+      if (row.owner_role === null || !isRole(row.owner_role)) return undefined;
+      scopes = capScopes(scopes, ROLE_SCOPES[row.owner_role]);
+    }
     return {
       kind: 'api_key',
       keyId: row.id,
@@ -77,9 +89,11 @@ export class Authenticator {
       orgId: row.org_id,
       environment: environmentOf(row.org_id),
       organization: { id: row.org_live_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
-      scopes: new Set(row.scopes as Scope[]),
+      scopes: new Set(scopes),
       actor: { type: 'api_key', id: row.id },
       expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+      rotating: row.replaced_by !== null,
+      ownerUserId: row.owner_user_id,
     };
   }
 }

@@ -21,9 +21,10 @@ export function fromOwnOrigin(request: FastifyRequest, publicOrigin: string): bo
 }
 
 /**
- * For sign-in posts that need no session (using a magic link or an invite): refused when a browser
- * says another site sent them, so no page can sign a visitor into someone else's account (login
- * CSRF). Clients that are not browsers send neither header and are let through.
+ * For sign-in posts that need no session (using a magic link or an invite, asking for a link):
+ * refused when a browser says another site sent them, so no page can sign a visitor into someone
+ * else's account (login CSRF). Clients that are not browsers send neither header and are let
+ * through. Routes opt in with `config.signIn` (api/auth/plugin.ts runs this for them).
  */
 export function sentByAnotherSite(request: FastifyRequest, publicOrigin: string): boolean {
   if (request.headers.origin !== undefined) return !fromOwnOrigin(request, publicOrigin);

@@ -8,16 +8,22 @@ import { ApiError } from '../http/errors.ts';
 import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
 import { clearedCookieOptions, SESSION_COOKIE, sessionCookieOptions } from '../sessions/cookies.ts';
 import type { Authenticator } from './authenticator.ts';
-import { fromOwnOrigin, SAFE_METHODS } from './csrf.ts';
+import { fromOwnOrigin, SAFE_METHODS, sentByAnotherSite } from './csrf.ts';
 import type { Principal } from './principal.ts';
 import { grants, type AuthRequirement } from './scopes.ts';
-import { ssoRequired } from './sso-required.ts';
+import { refusalError } from '../sessions/session-scope.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthRequirement;
     /** Changes the organisation itself (members, invites, SSO): refused in test mode. */
     organizationLevel?: boolean;
+    /** Manages who may act (keys, members, invites, SSO, domains): writes refused to a key in its rotation grace period. */
+    managesAccess?: boolean;
+    /** A sign-in form post (it may start a session without one): refused when another site sent it (login CSRF). */
+    signIn?: boolean;
+    /** Why a browser post under /auth/ is legitimately cross-site (an identity provider posts it), instead of `signIn`. */
+    crossSite?: string;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -47,6 +53,18 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenti
     if (route.url.startsWith('/api/') && route.config?.auth === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} does not declare config.auth`);
     }
+    // Every browser post of the sign-in pages is CSRF-checked, or says why it cannot be.
+    const methods = [route.method].flat();
+    if (route.url.startsWith('/auth/') && methods.some((m) => !SAFE_METHODS.has(m)) && route.config?.auth === undefined && !route.config?.signIn && !route.config?.crossSite) {
+      throw new Error(`route ${methods.join(',')} ${route.url} takes browser posts: declare config.signIn (CSRF-checked) or config.crossSite (why not)`);
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    if (!request.routeOptions.config.signIn || SAFE_METHODS.has(request.method)) return;
+    if (sentByAnotherSite(request, publicOrigin())) {
+      throw new ApiError(403, 'csrf_failed', 'sign-in forms are used from the pages Aegis shows for them, not from another site');
+    }
   });
 
   async function keyPrincipal(value: string, reply: FastifyReply): Promise<Principal> {
@@ -68,7 +86,7 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenti
       throw new ApiError(403, 'csrf_failed', 'a request made with the session cookie that changes something must come from Aegis itself (Origin header)');
     }
     const { principal } = check;
-    if (check.ssoRequired) throw ssoRequired(principal.organization);
+    if (check.refusal) throw refusalError(check.refusal, principal.organization);
     if (check.reissue) reply.setCookie(SESSION_COOKIE, await sessions.tokens.issue(principal.sessionId, principal.user.id), sessionCookieOptions);
     return principal;
   }
@@ -86,6 +104,11 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { authenti
     request.principal = principal;
     if (principal.environment === 'test' && request.routeOptions.config.organizationLevel && !SAFE_METHODS.has(request.method)) {
       throw new ApiError(403, 'live_mode_required', 'this changes the organisation itself, which the sandbox cannot do: use a live key, or switch the session to live');
+    }
+    // A key being rotated out keeps working for its grace period, but must not be able to mint
+    // keys, revoke its successor or change members and SSO: a leaked old key stays contained.
+    if (principal.kind === 'api_key' && principal.rotating && request.routeOptions.config.managesAccess && !SAFE_METHODS.has(request.method)) {
+      throw new ApiError(403, 'key_rotating', 'this key was rotated and is in its grace period: it still calls the API, but manages no keys, members or SSO; use its successor', { replaced: true });
     }
     if (requirement === 'authenticated') return;
     if (requirement === 'user') {

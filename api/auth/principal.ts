@@ -40,6 +40,10 @@ export interface KeyPrincipal extends PrincipalBase {
   keyName: string;
   /** Epoch ms after which the key stops working (rotation grace), or null. */
   expiresAt: number | null;
+  /** Replaced by rotation and in its grace period: it may call the API, not manage keys, members or SSO. */
+  rotating: boolean;
+  /** The person whose role caps the key (and whose keys it makes); null for keys an operator made. */
+  ownerUserId: string | null;
 }
 
 export type SessionUser = {
@@ -53,6 +57,8 @@ export interface SessionPrincipal extends PrincipalBase {
   sessionId: string;
   user: SessionUser;
   role: Role;
+  /** The organisation whose identity provider signed this session in: it works there only. Null when the address itself was proved. */
+  boundOrgId: string | null;
 }
 
 export type Principal = KeyPrincipal | SessionPrincipal;

@@ -18,6 +18,7 @@ import * as billing from './migrations/0013_billing.ts';
 import * as sandbox from './migrations/0014_sandbox.ts';
 import * as integrations from './migrations/0015_integrations.ts';
 import * as triageAndAttackSurface from './migrations/0016_triage_and_attack_surface.ts';
+import * as identityBoundaries from './migrations/0017_identity_boundaries.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0014_sandbox': sandbox,
   '0015_integrations': integrations,
   '0016_triage_and_attack_surface': triageAndAttackSurface,
+  '0017_identity_boundaries': identityBoundaries,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -56,6 +56,8 @@ export interface ApiKeysTable {
   expires_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
   replaced_by: string | null;
+  /** The person whose role caps the key (migration 0017); null for keys an operator made. */
+  owner_user_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AuditEventsTable {
@@ -523,6 +525,23 @@ export interface AuthFlowsTable {
   created_at: CreatedAt;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
+  /** What the identity provider vouched for, kept until the browser that started the flow completes it (SAML, migration 0017). */
+  identity: ColumnType<FlowIdentity | null, string | null | undefined, string | null>;
+  completed_at: NullableTimestamp;
+}
+
+export type FlowIdentity = { email: string; name: string | null };
+
+/** An e-mail domain an organisation claims, and whether DNS proved it (migration 0017). */
+export interface OrganizationDomainsTable {
+  id: string;
+  org_id: string;
+  domain: string;
+  token: string;
+  verified_at: NullableTimestamp;
+  checked_at: NullableTimestamp;
+  check_error: string | null;
+  created_at: CreatedAt;
 }
 
 export interface SamlAssertionsTable {
@@ -538,6 +557,7 @@ export interface Database {
   sso_connections: SsoConnectionsTable;
   auth_flows: AuthFlowsTable;
   saml_assertions: SamlAssertionsTable;
+  organization_domains: OrganizationDomainsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -545,6 +565,7 @@ export type SessionRow = Selectable<SessionsTable>;
 export type InviteRow = Selectable<InvitesTable>;
 export type SsoConnectionRow = Selectable<SsoConnectionsTable>;
 export type AuthFlowRow = Selectable<AuthFlowsTable>;
+export type OrganizationDomainRow = Selectable<OrganizationDomainsTable>;
 
 // Events out (migration 0012).
 

@@ -45,7 +45,7 @@ const meSchema = {
     scopes: { type: 'array', items: { type: 'string', enum: SCOPES }, description: 'What the caller may do (a role maps onto scopes).' },
     memberships: {
       type: 'array',
-      description: "The person's organisations (empty for API keys).",
+      description: "The person's organisations (empty for API keys); for a session signed in through an organisation's identity provider, that organisation only.",
       items: {
         type: 'object',
         required: ['organization', 'role', 'sso_enforced'],
@@ -70,7 +70,10 @@ export const identityRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { sessi
         return { type: 'api_key' as const, api_key: { id: principal.keyId, name: principal.keyName, scopes }, user: null, organization: principal.organization, ...mode, role: null, scopes, memberships: [], session_id: null };
       }
       const found = sessions.memberships(principal.user.id);
-      const memberships = Array.isArray(found) ? found : await found;
+      const all = Array.isArray(found) ? found : await found;
+      // A session an organisation's identity provider signed in is that organisation's only: the
+      // person's other organisations are none of its business.
+      const memberships = principal.boundOrgId === null ? all : all.filter((m) => m.organization.id === principal.boundOrgId);
       return {
         type: 'session' as const,
         api_key: null,

@@ -7,7 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { auditRequest, recordAudit } from '../audit/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf, sessionOf } from '../auth/plugin.ts';
+import { grants } from '../auth/scopes.ts';
 import type { Db } from '../db/database.ts';
 import type { IntegrationRow, IntegrationSettings } from '../db/schema.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
@@ -39,7 +40,12 @@ export interface IntegrationRoutesOptions extends IntegrationDeps {
   urlPolicy: UrlPolicy;
 }
 
-/** Binds a connect flow started in a browser to that browser (login CSRF: someone else's callback must not land in your organisation). */
+/**
+ * An OAuth connect completes only for whoever started it (docs/security.md): a flow started in a
+ * browser needs that browser (this cookie) and that person's session; a flow started with an API
+ * key needs the session of an admin of the key's organisation. Otherwise anyone who followed the
+ * authorize URL would land their own provider grant in the organisation (or another's in theirs).
+ */
 const FLOW_COOKIE = 'aegis_connect_flow';
 const CALLBACK_PATH = '/api/v1/integrations/oauth';
 
@@ -158,7 +164,7 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
         description:
           'With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. ' +
           'Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to ' +
-          '`GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.',
+          '`GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once, and only for whoever started it: started by a signed-in person, in that person’s browser; started with an API key, in the browser of a signed-in admin of the key’s organisation. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.',
         params: providerParams,
         body: ConnectBody,
         response: { 201: ConnectAnswer },
@@ -223,12 +229,12 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
   app.get(
     `${CALLBACK_PATH}/:provider/callback`,
     {
-      config: { auth: 'public' },
+      config: { auth: 'user' },
       schema: {
         tags,
         summary: 'OAuth callback',
         description:
-          'Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the Integrations page of the dashboard settings. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.',
+          'Where the provider returns the browser, which must be signed in: an admin of the organisation the connection is for, and for a flow started in a browser the same person in the same browser (the cookie set then). Checks `state` (single use, 10 minutes), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the Integrations page of the dashboard settings. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.',
         params: providerParams,
         querystring: {
           type: 'object',
@@ -244,7 +250,11 @@ export const integrationRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Inte
       if (!state) throw invalid();
       const flow = await finishFlow(db, state, 'integration');
       if (!flow?.integration_id || !flow.org_id) throw invalid();
-      if (flow.nonce === 'browser' && request.cookies[FLOW_COOKIE] !== state) throw invalid();
+      const completer = sessionOf(request);
+      if (completer.orgId !== flow.org_id || !grants(completer.scopes, 'admin')) {
+        throw new ApiError(403, 'forbidden', 'this connection can be completed only by a signed-in admin of the organisation that started it: sign in there and start again');
+      }
+      if (flow.nonce === 'browser' && (request.cookies[FLOW_COOKIE] !== state || completer.user.id !== flow.user_id)) throw invalid();
       reply.clearCookie(FLOW_COOKIE, { path: CALLBACK_PATH });
       const pending = await findIntegration(db, flow.org_id, flow.integration_id);
       if (!pending || pending.provider !== provider || pending.status !== 'pending') throw invalid();

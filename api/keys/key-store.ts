@@ -23,6 +23,8 @@ export interface NewKey {
   name: string;
   scopes: readonly Scope[];
   createdBy: string | null;
+  /** The person whose role caps the key: the maker, or the person behind the key that made it; null for an operator's key. */
+  ownerUserId?: string | null;
   /** A value chosen by the operator (bootstrap); generated when absent. */
   value?: string;
 }
@@ -45,6 +47,7 @@ export async function insertKey(db: Db, key: NewKey): Promise<IssuedKey> {
       last4: last4(value),
       scopes: JSON.stringify([...new Set(key.scopes)]),
       created_by: key.createdBy,
+      owner_user_id: key.ownerUserId ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -103,14 +106,19 @@ export interface KeyLookup {
   org_created_at: Date;
   scopes: string[];
   expires_at: Date | null;
+  replaced_by: string | null;
+  owner_user_id: string | null;
+  /** The owner's role in the key's organisation now; null when the key has no owner, or its owner is no longer a member. */
+  owner_role: string | null;
 }
 
-/** The usable key with this digest, with its organisation. */
+/** The usable key with this digest, with its organisation and its owner's current role there. */
 export async function findUsableKeyByHash(db: Db, hash: string): Promise<KeyLookup | undefined> {
   return db
     .selectFrom('api_keys')
     .innerJoin('organizations as space', 'space.id', 'api_keys.org_id')
     .innerJoin('organizations', (join) => join.on('organizations.id', '=', sql<string>`coalesce(space.live_org_id, space.id)`))
+    .leftJoin('memberships as owner', (join) => join.onRef('owner.user_id', '=', 'api_keys.owner_user_id').onRef('owner.org_id', '=', 'organizations.id'))
     .select([
       'api_keys.id',
       'api_keys.name',
@@ -122,6 +130,9 @@ export async function findUsableKeyByHash(db: Db, hash: string): Promise<KeyLook
       'organizations.created_at as org_created_at',
       'api_keys.scopes',
       'api_keys.expires_at',
+      'api_keys.replaced_by',
+      'api_keys.owner_user_id',
+      'owner.role as owner_role',
     ])
     .where('api_keys.key_hash', '=', hash)
     .where(usable)
@@ -144,7 +155,8 @@ export async function rotateKey(db: Db, orgId: string, id: string, actor: string
     .forUpdate()
     .executeTakeFirst();
   if (!old) return undefined;
-  const next = await insertKey(db, { orgId, name: old.name, scopes: old.scopes as Scope[], createdBy: actor });
+  // The successor is the same credential renewed: it keeps the person whose role caps it.
+  const next = await insertKey(db, { orgId, name: old.name, scopes: old.scopes as Scope[], createdBy: actor, ownerUserId: old.owner_user_id });
   const graceEnd = new Date(Date.now() + ROTATION_GRACE_MS);
   const expiresAt = old.expires_at && old.expires_at < graceEnd ? old.expires_at : graceEnd;
   const updated = await db

@@ -1,11 +1,13 @@
 // /api/v1/api-keys: create, list, get, rotate, revoke. Admin only. Key values appear in exactly two
-// responses (create and rotate) and nowhere else: not in lists, logs or the audit trail.
+// responses (create and rotate) and nowhere else: not in lists, logs or the audit trail. A key never
+// grows power (docs/security.md): it gets no scope its maker lacks, stays capped by the role of the
+// person behind it, and a key in its rotation grace period manages no keys.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { Db } from '../db/database.ts';
 import { auditRequest } from '../audit/audit-log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf } from '../auth/plugin.ts';
-import { SCOPES } from '../auth/scopes.ts';
+import { grants, SCOPES } from '../auth/scopes.ts';
 import { ApiError, notFound, conflict } from '../http/errors.ts';
 import { dataSpaceOf, ENVIRONMENTS } from '../orgs/environments.ts';
 import { parseEnumList } from '../http/filters.ts';
@@ -32,12 +34,12 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
   app.post(
     '/api/v1/api-keys',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Create an API key',
         description:
-          'A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).',
+          'A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`). A key never has more power than the person behind it: it gets no scope its maker lacks (403), is capped by that person’s role at every use (a demoted admin’s admin key acts as the new role; a removed member’s keys stop working), and never holds owner powers. A key in its rotation grace period cannot create, rotate or revoke keys (403 `key_rotating`).',
         body: {
           type: 'object',
           additionalProperties: false,
@@ -53,13 +55,16 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      const beyond = request.body.scopes.filter((scope) => !grants(principal.scopes, scope));
+      if (beyond.length > 0) throw new ApiError(403, 'forbidden', `a key cannot be given scopes its maker lacks: ${beyond.join(', ')}`, { scopes: beyond });
       const environment = request.body.environment ?? principal.environment;
       if (environment === 'live' && principal.environment === 'test') throw new ApiError(403, 'live_mode_required', 'the sandbox cannot make live keys: use a live key, or switch the session to live');
       // Read from the database, not the cached principal: a plan change takes effect at once.
       if (request.body.scopes.includes('admin')) await requirePlan(db, principal.orgId, ADMIN_KEY_PLANS, 'an admin API key');
       const orgId = dataSpaceOf(principal.organization.id, environment);
       const issued = await db.transaction().execute(async (trx) => {
-        const created = await insertKey(trx, { orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.actor.id });
+        const ownerUserId = principal.kind === 'session' ? principal.user.id : principal.ownerUserId;
+        const created = await insertKey(trx, { orgId, name: request.body.name, scopes: request.body.scopes, createdBy: principal.actor.id, ownerUserId });
         await auditRequest(trx, request, {
           action: 'api_key.created',
           target: { type: 'api_key', id: created.row.id },
@@ -77,7 +82,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
   app.get(
     '/api/v1/api-keys',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'List API keys',
@@ -100,7 +105,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
 
   app.get(
     '/api/v1/api-keys/:id',
-    { config: { auth: 'admin' }, schema: { tags, summary: 'Get an API key', params: idParams, response: { 200: apiKeySchema } } },
+    { config: { auth: 'admin', managesAccess: true }, schema: { tags, summary: 'Get an API key', params: idParams, response: { 200: apiKeySchema } } },
     async (request) => {
       const row = await findKey(db, principalOf(request).orgId, request.params.id);
       if (!row) throw notFound('API key');
@@ -111,7 +116,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
   app.post(
     '/api/v1/api-keys/:id/rotate',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Rotate an API key',
@@ -150,7 +155,7 @@ export const keyRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: KeyRoutesOpt
   app.delete(
     '/api/v1/api-keys/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: { tags, summary: 'Revoke an API key', description: 'Takes effect at once.', params: idParams, response: { 200: apiKeySchema } },
     },
     async (request) => {

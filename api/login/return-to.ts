@@ -1,8 +1,7 @@
 // Where a browser lands after a sign-in that goes through an identity provider (Google, an
-// organisation's OIDC): the start takes `return_to` (a path of this server, as POST /auth/login
-// does) and keeps it in a short-lived cookie beside the flow cookie, read once by the callback.
-// A SAML response is a cross-site POST, which a SameSite=Lax cookie does not reach: SAML sign-ins
-// land on the default page.
+// organisation's OIDC or SAML): the start takes `return_to` (a path of this server, as POST
+// /auth/login does) and keeps it in a short-lived cookie beside the flow cookie, read once by the
+// callback (for SAML, by the same-site completion the ACS redirects to).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clearedCookieOptions, flowCookieOptions } from '../sessions/cookies.ts';
 import { DEFAULT_LANDING, returnToSchema } from './routes.ts';

@@ -10,7 +10,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { recordAudit } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import { sentByAnotherSite } from '../auth/csrf.ts';
 import { sessionOf } from '../auth/plugin.ts';
 import { isTokenShaped } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
@@ -20,6 +19,7 @@ import { membershipsOf } from '../orgs/org-store.ts';
 import { clearedCookieOptions, SESSION_COOKIE } from '../sessions/cookies.ts';
 import { signIn } from '../sessions/sign-in.ts';
 import { revokeAllSessions } from '../sessions/session-store.ts';
+import { reachOf } from '../sessions/session-scope.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { findUserByEmail } from '../users/user-store.ts';
 import { accountFor, organizationForSession } from './accounts.ts';
@@ -39,13 +39,16 @@ export interface LoginRoutesOptions {
 
 export const emailSchema = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'E-mail address.' } as const;
 /** A path on this server (never another origin): where to land after signing in. */
-// No `//` or `/\` start (another host), and no backslash, white space or control character anywhere:
-// browsers drop tabs and newlines from URLs, so `/<tab>/evil.example` would become `//evil.example`.
+// No `//` or `/\` start (another host), and only printable ASCII without backslash or white space:
+// browsers drop tabs and newlines from URLs, so `/<tab>/evil.example` would become `//evil.example`,
+// and a character past U+00FF cannot go into a Location header — refused here, before a link is
+// mailed or used up, rather than failing the redirect after the sign-in. Browsers percent-encode
+// paths, so a real one is ASCII already.
 export const returnToSchema = {
   type: 'string',
   maxLength: 2000,
-  pattern: '^/(?![/\\\\])[^\\\\\\s\\u0000-\\u001f\\u007f]*$',
-  description: 'Path to land on after signing in (this server only).',
+  pattern: '^/(?![/\\\\])[\\x21-\\x5b\\x5d-\\x7e]*$',
+  description: 'Path to land on after signing in (this server only; printable ASCII, other characters percent-encoded).',
 } as const;
 /** What a sign-in posted as JSON answers (a form is redirected instead). */
 export const signedInSchema = {
@@ -102,6 +105,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
   app.post(
     '/auth/login',
     {
+      config: { signIn: true },
       schema: {
         tags,
         summary: 'Send a magic link',
@@ -149,6 +153,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
   app.post(
     '/auth/magic',
     {
+      config: { signIn: true },
       schema: {
         tags,
         summary: 'Sign in with a magic link',
@@ -161,7 +166,6 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       const { token, return_to: returnTo } = request.body;
       let signedIn: { userId: string; email: string; orgId: string };
       try {
-        if (sentByAnotherSite(request, new URL(publicUrl()).origin)) throw new ApiError(403, 'csrf_failed', 'sign-in links are used from the page Aegis shows for them, not from another site');
         if (!isTokenShaped(token)) throw new ApiError(401, 'unauthorized', LINK_INVALID);
         // One transaction: a refused sign-in (SSO required) leaves the link and the account untouched.
         signedIn = await db.transaction().execute(async (trx) => {
@@ -188,7 +192,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
     async (request, reply) => {
       const principal = sessionOf(request);
       await changes.commit(db, async (trx) => {
-        const ended = await revokeAllSessions(trx, principal.user.id);
+        const ended = await revokeAllSessions(trx, reachOf(principal));
         await recordAudit(trx, { orgId: principal.organization.id, actor: principal.actor, ip: request.ip, action: 'user.logout', target: { type: 'user', id: principal.user.id }, metadata: { sessions_ended: ended } });
       });
       reply.clearCookie(SESSION_COOKIE, clearedCookieOptions);

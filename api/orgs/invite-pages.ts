@@ -92,6 +92,7 @@ export const invitePageRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Invit
   app.post(
     '/auth/invite/accept',
     {
+      config: { signIn: true },
       schema: {
         tags,
         summary: 'Accept an invite from its link',

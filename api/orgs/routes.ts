@@ -7,16 +7,17 @@
 // and, for a signed-in person, POST /api/v1/me/invites/accept. The browser landing page of the
 // link is in invite-pages.ts.
 //
-// The owner role is the one thing an admin may not hand out or take away: only an owner session,
-// or an admin API key (the organisation's machine credential, e.g. the self-hosted bootstrap key),
-// may. An organisation always keeps one owner. Role changes and removals run through AuthChanges,
-// so the member's sessions on every process see them at their next request.
+// The owner role is the one thing an admin may not hand out or take away: only an owner's session
+// may (never a key: api/auth/owner-powers.ts), except that an organisation with no owner yet gets
+// its first from an admin. An organisation that has an owner always keeps one. Role changes and
+// removals run through AuthChanges, so the member's sessions on every process see them at their
+// next request.
 import formBody from '@fastify/formbody';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import { organizationLevel, principalOf, sessionOf } from '../auth/plugin.ts';
-import type { Principal } from '../auth/principal.ts';
+import { requireOwnerSession } from '../auth/owner-powers.ts';
 import { ROLES, type Role } from '../auth/roles.ts';
 import type { Db } from '../db/database.ts';
 import type { InviteRow } from '../db/schema.ts';
@@ -98,12 +99,6 @@ const toInvite = (row: InviteRow) => ({
   invited_by: { type: row.invited_by_type as 'api_key' | 'user' | 'system', id: row.invited_by_id },
 });
 
-/** Granting or taking away `owner` needs an owner session or an admin API key; an admin session gets 403. */
-function requireOwnerPower(principal: Principal, what: string): void {
-  if (principal.kind === 'api_key' || principal.role === 'owner') return;
-  throw new ApiError(403, 'forbidden', `only an owner may ${what}; your role is ${principal.role}`, { required_role: 'owner' });
-}
-
 /** 409 unless someone other than `userId` stays owner (the owner rows are locked by the caller's transaction). */
 async function keepAnOwner(trx: Db, orgId: string, member: MemberRow, what: string): Promise<void> {
   const owners = await lockOwners(trx, orgId);
@@ -120,7 +115,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
   app.get(
     '/api/v1/orgs/current/members',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: { tags, summary: 'List members', querystring: { type: 'object', properties: pageQueryProperties }, response: { 200: listResponseSchema(memberSchema) } },
     },
     async (request) => {
@@ -133,12 +128,12 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
   app.patch(
     '/api/v1/orgs/current/members/:user_id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: "Change a member's role",
         description:
-          'Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner (or an admin API key); the last owner cannot be demoted (409). Audited as `member.role_changed`.',
+          'Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner’s session, never a key (403 `owner_session_required`; an organisation with no owner yet gets its first from an admin); the last owner cannot be demoted (409). Audited as `member.role_changed`.',
         params: userIdParams,
         body: { type: 'object', additionalProperties: false, required: ['role'], properties: { role: roleSchema } },
         response: { 200: memberSchema },
@@ -151,8 +146,12 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
         const current = await findMember(trx, principal.organization.id, request.params.user_id);
         if (!current) throw notFound('member');
         if (current.role === role) return current;
-        if (current.role === 'owner' || role === 'owner') requireOwnerPower(principal, current.role === 'owner' ? 'take the owner role away' : 'grant the owner role');
-        if (current.role === 'owner') await keepAnOwner(trx, principal.organization.id, current, 'demoted');
+        if (current.role === 'owner') {
+          requireOwnerSession(principal, 'take the owner role away');
+          await keepAnOwner(trx, principal.organization.id, current, 'demoted');
+        } else if (role === 'owner') {
+          requireOwnerSession(principal, 'grant the owner role', { ownerless: (await lockOwners(trx, principal.organization.id)).length === 0 });
+        }
         await setMemberRole(trx, principal.organization.id, current.id, role);
         await auditRequest(trx, request, {
           action: 'member.role_changed',
@@ -168,11 +167,11 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
   app.delete(
     '/api/v1/orgs/current/members/:user_id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Remove a member',
-        description: 'Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner (or an admin API key); the last owner cannot be removed (409). Audited as `member.removed`.',
+        description: 'Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner’s session (403 `owner_session_required`); the last owner cannot be removed (409). Audited as `member.removed`.',
         params: userIdParams,
       },
     },
@@ -182,7 +181,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
         const member = await findMember(trx, principal.organization.id, request.params.user_id);
         if (!member) throw notFound('member');
         if (member.role === 'owner') {
-          requireOwnerPower(principal, 'remove an owner');
+          requireOwnerSession(principal, 'remove an owner');
           await keepAnOwner(trx, principal.organization.id, member, 'removed');
         }
         await removeMembership(trx, principal.organization.id, member.id);
@@ -195,11 +194,11 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
   app.post(
     '/api/v1/orgs/current/invite',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Invite a person',
-        description: `Mails the address a link to join with the role; the link works once, for ${INVITE_LIFETIME_MS / 86_400_000} days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as \`owner\` needs an owner (or an admin API key). Audited as \`invite.sent\`. The token is never returned.`,
+        description: `Mails the address a link to join with the role; the link works once, for ${INVITE_LIFETIME_MS / 86_400_000} days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as \`owner\` needs an owner’s session (or, while the organisation has no owner, an admin). Audited as \`invite.sent\`. The token is never returned.`,
         body: { type: 'object', additionalProperties: false, required: ['email', 'role'], properties: { email: emailSchema, role: roleSchema } },
         response: { 201: inviteSchema },
       },
@@ -208,8 +207,8 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
       const principal = principalOf(request);
       const { role } = request.body;
       const email = normalizeEmail(request.body.email);
-      if (role === 'owner') requireOwnerPower(principal, 'invite an owner');
       const { row, token } = await db.transaction().execute(async (trx) => {
+        if (role === 'owner') requireOwnerSession(principal, 'invite an owner', { ownerless: (await lockOwners(trx, principal.organization.id)).length === 0 });
         const user = await findUserByEmail(trx, email);
         const member = user && (await findMember(trx, principal.organization.id, user.id));
         if (member) throw conflict(`${email} is already a member of this organisation (role ${member.role}); change the role instead`, { user_id: member.id, role: member.role });
@@ -231,7 +230,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
   app.get(
     '/api/v1/orgs/current/invites',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'List invites',
@@ -254,7 +253,7 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
   app.delete(
     '/api/v1/orgs/current/invites/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Revoke an invite',
@@ -291,6 +290,11 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
     },
     async (request) => {
       const principal = sessionOf(request);
+      // An identity provider vouches for the person to its own organisation only; joining another
+      // needs proof of the address itself.
+      if (principal.boundOrgId !== null) {
+        throw new ApiError(403, 'sign_in_required', 'accepting an invite needs a sign-in that proves your address (an e-mail link or Google, or the invite link itself): this session came from an organisation’s identity provider and works for that organisation only', { sign_in_url: '/auth/login' });
+      }
       const orgId = await changes.commit(db, async (trx) => {
         const invite = await pendingInviteByToken(trx, request.body.token);
         if (invite.email !== normalizeEmail(principal.user.email)) {

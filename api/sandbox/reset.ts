@@ -37,7 +37,7 @@ export const ENVIRONMENT_TABLES = [
 ] as const satisfies readonly (keyof Database)[];
 
 /** Tables with an `org_id` a reset keeps: the sandbox's keys, and organisation-level ones (never sandbox rows). */
-export const KEPT_TABLES = ['api_keys', 'memberships', 'invites', 'sessions', 'sso_connections', 'auth_flows', 'saml_assertions', 'stripe_events'] as const;
+export const KEPT_TABLES = ['api_keys', 'memberships', 'invites', 'sessions', 'sso_connections', 'auth_flows', 'saml_assertions', 'stripe_events', 'organization_domains'] as const;
 
 export async function resetSandbox(trx: Db, dataSpace: string): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};

@@ -1,10 +1,12 @@
 // A person's own sessions (spec 2.8, 5.3: Settings, Account, Sessions) and which organisation the
-// current one works in. These routes belong to people: API keys get 403.
+// current one works in. These routes belong to people: API keys get 403. A session an
+// organisation's identity provider signed in sees and ends only that organisation's sessions of
+// the person, and cannot switch organisation (session-scope.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { recordAudit } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import { sessionOf } from '../auth/plugin.ts';
-import { ssoRequired } from '../auth/sso-required.ts';
+import { reachOf, refusalError, refusalFor } from './session-scope.ts';
 import type { Db } from '../db/database.ts';
 import type { SessionRow } from '../db/schema.ts';
 import { notFound } from '../http/errors.ts';
@@ -60,7 +62,7 @@ export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db
     async (request) => {
       const principal = sessionOf(request);
       const limit = pageLimit(request.query);
-      const rows = await listSessions(db, principal.user.id, decodeCursor(request.query.cursor), limit);
+      const rows = await listSessions(db, reachOf(principal), decodeCursor(request.query.cursor), limit);
       return toPage(rows, limit, (row) => toSession(row, principal.sessionId));
     },
   );
@@ -80,7 +82,7 @@ export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db
     async (request, reply) => {
       const principal = sessionOf(request);
       const revoked = await changes.commit(db, async (trx) => {
-        const row = await revokeSession(trx, principal.user.id, request.params.id);
+        const row = await revokeSession(trx, reachOf(principal), request.params.id);
         if (row) await recordAudit(trx, { orgId: principal.organization.id, actor: principal.actor, ip: request.ip, action: 'session.revoked', target: { type: 'session', id: row.id }, metadata: { browser: row.browser, ip: row.ip } });
         return row;
       });
@@ -97,7 +99,8 @@ export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db
       schema: {
         tags,
         summary: 'Switch organisation',
-        description: 'Makes the session work in another organisation the person belongs to. An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).',
+        description:
+          "Makes the session work in another organisation the person belongs to. A session signed in through an organisation's identity provider works in that organisation only: any other answers 404, as one the person does not belong to (sign in again by e-mail link to reach it). An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).",
         body: { type: 'object', additionalProperties: false, required: ['organization_id'], properties: { organization_id: { type: 'string', minLength: 1, maxLength: 64 } } },
         response: { 200: organizationSchema },
       },
@@ -106,10 +109,10 @@ export const sessionRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db
       const principal = sessionOf(request);
       const target = (await membershipsOf(db, principal.user.id)).find((m) => m.organization.id === request.body.organization_id);
       if (!target) throw notFound('organization');
-      if (target.sso_enforced) {
-        const session = await db.selectFrom('sessions').select('sso_org_id').where('id', '=', principal.sessionId).executeTakeFirstOrThrow();
-        if (session.sso_org_id !== target.organization.id) throw ssoRequired(target.organization);
-      }
+      const refusal = refusalFor(principal.boundOrgId, { id: target.organization.id, ssoEnforced: target.sso_enforced });
+      // A bound session learns nothing about the person's other organisations: 404, as for a stranger's.
+      if (refusal === 'sign_in_required') throw notFound('organization');
+      if (refusal) throw refusalError(refusal, target.organization);
       await changes.commit(db, (trx) => switchSessionOrganization(trx, principal.sessionId, target.organization.id));
       return target.organization;
     },

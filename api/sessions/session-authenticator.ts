@@ -13,11 +13,12 @@ import { dataSpaceOf } from '../orgs/environments.ts';
 import { membershipsOf, type MembershipView } from '../orgs/org-store.ts';
 import { findSessionContext, recordSessionUse, type SessionContextRow } from './session-store.ts';
 import { SESSION_REFRESH_AFTER_MS, type SessionTokens } from './session-token.ts';
+import { boundOrganization, refusalFor, type Refusal } from './session-scope.ts';
 
 export interface SessionCheck {
   principal: SessionPrincipal;
-  /** The organisation enforces SSO and this session did not come through its identity provider. */
-  ssoRequired: boolean;
+  /** Why this session may not work in its organisation (it enforces SSO, or the session is bound to another): session-scope.ts. */
+  refusal: Refusal | null;
   /** The cookie should be re-issued (sliding expiry). */
   reissue: boolean;
 }
@@ -27,11 +28,12 @@ const MISSING = Symbol('missing');
 /** What a live session authorises, built once per cache fill (not per request). */
 interface SessionGrant {
   principal: SessionPrincipal;
-  ssoRequired: boolean;
+  refusal: Refusal | null;
 }
 
 function grantOf(row: SessionContextRow): SessionGrant | undefined {
   if (!isRole(row.role)) return undefined;
+  const boundOrgId = boundOrganization({ method: row.method, ssoOrgId: row.sso_org_id });
   return {
     principal: {
       kind: 'session',
@@ -43,8 +45,9 @@ function grantOf(row: SessionContextRow): SessionGrant | undefined {
       organization: { id: row.org_id, slug: row.org_slug, name: row.org_name, plan: asPlan(row.org_plan), created_at: row.org_created_at.toISOString() },
       scopes: new Set(ROLE_SCOPES[row.role]),
       actor: { type: 'user', id: row.user_id },
+      boundOrgId,
     },
-    ssoRequired: row.sso_enforced === true && row.sso_org_id !== row.org_id,
+    refusal: refusalFor(boundOrgId, { id: row.org_id, ssoEnforced: row.sso_enforced === true }),
   };
 }
 

@@ -1,8 +1,8 @@
 // Session rows: one per sign-in, so a person can see where they are signed in and end any of it.
 // The cookie (session-token.ts) only names a row; the row says whether it still counts.
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { SessionRow } from '../db/schema.ts';
+import type { Database, SessionRow } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { SESSION_LIFETIME_MS } from './session-token.ts';
 import type { Environment } from '../orgs/environments.ts';
@@ -62,6 +62,7 @@ export interface SessionContextRow {
   org_plan: string;
   org_created_at: Date;
   role: string;
+  method: string;
   sso_org_id: string | null;
   sso_enforced: boolean | null;
   environment: 'live' | 'test';
@@ -90,6 +91,7 @@ export async function findSessionContext(db: Db, sessionId: string, userId: stri
       'organizations.plan as org_plan',
       'organizations.created_at as org_created_at',
       'memberships.role',
+      'sessions.method',
       'sessions.sso_org_id',
       'sso_connections.enforced as sso_enforced',
       'sessions.environment',
@@ -101,32 +103,45 @@ export async function findSessionContext(db: Db, sessionId: string, userId: stri
     .executeTakeFirst();
 }
 
-export async function listSessions(db: Db, userId: string, after: string | null, limit: number): Promise<SessionRow[]> {
+/**
+ * Which of a person's sessions another session may see and end: all of them, or — for a session an
+ * organisation's identity provider signed in — only those that organisation's IdP signed in too.
+ */
+export interface SessionReach {
+  userId: string;
+  /** The organisation the calling session is bound to (boundOrganization), or null. */
+  boundOrgId: string | null;
+}
+
+const within = (reach: SessionReach) => (eb: ExpressionBuilder<Database, 'sessions'>) =>
+  reach.boundOrgId === null ? eb.and([eb('user_id', '=', reach.userId)]) : eb.and([eb('user_id', '=', reach.userId), eb('sso_org_id', '=', reach.boundOrgId), eb('method', 'in', ['sso_oidc', 'sso_saml'])]);
+
+export async function listSessions(db: Db, reach: SessionReach, after: string | null, limit: number): Promise<SessionRow[]> {
   let query = db
     .selectFrom('sessions')
     .selectAll()
-    .where('user_id', '=', userId)
+    .where(within(reach))
     .where('revoked_at', 'is', null)
     .where('expires_at', '>', sql<Date>`now()`);
   if (after) query = query.where('id', '<', after);
   return query.orderBy('id', 'desc').limit(limit + 1).execute();
 }
 
-/** Ends one of the user's sessions; undefined when there is no such live session. */
-export async function revokeSession(db: Db, userId: string, sessionId: string): Promise<SessionRow | undefined> {
+/** Ends one of the user's sessions within reach; undefined when there is no such live session. */
+export async function revokeSession(db: Db, reach: SessionReach, sessionId: string): Promise<SessionRow | undefined> {
   return db
     .updateTable('sessions')
     .set({ revoked_at: sql<Date>`now()` })
     .where('id', '=', sessionId)
-    .where('user_id', '=', userId)
+    .where(within(reach))
     .where('revoked_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }
 
-/** Ends every session of the user (logout, spec 3.2); returns how many were live. */
-export async function revokeAllSessions(db: Db, userId: string): Promise<number> {
-  const rows = await db.updateTable('sessions').set({ revoked_at: sql<Date>`now()` }).where('user_id', '=', userId).where('revoked_at', 'is', null).returning('id').execute();
+/** Ends every session of the user within reach (logout, spec 3.2); returns how many were live. */
+export async function revokeAllSessions(db: Db, reach: SessionReach): Promise<number> {
+  const rows = await db.updateTable('sessions').set({ revoked_at: sql<Date>`now()` }).where(within(reach)).where('revoked_at', 'is', null).returning('id').execute();
   return rows.length;
 }
 

@@ -1,7 +1,10 @@
 // The end of every SSO sign-in, whichever protocol vouched for the person: a "Try login" only
 // records that the connection works; a real sign-in admits members, people the organisation
-// invited, and — when the organisation lists their e-mail domain — newcomers (just-in-time), then
-// starts a session marked as having come through this organisation's identity provider.
+// invited, and — when the organisation lists their e-mail domain and has verified it — people
+// just in time, then starts a session bound to this organisation. An organisation's identity
+// provider vouches for people *to that organisation only*: the session can never switch to
+// another one (docs/security.md), so an IdP that names someone else's address gains nothing
+// beyond what the organisation already had.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit, type Actor } from '../audit/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
@@ -10,6 +13,7 @@ import { ApiError } from '../http/errors.ts';
 import { escapeHtml, sendPage } from '../login/pages.ts';
 import { landingAfterSignIn } from '../login/return-to.ts';
 import { joinByInvite } from '../login/accounts.ts';
+import { holdsVerified } from '../orgs/domain-store.ts';
 import { pendingInvitesFor } from '../orgs/invite-store.ts';
 import { addMembership } from '../orgs/org-store.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
@@ -73,7 +77,7 @@ export async function completeSsoSignIn(
     if (member) return member.id;
     const invite = (await pendingInvitesFor(trx, email)).find((i) => i.org_id === orgId);
     const domain = email.split('@')[1] ?? '';
-    if (!invite && !connection.jitDomains.includes(domain)) return undefined;
+    if (!invite && !(connection.jitDomains.includes(domain) && (await holdsVerified(trx, orgId, domain)))) return undefined;
     const { user } = await ensureUser(trx, email, identity.name);
     if (invite) {
       await joinByInvite(trx, invite, user.id, request.ip);
@@ -84,7 +88,7 @@ export async function completeSsoSignIn(
     return user.id;
   });
   if (!userId) {
-    await auditSsoRefusal(ctx.db, request, orgId, connection.protocol, `${email} is not a member, not invited, and its domain is not admitted`);
+    await auditSsoRefusal(ctx.db, request, orgId, connection.protocol, `${email} is not a member, not invited, and its domain is not a verified just-in-time domain`);
     throw new ApiError(403, 'forbidden', `${email} is not a member of this organisation; ask an admin for an invite`);
   }
   await signIn(ctx.db, ctx.tokens, request, reply, { userId, orgId, method: connection.protocol === 'oidc' ? 'sso_oidc' : 'sso_saml', ssoOrgId: orgId, name: identity.name });

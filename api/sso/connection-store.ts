@@ -67,15 +67,23 @@ export async function findSsoConnection(db: Db, box: SecretBox, orgId: string): 
   return row && toConnection(row, box);
 }
 
-/** The connection that lists `domain` among its just-in-time domains, if one does. */
+/** The connection of the organisation that holds `domain` verified, if it has one (an unverified claim finds nothing). */
 export async function findSsoConnectionForDomain(db: Db, box: SecretBox, domain: string): Promise<SsoConnection | undefined> {
   const row = await db
     .selectFrom('sso_connections')
-    .selectAll()
-    .where(sql<boolean>`jit_domains @> ${JSON.stringify([domain.toLowerCase()])}::jsonb`)
-    .orderBy('created_at')
+    .innerJoin('organization_domains', 'organization_domains.org_id', 'sso_connections.org_id')
+    .selectAll('sso_connections')
+    .where('organization_domains.domain', '=', domain.toLowerCase())
+    .where('organization_domains.verified_at', 'is not', null)
     .executeTakeFirst();
   return row && toConnection(row, box);
+}
+
+/** Which of `domains` the organisation holds verified. */
+export async function verifiedAmong(db: Db, orgId: string, domains: readonly string[]): Promise<Set<string>> {
+  if (domains.length === 0) return new Set();
+  const rows = await db.selectFrom('organization_domains').select('domain').where('org_id', '=', orgId).where('domain', 'in', [...domains]).where('verified_at', 'is not', null).execute();
+  return new Set(rows.map((r) => r.domain));
 }
 
 /**

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import { hashToken, newToken } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
-import type { AuthFlowRow } from '../db/schema.ts';
+import type { AuthFlowRow, FlowIdentity } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 
 export const FLOW_LIFETIME_MS = 10 * 60 * 1000;
@@ -64,6 +64,30 @@ export async function finishFlow(db: Db, state: string, kind: FlowKind): Promise
     .where('expires_at', '>', sql<Date>`now()`)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Keeps what the identity provider vouched for on a finished flow, for the browser that started
+ * it to complete (a SAML response arrives as a cross-site post, which carries no flow cookie).
+ */
+export async function holdIdentity(db: Db, flowId: string, identity: FlowIdentity): Promise<void> {
+  await db.updateTable('auth_flows').set({ identity: JSON.stringify(identity) }).where('id', '=', flowId).execute();
+}
+
+/** Completes, once, the flow `state` names that holds an identity; undefined when there is none to complete. */
+export async function completeHeldFlow(db: Db, state: string, kind: FlowKind): Promise<(AuthFlowRow & { identity: FlowIdentity }) | undefined> {
+  const row = await db
+    .updateTable('auth_flows')
+    .set({ completed_at: sql<Date>`now()` })
+    .where('state_hash', '=', hashToken(state))
+    .where('kind', '=', kind)
+    .where('used_at', 'is not', null)
+    .where('completed_at', 'is', null)
+    .where('identity', 'is not', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .returningAll()
+    .executeTakeFirst();
+  return row?.identity ? { ...row, identity: row.identity } : undefined;
 }
 
 /** Deletes flows and remembered SAML assertions past their life (housekeeping). */

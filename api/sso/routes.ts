@@ -27,13 +27,15 @@ import { callbackQuery, checkFlowCookie, oidcCallbackQuery } from '../login/goog
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { OidcClients, OidcDiscoveryError, OidcVerificationError, refusedAddressIn } from '../oidc/client.ts';
 import { requirePlan } from '../orgs/plans.ts';
+import { domainSchema } from '../orgs/domain-routes.ts';
+import { requireOwnerSession } from '../auth/owner-powers.ts';
 import { FLOW_COOKIE, flowCookieOptions } from '../sessions/cookies.ts';
 import { rememberReturnTo } from '../login/return-to.ts';
 import { returnToSchema } from '../login/routes.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { findUserByEmail, normalizeEmail } from '../users/user-store.ts';
 import { auditSsoRefusal, completeSsoSignIn } from './complete.ts';
-import { deleteSsoConnection, findSsoConnection, findSsoConnectionForDomain, saveSsoConnection, setSsoEnforced, type SsoConnection, type SsoSettings } from './connection-store.ts';
+import { deleteSsoConnection, findSsoConnection, findSsoConnectionForDomain, saveSsoConnection, setSsoEnforced, verifiedAmong, type SsoConnection, type SsoSettings } from './connection-store.ts';
 import { FLOW_LIFETIME_MS, finishFlow, setFlowRequestId, startFlow, type FlowKind } from './flows.ts';
 import { readIdpMetadata } from './saml/metadata.ts';
 import { serviceProvider } from './saml/service-provider.ts';
@@ -49,17 +51,10 @@ export interface SsoRoutesOptions {
 }
 
 const JIT_ROLES = ['admin', 'member', 'viewer'] as const;
-const domainSchema = {
-  type: 'string',
-  minLength: 3,
-  maxLength: 253,
-  pattern: '^(?=.{3,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
-  description: 'An e-mail domain (example.com).',
-} as const;
 
 const connectionSchema = {
   type: 'object',
-  required: ['protocol', 'oidc', 'saml', 'enforced', 'jit_domains', 'jit_role', 'tested_at', 'service_provider', 'oidc_redirect_uri', 'created_at', 'updated_at'],
+  required: ['protocol', 'oidc', 'saml', 'enforced', 'jit_domains', 'jit_domains_pending', 'jit_role', 'tested_at', 'service_provider', 'oidc_redirect_uri', 'created_at', 'updated_at'],
   properties: {
     protocol: { type: 'string', enum: ['oidc', 'saml'] },
     oidc: {
@@ -84,7 +79,12 @@ const connectionSchema = {
       description: 'SAML 2.0 settings (protocol `saml`), else null.',
     },
     enforced: { type: 'boolean', description: 'Members may only sign in through this identity provider.' },
-    jit_domains: { type: 'array', items: { type: 'string' }, description: 'E-mail domains whose people become members on their first SSO sign-in.' },
+    jit_domains: { type: 'array', items: { type: 'string' }, description: 'E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them.' },
+    jit_domains_pending: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified.',
+    },
     jit_role: { type: 'string', enum: JIT_ROLES, description: 'The role just-in-time members get.' },
     tested_at: { ...nullableTimestampSchema, description: 'The last successful "Try login" since the settings last changed; enforcing needs one.' },
     service_provider: {
@@ -131,7 +131,7 @@ const ssoStartQuery = {
   properties: {
     org: { type: 'string', minLength: 1, maxLength: 100, description: "The organisation's slug." },
     email: { type: 'string', minLength: 1, maxLength: 254, description: 'A work e-mail address (its domain, or its account, finds the organisation); a slug is accepted too.' },
-    return_to: { ...returnToSchema, description: 'Path to land on after signing in (this server only; OIDC connections — a SAML response arrives as a cross-site POST and lands on the default page).' },
+    return_to: { ...returnToSchema, description: 'Path to land on after signing in (this server only).' },
   },
 } as const;
 
@@ -149,14 +149,16 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
   const ctx = { db, tokens, changes };
   const tags = ['SSO'];
 
-  const toJson = (c: SsoConnection) => {
+  const toJson = async (c: SsoConnection) => {
     const sp = serviceProvider(publicUrl(), c.orgId);
+    const verified = await verifiedAmong(db, c.orgId, c.jitDomains);
     return {
       protocol: c.protocol,
       oidc: c.oidc ? { issuer: c.oidc.issuer, client_id: c.oidc.clientId, client_secret_set: c.oidc.clientSecret.length > 0 } : null,
       saml: c.saml ? { metadata_url: c.saml.metadataUrl, idp_entity_id: c.saml.idpEntityId, sso_url: c.saml.ssoUrl, certificate_count: c.saml.certificates.length } : null,
       enforced: c.enforced,
       jit_domains: c.jitDomains,
+      jit_domains_pending: c.jitDomains.filter((d) => !verified.has(d)),
       jit_role: (JIT_ROLES as readonly string[]).includes(c.jitRole) ? (c.jitRole as (typeof JIT_ROLES)[number]) : 'member',
       tested_at: c.testedAt?.toISOString() ?? null,
       service_provider: { entity_id: sp.entityId, acs_url: sp.acsUrl, metadata_url: `${publicUrl()}/auth/sso/saml/metadata/${c.orgId}` },
@@ -209,16 +211,16 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
   app.get(
     '/api/v1/orgs/current/sso',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: { tags, summary: 'Get the SSO connection', description: "The organisation's SSO connection; 404 when none. The OIDC client secret is never returned.", response: { 200: connectionSchema } },
     },
-    async (request) => toJson(await existing(principalOf(request).organization.id)),
+    async (request) => await toJson(await existing(principalOf(request).organization.id)),
   );
 
   app.put(
     '/api/v1/orgs/current/sso',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Configure SSO',
@@ -296,14 +298,14 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
         });
         return connection;
       });
-      return toJson(saved);
+      return await toJson(saved);
     },
   );
 
   app.delete(
     '/api/v1/orgs/current/sso',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: { tags, summary: 'Remove the SSO connection', description: 'Removes the connection (204). 409 while it is enforced (stop enforcing first). Enterprise plan.' },
     },
     async (request, reply) => {
@@ -323,7 +325,7 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
   app.post(
     '/api/v1/orgs/current/sso/test',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Try SSO login',
@@ -350,7 +352,7 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
   app.post(
     '/api/v1/orgs/current/sso/enforcement',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', managesAccess: true },
       schema: {
         tags,
         summary: 'Enforce SSO',
@@ -362,6 +364,7 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
     },
     async (request) => {
       const principal = principalOf(request);
+      requireOwnerSession(principal, request.body.enforced ? 'enforce SSO' : 'stop enforcing SSO');
       await requirePlan(db, principal.organization.id, ['enterprise'], 'SSO');
       const { enforced } = request.body;
       await changes.commit(db, async (trx) => {
@@ -374,7 +377,7 @@ export const ssoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SsoRoutesOpt
         await setSsoEnforced(trx, principal.organization.id, enforced);
         await auditRequest(trx, request, { action: enforced ? 'sso.enforced' : 'sso.unenforced', target: { type: 'organization', id: principal.organization.id }, metadata: { protocol: row.protocol } });
       });
-      return toJson(await existing(principal.organization.id));
+      return await toJson(await existing(principal.organization.id));
     },
   );
 

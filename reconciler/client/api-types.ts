@@ -98,7 +98,7 @@ export interface paths {
                     "application/json": {
                         /** @description E-mail address. */
                         email: string;
-                        /** @description Path to land on after signing in (this server only). */
+                        /** @description Path to land on after signing in (this server only; printable ASCII, other characters percent-encoded). */
                         return_to?: string;
                     };
                 };
@@ -219,7 +219,7 @@ export interface paths {
                 query: {
                     /** @description The token from the link. */
                     token: string;
-                    /** @description Path to land on after signing in (this server only). */
+                    /** @description Path to land on after signing in (this server only; printable ASCII, other characters percent-encoded). */
                     return_to?: string;
                 };
                 header?: never;
@@ -287,7 +287,7 @@ export interface paths {
                     "application/json": {
                         /** @description The token from the link. */
                         token: string;
-                        /** @description Path to land on after signing in (this server only). */
+                        /** @description Path to land on after signing in (this server only; printable ASCII, other characters percent-encoded). */
                         return_to?: string;
                     };
                 };
@@ -594,7 +594,7 @@ export interface paths {
         get?: never;
         /**
          * Switch organisation
-         * @description Makes the session work in another organisation the person belongs to. An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
+         * @description Makes the session work in another organisation the person belongs to. A session signed in through an organisation's identity provider works in that organisation only: any other answers 404, as one the person does not belong to (sign in again by e-mail link to reach it). An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
          */
         put: operations["sessions.setOrganization"];
         post?: never;
@@ -638,7 +638,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Path to land on after signing in (this server only). */
+                    /** @description Path to land on after signing in (this server only; printable ASCII, other characters percent-encoded). */
                     return_to?: string;
                 };
                 header?: never;
@@ -883,7 +883,7 @@ export interface paths {
                     org?: string;
                     /** @description A work e-mail address (its domain, or its account, finds the organisation); a slug is accepted too. */
                     email?: string;
-                    /** @description Path to land on after signing in (this server only; OIDC connections — a SAML response arrives as a cross-site POST and lands on the default page). */
+                    /** @description Path to land on after signing in (this server only). */
                     return_to?: string;
                 };
                 header?: never;
@@ -1152,7 +1152,7 @@ export interface paths {
         put?: never;
         /**
          * SAML Assertion Consumer Service
-         * @description Where the identity provider posts its SAML Response (HTTP-POST binding) with `RelayState`, the state of a sign-in started at `GET /auth/sso`. The assertion must be signed by a certificate from the IdP's metadata, be issued by its entity id, name this organisation's SP entity id as Audience and this URL as Recipient, answer the AuthnRequest the sign-in sent (InResponseTo), be within its validity window (60 s clock skew), and not have been used before. A refused response answers 401 and is written to the organisation's audit log (`sso.login_refused`, with the check that failed). A sign-in redirects (303) with the session cookie; a "Try login" shows a page.
+         * @description Where the identity provider posts its SAML Response (HTTP-POST binding) with `RelayState`, the state of a sign-in started at `GET /auth/sso`. The assertion must be signed by a certificate from the IdP's metadata, be issued by its entity id, name this organisation's SP entity id as Audience and this URL as Recipient, answer the AuthnRequest the sign-in sent (InResponseTo), be within its validity window (60 s clock skew), and not have been used before. A refused response answers 401 and is written to the organisation's audit log (`sso.login_refused`, with the check that failed). An accepted one redirects (303) to `/auth/sso/saml/complete`, where the browser that started the sign-in (its flow cookie) gets the session, or for a "Try login" the result page.
          */
         post: {
             parameters: {
@@ -1254,6 +1254,83 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/saml/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Complete a SAML sign-in
+         * @description Where the Assertion Consumer Service sends the browser. Completes the sign-in whose flow cookie this browser carries (the browser that started it at GET /auth/sso): a session (303 to the landing page) or the "Try login" result. Without the cookie, or with another flow's: 401, and nothing is signed in.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Signed in: redirect to the landing page. */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1451,7 +1528,7 @@ export interface paths {
                     "application/json": {
                         /** @description The token from the invite link. */
                         token: string;
-                        /** @description Path to land on after signing in (this server only). */
+                        /** @description Path to land on after signing in (this server only; printable ASCII, other characters percent-encoded). */
                         return_to?: string;
                     };
                 };
@@ -1590,14 +1667,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a member
-         * @description Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner (or an admin API key); the last owner cannot be removed (409). Audited as `member.removed`.
+         * @description Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner’s session (403 `owner_session_required`); the last owner cannot be removed (409). Audited as `member.removed`.
          */
         delete: operations["members.remove"];
         options?: never;
         head?: never;
         /**
          * Change a member's role
-         * @description Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner (or an admin API key); the last owner cannot be demoted (409). Audited as `member.role_changed`.
+         * @description Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner’s session, never a key (403 `owner_session_required`; an organisation with no owner yet gets its first from an admin); the last owner cannot be demoted (409). Audited as `member.role_changed`.
          */
         patch: operations["members.update"];
         trace?: never;
@@ -1613,7 +1690,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a person
-         * @description Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner (or an admin API key). Audited as `invite.sent`. The token is never returned.
+         * @description Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner’s session (or, while the organisation has no owner, an admin). Audited as `invite.sent`. The token is never returned.
          */
         post: operations["invites.create"];
         delete?: never;
@@ -1679,6 +1756,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/current/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List domains */
+        get: operations["domains.list"];
+        put?: never;
+        /**
+         * Claim a domain
+         * @description Claims an e-mail domain for the organisation and answers with the TXT record to publish (`verification`). The claim does nothing until verified (POST …/domains/:id/verify). Claiming a domain the organisation claimed before returns that claim (200).
+         */
+        post: operations["domains.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/current/domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a domain */
+        get: operations["domains.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a domain
+         * @description Gives the claim up: the domain admits nobody any more. Audited as `domain.removed`.
+         */
+        delete: operations["domains.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/current/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain
+         * @description Reads `_aegis-verify.<domain>` now. Found: the domain is verified (200). Not found: 422 with what the record holds instead (`details.found`). The DNS lookup failed: 503, nothing changes. Another organisation holds the domain verified: 409 `domain_claimed`.
+         */
+        post: operations["domains.verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1691,7 +1830,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).
+         * @description A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`). A key never has more power than the person behind it: it gets no scope its maker lacks (403), is capped by that person’s role at every use (a demoted admin’s admin key acts as the new role; a removed member’s keys stop working), and never holds owner powers. A key in its rotation grace period cannot create, rotate or revoke keys (403 `key_rotating`).
          */
         post: operations["apiKeys.create"];
         delete?: never;
@@ -2872,7 +3011,7 @@ export interface paths {
         put?: never;
         /**
          * Start OAuth connection
-         * @description With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
+         * @description With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once, and only for whoever started it: started by a signed-in person, in that person’s browser; started with an API key, in the browser of a signed-in admin of the key’s organisation. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
          */
         post: operations["integrations.connect"];
         delete?: never;
@@ -2890,7 +3029,7 @@ export interface paths {
         };
         /**
          * OAuth callback
-         * @description Where the provider returns the browser. Checks `state` (single use, 10 minutes; for flows started in a browser also the cookie set then), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the Integrations page of the dashboard settings. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.
+         * @description Where the provider returns the browser, which must be signed in: an admin of the organisation the connection is for, and for a flow started in a browser the same person in the same browser (the cookie set then). Checks `state` (single use, 10 minutes), redeems the code (with the PKCE verifier), identifies the account, seals the tokens and activates the connection; redirects (303) to the Integrations page of the dashboard settings. The webhook secret is not shown here: get one with `POST /api/v1/integrations/:id/webhook-secret`. Bad or used state: 401; the provider refused: 422.
          */
         get: {
             parameters: {
@@ -2917,6 +3056,46 @@ export interface paths {
                 };
                 /** @description Malformed request: bad JSON, bad query parameters or cursor. */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description The API key lacks the scope `user`. */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6375,7 +6554,7 @@ export interface operations {
                         role: "owner" | "admin" | "member" | "viewer" | null;
                         /** @description What the caller may do (a role maps onto scopes). */
                         scopes: ("scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin")[];
-                        /** @description The person's organisations (empty for API keys). */
+                        /** @description The person's organisations (empty for API keys); for a session signed in through an organisation's identity provider, that organisation only. */
                         memberships: {
                             organization: {
                                 id: string;
@@ -7358,8 +7537,10 @@ export interface operations {
                         } | null;
                         /** @description Members may only sign in through this identity provider. */
                         enforced: boolean;
-                        /** @description E-mail domains whose people become members on their first SSO sign-in. */
+                        /** @description E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them. */
                         jit_domains: string[];
+                        /** @description The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified. */
+                        jit_domains_pending: string[];
                         /**
                          * @description The role just-in-time members get.
                          * @enum {string}
@@ -7551,8 +7732,10 @@ export interface operations {
                         } | null;
                         /** @description Members may only sign in through this identity provider. */
                         enforced: boolean;
-                        /** @description E-mail domains whose people become members on their first SSO sign-in. */
+                        /** @description E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them. */
                         jit_domains: string[];
+                        /** @description The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified. */
+                        jit_domains_pending: string[];
                         /**
                          * @description The role just-in-time members get.
                          * @enum {string}
@@ -8083,8 +8266,10 @@ export interface operations {
                         } | null;
                         /** @description Members may only sign in through this identity provider. */
                         enforced: boolean;
-                        /** @description E-mail domains whose people become members on their first SSO sign-in. */
+                        /** @description E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them. */
                         jit_domains: string[];
+                        /** @description The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified. */
+                        jit_domains_pending: string[];
                         /**
                          * @description The role just-in-time members get.
                          * @enum {string}
@@ -9434,6 +9619,950 @@ export interface operations {
             };
             /** @description The API key lacks the scope `user`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "domains.list": {
+        parameters: {
+            query?: {
+                /** @description Page size (1–200, default 50). */
+                limit?: number;
+                /** @description Opaque cursor from `pagination.next` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            domain: string;
+                            /**
+                             * @description `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            /** @description The DNS record that proves control of the domain. */
+                            verification: {
+                                /** @enum {string} */
+                                type: "dns_txt";
+                                /** @description The record name: `_aegis-verify.<domain>`. */
+                                name: string;
+                                /** @description The TXT value to publish there. */
+                                value: string;
+                            };
+                            /** Format: date-time */
+                            verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description The last time the record was read (verified domains are read again every day).
+                             */
+                            checked_at: string | null;
+                            /** @description What the last check found wrong, if it failed. */
+                            check_error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        pagination: {
+                            /** @description Cursor of the next page; null on the last page. */
+                            next: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `admin`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "domains.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An e-mail domain (example.com). */
+                    domain: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        domain: string;
+                        /**
+                         * @description `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+                         * @enum {string}
+                         */
+                        status: "pending" | "verified";
+                        /** @description The DNS record that proves control of the domain. */
+                        verification: {
+                            /** @enum {string} */
+                            type: "dns_txt";
+                            /** @description The record name: `_aegis-verify.<domain>`. */
+                            name: string;
+                            /** @description The TXT value to publish there. */
+                            value: string;
+                        };
+                        /** Format: date-time */
+                        verified_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The last time the record was read (verified domains are read again every day).
+                         */
+                        checked_at: string | null;
+                        /** @description What the last check found wrong, if it failed. */
+                        check_error: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        domain: string;
+                        /**
+                         * @description `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+                         * @enum {string}
+                         */
+                        status: "pending" | "verified";
+                        /** @description The DNS record that proves control of the domain. */
+                        verification: {
+                            /** @enum {string} */
+                            type: "dns_txt";
+                            /** @description The record name: `_aegis-verify.<domain>`. */
+                            name: string;
+                            /** @description The TXT value to publish there. */
+                            value: string;
+                        };
+                        /** Format: date-time */
+                        verified_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The last time the record was read (verified domains are read again every day).
+                         */
+                        checked_at: string | null;
+                        /** @description What the last check found wrong, if it failed. */
+                        check_error: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `admin`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "domains.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        domain: string;
+                        /**
+                         * @description `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+                         * @enum {string}
+                         */
+                        status: "pending" | "verified";
+                        /** @description The DNS record that proves control of the domain. */
+                        verification: {
+                            /** @enum {string} */
+                            type: "dns_txt";
+                            /** @description The record name: `_aegis-verify.<domain>`. */
+                            name: string;
+                            /** @description The TXT value to publish there. */
+                            value: string;
+                        };
+                        /** Format: date-time */
+                        verified_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The last time the record was read (verified domains are read again every day).
+                         */
+                        checked_at: string | null;
+                        /** @description What the last check found wrong, if it failed. */
+                        check_error: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `admin`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "domains.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `admin`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "domains.verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        domain: string;
+                        /**
+                         * @description `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+                         * @enum {string}
+                         */
+                        status: "pending" | "verified";
+                        /** @description The DNS record that proves control of the domain. */
+                        verification: {
+                            /** @enum {string} */
+                            type: "dns_txt";
+                            /** @description The record name: `_aegis-verify.<domain>`. */
+                            name: string;
+                            /** @description The TXT value to publish there. */
+                            value: string;
+                        };
+                        /** Format: date-time */
+                        verified_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The last time the record was read (verified domains are read again every day).
+                         */
+                        checked_at: string | null;
+                        /** @description What the last check found wrong, if it failed. */
+                        check_error: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `admin`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

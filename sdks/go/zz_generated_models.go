@@ -391,6 +391,43 @@ type DiscoveryRunError struct {
 	Message string `json:"message"`
 }
 
+// Domain is an object of the Aegis API.
+type Domain struct {
+	ID     string `json:"id"`
+	Domain string `json:"domain"`
+	// `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+	Status DomainStatus `json:"status"`
+	// The DNS record that proves control of the domain.
+	Verification DomainVerification `json:"verification"`
+	VerifiedAt   *string            `json:"verified_at"`
+	// The last time the record was read (verified domains are read again every day).
+	CheckedAt *string `json:"checked_at"`
+	// What the last check found wrong, if it failed.
+	CheckError *string `json:"check_error"`
+	CreatedAt  string  `json:"created_at"`
+}
+
+// DomainCreateParams is an object of the Aegis API.
+type DomainCreateParams struct {
+	// An e-mail domain (example.com).
+	Domain string `json:"domain"`
+}
+
+// DomainListPage is an object of the Aegis API.
+type DomainListPage struct {
+	Data       []Domain   `json:"data"`
+	Pagination Pagination `json:"pagination"`
+}
+
+// The DNS record that proves control of the domain.
+type DomainVerification struct {
+	Type DomainVerificationType `json:"type"`
+	// The record name: `_aegis-verify.<domain>`.
+	Name string `json:"name"`
+	// The TXT value to publish there.
+	Value string `json:"value"`
+}
+
 // Event is an object of the Aegis API.
 type Event struct {
 	// Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate.
@@ -756,7 +793,7 @@ type Me struct {
 	Role *MeRole `json:"role"`
 	// What the caller may do (a role maps onto scopes).
 	Scopes []MeScope `json:"scopes"`
-	// The person's organisations (empty for API keys).
+	// The person's organisations (empty for API keys); for a session signed in through an organisation's identity provider, that organisation only.
 	Memberships []MeMembership `json:"memberships"`
 	// The current session; null for API keys.
 	SessionID *string `json:"session_id"`
@@ -1746,8 +1783,10 @@ type SSOConnection struct {
 	SAML *SSOConnectionSAML `json:"saml"`
 	// Members may only sign in through this identity provider.
 	Enforced bool `json:"enforced"`
-	// E-mail domains whose people become members on their first SSO sign-in.
+	// E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them.
 	JitDomains []string `json:"jit_domains"`
+	// The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified.
+	JitDomainsPending []string `json:"jit_domains_pending"`
 	// The role just-in-time members get.
 	JitRole SSOConnectionJitRole `json:"jit_role"`
 	// The last successful "Try login" since the settings last changed; enforcing needs one.
@@ -2392,6 +2431,14 @@ type ConfigRepoSyncQuery struct {
 	Force *bool `json:"force,omitempty"`
 }
 
+// DomainListQuery holds the query parameters of Domains.List.
+type DomainListQuery struct {
+	// Page size (1–200, default 50). Default: 50.
+	Limit *int64 `json:"limit,omitempty"`
+	// Opaque cursor from `pagination.next` of the previous page.
+	Cursor *string `json:"cursor,omitempty"`
+}
+
 // EventListQuery holds the query parameters of Events.List.
 type EventListQuery struct {
 	// Page size (1–200, default 50). Default: 50.
@@ -2835,6 +2882,23 @@ const (
 	DiscoveryRunTriggerSchedule DiscoveryRunTrigger = "schedule"
 	DiscoveryRunTriggerManual   DiscoveryRunTrigger = "manual"
 	DiscoveryRunTriggerConnect  DiscoveryRunTrigger = "connect"
+)
+
+// `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+type DomainStatus string
+
+// Values of DomainStatus.
+const (
+	DomainStatusPending  DomainStatus = "pending"
+	DomainStatusVerified DomainStatus = "verified"
+)
+
+// DomainVerificationType is one of a fixed set of strings.
+type DomainVerificationType string
+
+// Values of DomainVerificationType.
+const (
+	DomainVerificationTypeDnsTxt DomainVerificationType = "dns_txt"
 )
 
 // EventObject is one of a fixed set of strings.

@@ -18,6 +18,7 @@ type services struct {
 	AttackSurface     *AttackSurfaceService
 	AuditLog          *AuditLogService
 	ConfigRepos       *ConfigReposService
+	Domains           *DomainsService
 	Events            *EventsService
 	Health            *HealthService
 	Identity          *IdentityService
@@ -51,6 +52,7 @@ func (s *services) init(c *Client) {
 	s.AttackSurface = &AttackSurfaceService{client: c}
 	s.AuditLog = &AuditLogService{client: c}
 	s.ConfigRepos = &ConfigReposService{client: c}
+	s.Domains = &DomainsService{client: c}
 	s.Events = &EventsService{client: c}
 	s.Health = &HealthService{client: c}
 	s.Identity = &IdentityService{client: c}
@@ -104,7 +106,7 @@ type APIKeysService struct {
 
 // Create: Create an API key.
 //
-// A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).
+// A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`). A key never has more power than the person behind it: it gets no scope its maker lacks (403), is capped by that person’s role at every use (a demoted admin’s admin key acts as the new role; a removed member’s keys stop working), and never holds owner powers. A key in its rotation grace period cannot create, rotate or revoke keys (403 `key_rotating`).
 //
 // Required scope: admin.
 //
@@ -674,6 +676,120 @@ func (s *ConfigReposService) Update(ctx context.Context, id string, params Confi
 	return out, nil
 }
 
+// DomainsService groups the operations of domains: Create, Delete, Get, List, Verify.
+type DomainsService struct {
+	client *Client
+}
+
+// Create: Claim a domain.
+//
+// Claims an e-mail domain for the organisation and answers with the TXT record to publish (`verification`). The claim does nothing until verified (POST …/domains/:id/verify). Claiming a domain the organisation claimed before returns that claim (200).
+//
+// Required scope: admin.
+//
+// POST /api/v1/orgs/current/domains (operation domains.create).
+func (s *DomainsService) Create(ctx context.Context, params DomainCreateParams, opts ...RequestOption) (*Domain, error) {
+	out := new(Domain)
+	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/orgs/current/domains", jsonBody: params}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delete: Remove a domain.
+//
+// Gives the claim up: the domain admits nobody any more. Audited as `domain.removed`.
+//
+// Required scope: admin.
+//
+// DELETE /api/v1/orgs/current/domains/{id} (operation domains.delete).
+func (s *DomainsService) Delete(ctx context.Context, id string, opts ...RequestOption) (json.RawMessage, error) {
+	var out json.RawMessage
+	if err := s.client.call(ctx, &apiRequest{method: "DELETE", path: "/api/v1/orgs/current/domains/" + pathEscape(id)}, opts, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Get: Get a domain.
+//
+// Required scope: admin.
+//
+// GET /api/v1/orgs/current/domains/{id} (operation domains.get).
+func (s *DomainsService) Get(ctx context.Context, id string, opts ...RequestOption) (*Domain, error) {
+	out := new(Domain)
+	if err := s.client.call(ctx, &apiRequest{method: "GET", path: "/api/v1/orgs/current/domains/" + pathEscape(id)}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// values encodes the query parameters of DomainListQuery.
+func (q *DomainListQuery) values() url.Values {
+	v := url.Values{}
+	if q == nil {
+		return v
+	}
+	if q.Limit != nil {
+		v.Set("limit", strconv.FormatInt(*q.Limit, 10))
+	}
+	if q.Cursor != nil {
+		v.Set("cursor", *q.Cursor)
+	}
+	return v
+}
+
+// List: List domains.
+//
+// One page; the page's NextPage fetches the next one, and ListAutoPaging iterates over every item of every page.
+//
+// Required scope: admin.
+//
+// GET /api/v1/orgs/current/domains (operation domains.list).
+func (s *DomainsService) List(ctx context.Context, query *DomainListQuery, opts ...RequestOption) (*Page[Domain], error) {
+	page := new(Page[Domain])
+	if err := s.client.call(ctx, &apiRequest{method: "GET", path: "/api/v1/orgs/current/domains", query: query.values()}, opts, page); err != nil {
+		return nil, err
+	}
+	page.next = func(ctx context.Context, cursor string) (*Page[Domain], error) {
+		var next DomainListQuery
+		if query != nil {
+			next = *query
+		}
+		next.Cursor = &cursor
+		return s.List(ctx, &next, opts...)
+	}
+	return page, nil
+}
+
+// ListAutoPaging iterates over every item of List, page after page (following pagination.next).
+//
+//	it := …AutoPaging(ctx, …)
+//	for it.Next() {
+//		item := it.Current()
+//	}
+//	if err := it.Err(); err != nil { … }
+func (s *DomainsService) ListAutoPaging(ctx context.Context, query *DomainListQuery, opts ...RequestOption) *Iter[Domain] {
+	return newIter(ctx, func(ctx context.Context) (*Page[Domain], error) {
+		return s.List(ctx, query, opts...)
+	})
+}
+
+// Verify: Verify a domain.
+//
+// Reads `_aegis-verify.<domain>` now. Found: the domain is verified (200). Not found: 422 with what the record holds instead (`details.found`). The DNS lookup failed: 503, nothing changes. Another organisation holds the domain verified: 409 `domain_claimed`.
+//
+// Required scope: admin.
+//
+// POST /api/v1/orgs/current/domains/{id}/verify (operation domains.verify).
+func (s *DomainsService) Verify(ctx context.Context, id string, opts ...RequestOption) (*Domain, error) {
+	out := new(Domain)
+	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/orgs/current/domains/" + pathEscape(id) + "/verify"}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EventsService groups the operations of events: Get, List.
 type EventsService struct {
 	client *Client
@@ -808,7 +924,7 @@ type IntegrationsService struct {
 
 // Connect: Start OAuth connection.
 //
-// With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
+// With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once, and only for whoever started it: started by a signed-in person, in that person’s browser; started with an API key, in the browser of a signed-in admin of the key’s organisation. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
 //
 // Required scope: admin.
 //
@@ -1040,7 +1156,7 @@ func (s *InvitesService) Accept(ctx context.Context, params InviteAcceptParams, 
 
 // Create: Invite a person.
 //
-// Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner (or an admin API key). Audited as `invite.sent`. The token is never returned.
+// Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner’s session (or, while the organisation has no owner, an admin). Audited as `invite.sent`. The token is never returned.
 //
 // Required scope: admin.
 //
@@ -1326,7 +1442,7 @@ func (s *MembersService) ListAutoPaging(ctx context.Context, query *MemberListQu
 
 // Remove: Remove a member.
 //
-// Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner (or an admin API key); the last owner cannot be removed (409). Audited as `member.removed`.
+// Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner’s session (403 `owner_session_required`); the last owner cannot be removed (409). Audited as `member.removed`.
 //
 // Required scope: admin.
 //
@@ -1341,7 +1457,7 @@ func (s *MembersService) Remove(ctx context.Context, userID string, opts ...Requ
 
 // Update: Change a member's role.
 //
-// Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner (or an admin API key); the last owner cannot be demoted (409). Audited as `member.role_changed`.
+// Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner’s session, never a key (403 `owner_session_required`; an organisation with no owner yet gets its first from an admin); the last owner cannot be demoted (409). Audited as `member.role_changed`.
 //
 // Required scope: admin.
 //
@@ -2064,7 +2180,7 @@ func (s *SessionsService) SetEnvironment(ctx context.Context, params SessionSetE
 
 // SetOrganization: Switch organisation.
 //
-// Makes the session work in another organisation the person belongs to. An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
+// Makes the session work in another organisation the person belongs to. A session signed in through an organisation's identity provider works in that organisation only: any other answers 404, as one the person does not belong to (sign in again by e-mail link to reach it). An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
 //
 // Required scope: user.
 //

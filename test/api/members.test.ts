@@ -238,24 +238,30 @@ describe('roles', () => {
     expect((await t.call('PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'root' } })).status).toBe(422);
   });
 
-  it('only an owner (or an admin API key) grants or takes away owner; an admin session gets 403', async () => {
+  it('only an owner’s session grants or takes away owner (never a key, never an admin), but an ownerless organisation gets its first owner from an admin', async () => {
     const watcher = await userId(viewerCookie);
-    const grant = await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'owner' } });
-    expect(grant.status).toBe(403);
-    expect(grant.body.error.message).toMatch(/only an owner/);
-    const inviteOwner = await asUser(t, adminCookie, 'POST', '/api/v1/orgs/current/invite', { body: { email: 'wannabe@example.com', role: 'owner' } });
-    expect(inviteOwner.status).toBe(403);
-
-    // The organisation's admin key may (the self-hosted bootstrap key has no person behind it).
-    expect((await t.call('PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'owner' } })).body.role).toBe('owner');
-    const takeAway = await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'viewer' } });
-    expect(takeAway.status).toBe(403);
-    expect((await asUser(t, adminCookie, 'DELETE', `/api/v1/orgs/current/members/${watcher}`)).status).toBe(403);
-    // An owner session may take it away from someone else... but not leave the organisation ownerless.
     const boss = await userId(adminCookie);
+    // The default organisation of a self-hosted install has no owner: its admin names the first.
+    expect((await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'owner' } })).body.role).toBe('owner');
+
+    // From then on neither an admin session nor any key may grant, take away or remove owner.
+    const grant = await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${boss}`, { body: { role: 'owner' } });
+    expect(grant.status).toBe(403);
+    expect(grant.body.error).toMatchObject({ code: 'owner_session_required', details: { required_role: 'owner' } });
+    expect(grant.body.error.message).toMatch(/only an owner/);
+    expect((await asUser(t, adminCookie, 'POST', '/api/v1/orgs/current/invite', { body: { email: 'wannabe@example.com', role: 'owner' } })).status).toBe(403);
+    const byKey = await t.call('PATCH', `/api/v1/orgs/current/members/${boss}`, { body: { role: 'owner' } });
+    expect(byKey.status).toBe(403);
+    expect(byKey.body.error.message).toMatch(/API key never holds owner powers/);
+    expect((await t.call('PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'viewer' } })).status).toBe(403);
+    expect((await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'viewer' } })).status).toBe(403);
+    expect((await asUser(t, adminCookie, 'DELETE', `/api/v1/orgs/current/members/${watcher}`)).status).toBe(403);
+    expect((await t.call('DELETE', `/api/v1/orgs/current/members/${watcher}`)).status).toBe(403);
+
+    // An owner session may grant it, and take it away from someone else... but not leave the organisation ownerless.
     expect((await asUser(t, viewerCookie, 'PATCH', `/api/v1/orgs/current/members/${boss}`, { body: { role: 'owner' } })).status).toBe(200);
     expect((await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${watcher}`, { body: { role: 'viewer' } })).status).toBe(200);
-    expect((await t.call('PATCH', `/api/v1/orgs/current/members/${boss}`, { body: { role: 'admin' } })).status).toBe(409);
+    expect((await asUser(t, adminCookie, 'PATCH', `/api/v1/orgs/current/members/${boss}`, { body: { role: 'admin' } })).status).toBe(409);
   });
 
   it('the last owner can be neither demoted nor removed (409); with a second owner, both work', async () => {

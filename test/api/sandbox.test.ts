@@ -5,158 +5,57 @@
 // land in the key's environment, test webhooks arrive signed with `livemode: false`, test URL
 // scans are held to the sandbox's targets and the demo target, and emptying the sandbox leaves
 // every live row of every table where it was.
-import { execFileSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordDiscovery } from '../../api/attack-surface/inventory.ts';
 import { setPlan } from '../../api/orgs/plans.ts';
 import { ENVIRONMENT_TABLES, KEPT_TABLES } from '../../api/sandbox/reset.ts';
 import { verifyServiceSignature } from '../../api/webhooks/signature.ts';
 import { runAegis } from '../support/cli.ts';
 import { eventually } from '../support/gateway.ts';
-import { request, startTestServer, type Response, type TestServer } from '../support/server.ts';
+import { request, startTestServer, type CallOptions, type Response, type TestServer } from '../support/server.ts';
 import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { asUser, signInWithMagicLink } from '../support/sessions.ts';
 import { startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
+import { BODIES, ORGANISATION_LEVEL, populateWorld, probeRoutes, RAW_BODIES, startWorldFixtures, type World, type WorldFixtures } from '../support/object-world.ts';
 
 type Env = 'live' | 'test';
 
-interface World {
-  key: string;
-  extraKey: string;
-  site: string;
-  patch: string;
-  ipRule: string;
-  rateLimit: string;
-  schedule: string;
-  webhook: string;
-  webhookSecret: string;
-  delivery: string;
-  repo: string;
-  sync: string;
-  scan: string;
-  vulnerability: string;
-  event: string;
-  integration: string;
-  asset: string;
-}
-
-interface Delivered {
-  body: string;
-  headers: IncomingMessage['headers'];
-}
-
 let t: TestServer;
 let smtp: SmtpCapture;
-let repoDir: string;
-let receiver: Server;
-let receiverUrl: string;
+let fixtures: WorldFixtures;
 let github: GithubStandIn;
-const delivered: Delivered[] = [];
 const worlds = {} as Record<Env, World>;
 
 const other = (env: Env): Env => (env === 'live' ? 'test' : 'live');
-const call = <T = any>(env: Env, method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Response<T>> =>
+const call = <T = any>(env: Env, method: string, path: string, options: CallOptions = {}): Promise<Response<T>> =>
   request<T>(t.url, method, path, { key: worlds[env]?.key ?? t.adminKey, ...options });
-
-async function created<T = any>(res: Response<T>, status = 201): Promise<T> {
-  expect(res.status, res.text).toBe(status);
-  return res.body;
-}
-
-const SCHEMA_DOCUMENT = { openapi: '3.0.3', info: { title: 'shop', version: '1' }, paths: { '/items': { get: { responses: { '200': { description: 'ok' } } } } } };
 
 async function waitForScan(env: Env, id: string): Promise<void> {
   await eventually(async () => ['completed', 'failed', 'canceled'].includes((await call(env, 'GET', `/api/v1/scans/${id}`)).body.status), 60_000, 100);
   expect((await call(env, 'GET', `/api/v1/scans/${id}`)).body).toMatchObject({ status: 'completed' });
 }
 
-/** The same objects in each environment, made through the API with that environment's key. */
-async function populate(env: Env): Promise<void> {
-  const key = worlds[env].key;
-  const as = (method: string, path: string, body?: unknown) => request<any>(t.url, method, path, { key, ...(body !== undefined ? { body } : {}) });
-  const w = worlds[env];
-  w.extraKey = (await created(await as('POST', '/api/v1/api-keys', { name: `${env} extra`, scopes: ['scans:read'] }))).id;
-  // The same domain in both environments: uniqueness is per environment.
-  const site = await created(await as('POST', '/api/v1/shield/sites', { domain: 'shop.example.com', origin_url: 'https://origin.example.com', mode: 'block' }));
-  expect(site.livemode).toBe(env === 'live');
-  w.site = site.id;
-  w.patch = (await created(await as('POST', `/api/v1/shield/sites/${w.site}/virtual-patches`, { url_pattern: '/search', method: 'GET', match_param: 'q', match_regex: 'attack' }))).id;
-  w.ipRule = (await created(await as('POST', `/api/v1/shield/sites/${w.site}/ip-access`, { type: 'ip', value: '203.0.113.5', action: 'deny' }))).id;
-  w.rateLimit = (await created(await as('POST', `/api/v1/shield/sites/${w.site}/rate-limits`, { identity: 'ip', url_pattern: '/login', method: 'POST', budget: 5, window_seconds: 60, action: 'block' }))).id;
-  expect((await request(t.url, 'PUT', `/api/v1/shield/sites/${w.site}/schema`, { key, body: SCHEMA_DOCUMENT })).status).toBeLessThan(300);
-  w.schedule = (await created(await as('POST', '/api/v1/scan-schedules', { name: 'nightly', scan_type: 'secrets', target: `file://${repoDir}`, cron: '0 3 * * *' }))).id;
-  const webhook = await created(await as('POST', '/api/v1/webhooks', { url: `${receiverUrl}/${env}`, events: ['*'] }));
-  w.webhook = webhook.id;
-  w.webhookSecret = webhook.secret;
-  w.repo = (await created(await as('POST', '/api/v1/config-repos', { name: 'config', url: `file://${repoDir}`, path: 'config', auto_sync: false }))).id;
-  await created(await as('POST', `/api/v1/config-repos/${w.repo}/sync`, {}), 202);
-  await eventually(async () => ((await as('GET', `/api/v1/config-repos/${w.repo}/syncs`)).body.data?.length ?? 0) > 0, 30_000, 100);
-  w.sync = (await as('GET', `/api/v1/config-repos/${w.repo}/syncs`)).body.data[0].id;
-  const scan = await created(await as('POST', '/api/v1/secrets/scans', { target: `file://${repoDir}` }), 202);
-  w.scan = scan.id;
-  await waitForScan(env, scan.id);
-  const findings = (await as('GET', `/api/v1/vulnerabilities?scan_id=${scan.id}`)).body.data;
-  expect(findings.length).toBeGreaterThan(0);
-  w.vulnerability = findings[0].id;
-  await eventually(async () => ((await as('GET', `/api/v1/webhooks/${w.webhook}/deliveries`)).body.data?.length ?? 0) > 0, 30_000, 100);
-  w.delivery = (await as('GET', `/api/v1/webhooks/${w.webhook}/deliveries`)).body.data[0].id;
-  w.event = (await as('GET', '/api/v1/events')).body.data[0].id;
-  w.integration = (await created(await as('POST', '/api/v1/integrations/github/connect', { token: github.issueToken(`octo-${env}`) }))).id;
-  // Cloud discovery needs AWS; one discovered asset is written as a discovery would write it.
-  const { org_id: space } = await t.server.database.db.selectFrom('integrations').select('org_id').where('id', '=', w.integration).executeTakeFirstOrThrow();
-  const asset = await recordDiscovery(t.server.database.db, { orgId: space, integrationId: w.integration, provider: 'aws' }, [{ scope: 'elbv2:us-east-1', assets: [{ kind: 'load_balancer', host: 'shop-lb.us-east-1.elb.amazonaws.com', resourceId: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/shop/1', resourceName: 'shop', region: 'us-east-1', details: {} }] }], new Date());
-  expect(asset.added).toBe(1);
-  w.asset = (await as('GET', '/api/v1/attack-surface')).body.data[0].id;
-}
-
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      delivered.push({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-
-  repoDir = await mkdtemp(join(tmpdir(), 'aegis-sandbox-'));
-  await cp('test/fixtures/scanners/secrets/repo', join(repoDir, 'secrets'), { recursive: true });
-  // An empty config directory: syncs run (and are recorded) without making objects.
-  await mkdir(join(repoDir, 'config'));
-  await writeFile(join(repoDir, 'config', '.keep'), '');
-  const git = (...args: string[]) => execFileSync('git', ['-C', repoDir, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], { stdio: 'pipe' });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'initial');
-
+  fixtures = await startWorldFixtures();
   smtp = await startSmtpServer();
   github = await startGithubStandIn();
   t = await startTestServer({ allowLocalSources: true, allowPrivateTargets: true, rateLimitPerMinute: 1_000_000, smtpUrl: smtp.url, providers: { ...loadProviderSettings({}), github: github.settings } });
   const me = await t.call('GET', '/api/v1/me');
   await setPlan(t.server.database.db, undefined, me.body.organization.id, 'pro');
-  worlds.live = { key: t.adminKey } as World;
   const testKey = await t.call('POST', '/api/v1/api-keys', { body: { name: 'sandbox admin', scopes: ['admin'], environment: 'test' } });
   expect(testKey.status, testKey.text).toBe(201);
-  worlds.test = { key: testKey.body.key } as World;
-  await populate('live');
-  await populate('test');
+  worlds.live = await populateWorld(t, fixtures, t.adminKey, { label: 'live', github });
+  worlds.test = await populateWorld(t, fixtures, testKey.body.key, { label: 'test', github });
+  expect((await call('live', 'GET', `/api/v1/shield/sites/${worlds.live.site}`)).body.livemode).toBe(true);
+  expect((await call('test', 'GET', `/api/v1/shield/sites/${worlds.test.site}`)).body.livemode).toBe(false);
 }, 240_000);
 
 afterAll(async () => {
   await t?.close();
   await smtp?.close();
   await github?.close();
-  await new Promise((resolve) => receiver?.close(resolve));
-  if (repoDir) await rm(repoDir, { recursive: true, force: true });
+  await fixtures?.close();
 });
 
 describe('keys and sessions choose the environment', () => {
@@ -203,84 +102,18 @@ describe('a session toggles test mode', () => {
   });
 });
 
-/** Bodies that pass validation, so that what answers is the object lookup. */
-const BODIES: Record<string, unknown> = {
-  'PATCH /api/v1/shield/sites/{id}': { mode: 'log' },
-  'PUT /api/v1/shield/sites/{id}/schema': SCHEMA_DOCUMENT,
-  'PATCH /api/v1/shield/sites/{id}/schema-config': { strictness: 'lenient' },
-  'PATCH /api/v1/scan-schedules/{id}': { enabled: false },
-  'PATCH /api/v1/webhooks/{id}': { description: 'moved' },
-  'POST /api/v1/shield/sites/{id}/ip-access': { type: 'ip', value: '203.0.113.6', action: 'deny' },
-  'PATCH /api/v1/shield/sites/{id}/ip-access/{rule_id}': { note: 'moved' },
-  'POST /api/v1/shield/sites/{id}/virtual-patches': { url_pattern: '/x', method: 'GET', match_param: 'q', match_regex: 'x' },
-  'PATCH /api/v1/shield/sites/{id}/virtual-patches/{patch_id}': { labels: { moved: 'yes' } },
-  'POST /api/v1/shield/sites/{id}/rate-limits': { identity: 'ip', url_pattern: '/x', method: 'GET', budget: 1, window_seconds: 60, action: 'block' },
-  'PATCH /api/v1/shield/sites/{id}/rate-limits/{rule_id}': { budget: 9 },
-  'POST /api/v1/shield/sites/{id}/rules/batch': { operations: [{ op: 'create', kind: 'ip_access_rule', spec: { type: 'ip', value: '203.0.113.7', action: 'deny' } }] },
-  'PATCH /api/v1/vulnerabilities/{id}': { status: 'acknowledged' },
-  'POST /api/v1/vulnerabilities/{id}/virtual-patch': {},
-  'PATCH /api/v1/config-repos/{id}': { auto_sync: false },
-  'POST /api/v1/config-repos/{id}/sync': {},
-  'POST /api/v1/vulnerabilities/{id}/ticket': { connection: 'int_x', project: 'SEC' },
-  'PATCH /api/v1/integrations/{id}': { settings: { pull_requests: { enabled: false } } },
-  'POST /api/v1/attack-surface/{id}/scan-schedule': {},
-  'POST /api/v1/attack-surface/{id}/shield-site': {},
-};
-const HEADERS: Record<string, Record<string, string>> = { 'GET /api/v1/shield/sites/{id}/live': { accept: 'text/event-stream' } };
-const RAW_BODIES: Record<string, { raw: string; type: string }> = {
-  'POST /api/v1/shield/sites/{id}/ip-access/import': { raw: 'type,value,action,note\nip,203.0.113.8,deny,x\n', type: 'text/csv' },
-};
-/** Organisation-level routes: people and the organisation, not an environment's data. */
-const ORGANISATION_LEVEL = /^\/api\/v1\/(me\/sessions|orgs\/current)\//;
-/** Path parameters that name a provider, not an object (connect, the OAuth callback). */
-const NO_OBJECT = /\{provider\}/;
-
-function fill(template: string, w: World): string {
-  const base = template.split('/{')[0]!;
-  const first: Record<string, keyof World> = {
-    '/api/v1/api-keys': 'extraKey',
-    '/api/v1/shield/sites': 'site',
-    '/api/v1/scan-schedules': 'schedule',
-    '/api/v1/webhooks': 'webhook',
-    '/api/v1/events': 'event',
-    '/api/v1/scans': 'scan',
-    '/api/v1/vulnerabilities': 'vulnerability',
-    '/api/v1/config-repos': 'repo',
-    '/api/v1/integrations': 'integration',
-    '/api/v1/attack-surface': 'asset',
-  };
-  const named: Record<string, keyof World> = { delivery_id: 'delivery', syncId: 'sync', patch_id: 'patch' };
-  return template.replace(/\{(\w+)\}/g, (_m, name: string) => {
-    if (name === 'id') return w[first[base]!];
-    if (name === 'rule_id') return template.includes('/ip-access/') ? w.ipRule : w.rateLimit;
-    const field = named[name];
-    if (!field) throw new Error(`no object for {${name}} in ${template}`);
-    return w[field];
-  });
-}
-
 describe('isolation, route by route', () => {
   it("every route that names an object answers 404 for the other environment's object, both ways", async () => {
-    const document = (await t.call('GET', '/api/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
-    const checked: string[] = [];
     const leaks: string[] = [];
-    for (const [template, operations] of Object.entries(document.paths)) {
-      if (!template.startsWith('/api/v1/') || !template.includes('{') || ORGANISATION_LEVEL.test(template) || NO_OBJECT.test(template)) continue;
-      for (const method of Object.keys(operations).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
-        const op = `${method.toUpperCase()} ${template}`;
-        for (const env of ['live', 'test'] as const) {
-          const path = fill(template, worlds[other(env)]);
-          const raw = RAW_BODIES[op];
-          const body = raw ? { raw: raw.raw, headers: { 'content-type': raw.type } } : op in BODIES ? { body: BODIES[op] } : {};
-          const res = await call(env, method.toUpperCase(), path, { ...body, ...(HEADERS[op] ? { headers: HEADERS[op] } : {}) });
-          if (res.status !== 404) leaks.push(`${env} key: ${op} → ${res.status} ${res.text.slice(0, 160)}`);
-        }
-        checked.push(op);
-      }
+    let checked: string[] = [];
+    for (const env of ['live', 'test'] as const) {
+      const probe = await probeRoutes(t, worlds[other(env)], (method, path, options) => call(env, method, path, options));
+      leaks.push(...probe.leaks.map((leak) => `${env} key: ${leak}`));
+      checked = probe.checked;
     }
     expect(leaks).toEqual([]);
     // Nothing with a body was left untested by accident.
-    for (const op of [...Object.keys(BODIES), ...Object.keys(RAW_BODIES)]) expect(checked).toContain(op);
+    for (const op of [...Object.keys(BODIES), ...Object.keys(RAW_BODIES)].filter((op) => !ORGANISATION_LEVEL.test(op.split(' ')[1]!))) expect(checked).toContain(op);
     expect(checked.length).toBeGreaterThan(50);
   }, 120_000);
 
@@ -312,8 +145,8 @@ describe('isolation, route by route', () => {
   });
 
   it('events and their deliveries say livemode; a test delivery verifies with the webhook secret', async () => {
-    await eventually(async () => delivered.some((d) => d.headers['x-service-delivery-id'] !== undefined && JSON.parse(d.body).livemode === false), 30_000, 50);
-    for (const d of delivered) {
+    await eventually(async () => fixtures.delivered.some((d) => d.headers['x-service-delivery-id'] !== undefined && JSON.parse(d.body).livemode === false), 30_000, 50);
+    for (const d of fixtures.delivered) {
       const event = JSON.parse(d.body) as { livemode: boolean; organization_id: string };
       const env: Env = event.livemode ? 'live' : 'test';
       expect(verifyServiceSignature(d.body, String(d.headers['x-service-signature']), worlds[env].webhookSecret)).toBe(true);

@@ -3,6 +3,8 @@
 // OIDC connection, against a local OpenID provider. Without `return_to` they land where they always
 // did (/api/v1/me), and a cookie set by hand to another origin is not followed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
+import { verifyDomain } from '../support/domains.ts';
 import { Browser, startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { SESSION_COOKIE } from '../support/sessions.ts';
@@ -16,14 +18,17 @@ const SSO_SECRET = 'sso-return-secret';
 let op: OidcProvider;
 let t: TestServer;
 let orgSlug: string;
+let dns: DnsServer;
 beforeAll(async () => {
   op = await startOidcProvider({ clients: { [GOOGLE_CLIENT]: GOOGLE_SECRET, [SSO_CLIENT]: SSO_SECRET } });
-  t = await startTestServer({ allowPrivateTargets: true, googleClientId: GOOGLE_CLIENT, googleClientSecret: GOOGLE_SECRET, googleIssuer: op.issuer });
+  dns = await startDnsServer();
+  t = await startTestServer({ allowPrivateTargets: true, googleClientId: GOOGLE_CLIENT, googleClientSecret: GOOGLE_SECRET, googleIssuer: op.issuer, verificationDnsServers: [dns.server] });
   orgSlug = (await t.call('GET', '/api/v1/orgs/current')).body.slug;
 });
 afterAll(async () => {
   await t.close();
   await op.close();
+  await dns.close();
 });
 
 /** Runs a sign-in from `start` through the provider, stopping at Aegis's 303 after the callback. */
@@ -70,6 +75,7 @@ describe('return_to after an identity-provider sign-in', () => {
       body: { protocol: 'oidc', issuer: op.issuer, client_id: SSO_CLIENT, client_secret: SSO_SECRET, jit_domains: ['return.example'] },
     });
     expect(configured.status, configured.text).toBe(200);
+    await verifyDomain(t, dns, 'return.example');
     op.user = { email: 'jit@return.example', email_verified: true, name: 'Jit Person' };
     const browser = new Browser();
     const started = await browser.get(`${t.url}/auth/sso?org=${orgSlug}&return_to=${encodeURIComponent('/settings/sso')}`);

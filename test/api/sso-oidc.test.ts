@@ -1,8 +1,12 @@
 // SSO with OpenID Connect, through HTTP, against a real OpenID provider running locally: settings,
-// "Try login", enforcement (magic links and Google refused for members, IdP sign-in admitted),
-// just-in-time membership, refusals, the plan gate and the private-address guard.
+// "Try login", enforcement by the owner (magic links and Google refused for members, IdP sign-in
+// admitted), just-in-time membership for a domain verified through a real DNS server, refusals,
+// the plan gate and the private-address guard.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
+import { verifyDomain } from '../support/domains.ts';
 import { Browser, startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
+import { joinDefaultOrganization } from '../support/people.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { asUser, SESSION_COOKIE, signInWithMagicLink } from '../support/sessions.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
@@ -16,14 +20,21 @@ let op: OidcProvider;
 let smtp: SmtpCapture;
 let t: TestServer;
 let orgSlug: string;
+let dns: DnsServer;
+/** The owner of the default organisation (enforcing SSO is the owner's, in person). */
+let ownerCookie: string;
+const owner = 'owner@corp.example';
 beforeAll(async () => {
+  dns = await startDnsServer();
   // This provider takes client_secret_post only (the Google test's takes client_secret_basic).
   op = await startOidcProvider({ clients: { [SSO_CLIENT]: SSO_SECRET, [GOOGLE_CLIENT]: GOOGLE_SECRET }, authMethods: ['client_secret_post'] });
   smtp = await startSmtpServer();
-  t = await startTestServer({ allowPrivateTargets: true, googleClientId: GOOGLE_CLIENT, googleClientSecret: GOOGLE_SECRET, googleIssuer: op.issuer, smtpUrl: smtp.url });
+  t = await startTestServer({ allowPrivateTargets: true, googleClientId: GOOGLE_CLIENT, googleClientSecret: GOOGLE_SECRET, googleIssuer: op.issuer, smtpUrl: smtp.url, verificationDnsServers: [dns.server] });
   orgSlug = (await t.call('GET', '/api/v1/orgs/current')).body.slug;
+  ownerCookie = await joinDefaultOrganization(t, owner, 'owner', smtp);
 });
 afterAll(async () => {
+  await dns.close();
   await t.close();
   await smtp.close();
   await op.close();
@@ -45,6 +56,9 @@ async function magicToken(email: string): Promise<string> {
 
 /** Stops before the landing page the sign-in redirects to (the 303 is the answer looked at). */
 const landed = (next: string) => next.startsWith(`${t.url}/api/`);
+
+/** Enforces SSO or stops, as the owner's session. */
+const enforcement = (enforced: boolean, cookie = ownerCookie) => asUser(t, cookie, 'POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced } });
 
 const oidcSettings = (extra: Record<string, unknown> = {}) => ({ protocol: 'oidc', issuer: op.issuer, client_id: SSO_CLIENT, client_secret: SSO_SECRET, ...extra });
 
@@ -113,7 +127,7 @@ describe('SSO with OIDC (enterprise organisation)', () => {
   });
 
   it('refuses enforcement before a successful "Try login" (409)', async () => {
-    const res = await t.call('POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced: true } });
+    const res = await enforcement(true);
     expect(res.status).toBe(409);
     expect(res.body.error.message).toMatch(/try login first/i);
   });
@@ -145,8 +159,16 @@ describe('SSO with OIDC (enterprise organisation)', () => {
     expect((await new Browser().get(started.body.url)).status).toBe(404);
   });
 
+  it('enforcing is the owner’s, in person: the admin key and an admin session get 403', async () => {
+    const byKey = await t.call('POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced: true } });
+    expect(byKey.status).toBe(403);
+    expect(byKey.body.error.code).toBe('owner_session_required');
+    const adminCookie = await joinDefaultOrganization(t, 'admin@corp.example', 'admin', smtp);
+    expect((await enforcement(true, adminCookie)).body.error.code).toBe('owner_session_required');
+  });
+
   it('enforces SSO (audited as sso.enforced)', async () => {
-    const res = await t.call('POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced: true } });
+    const res = await enforcement(true);
     expect(res.status).toBe(200);
     expect(res.body.enforced).toBe(true);
     expect(await auditActions('sso.enforced')).toHaveLength(1);
@@ -211,7 +233,19 @@ describe('SSO with OIDC (enterprise organisation)', () => {
     expect(op.authorizeRequests.at(-1)?.params.login_hint).toBe(member);
   });
 
-  it('admits a newcomer from a just-in-time domain with the configured role', async () => {
+  it('a just-in-time domain admits nobody until the organisation verifies it', async () => {
+    expect((await t.call('GET', '/api/v1/orgs/current/sso')).body.jit_domains_pending).toEqual(['jit.example']);
+    op.user = { email: 'early@jit.example', email_verified: true };
+    // Not found by its domain either.
+    expect((await new Browser().get(`${t.url}/auth/sso?email=early@jit.example`)).status).toBe(404);
+    const { response } = await new Browser().follow(`${t.url}/auth/sso?org=${orgSlug}`);
+    expect(response.status).toBe(403);
+    expect(await t.server.database.db.selectFrom('users').select('id').where('email', '=', 'early@jit.example').execute()).toHaveLength(0);
+  });
+
+  it('admits a newcomer from a verified just-in-time domain with the configured role', async () => {
+    await verifyDomain(t, dns, 'jit.example');
+    expect((await t.call('GET', '/api/v1/orgs/current/sso')).body.jit_domains_pending).toEqual([]);
     op.user = { email: 'newcomer@jit.example', email_verified: true, name: 'New Comer' };
     const browser = new Browser();
     const { response } = await browser.follow(`${t.url}/auth/sso?email=newcomer@jit.example`, landed);
@@ -280,7 +314,13 @@ describe('SSO with OIDC (enterprise organisation)', () => {
   });
 
   it('stops enforcing (sso.unenforced), then changed settings need a new try, and DELETE removes it (sso.deleted)', async () => {
-    const off = await t.call('POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced: false } });
+    // While enforced, the owner's e-mail-link session works no more: the owner signs in through the IdP.
+    expect((await enforcement(false)).body.error.code).toBe('sso_required');
+    op.user = { email: owner, email_verified: true };
+    const browser = new Browser();
+    const { response } = await browser.follow(`${t.url}/auth/sso?org=${orgSlug}`, landed);
+    expect(response.status).toBe(303);
+    const off = await enforcement(false, browser.cookies.get(SESSION_COOKIE) ?? '');
     expect(off.status).toBe(200);
     expect(off.body.enforced).toBe(false);
     expect(await auditActions('sso.unenforced')).toHaveLength(1);
@@ -289,7 +329,7 @@ describe('SSO with OIDC (enterprise organisation)', () => {
     expect(changed.status).toBe(200);
     expect(changed.body.tested_at).toBeNull();
     expect(changed.body.jit_domains).toEqual([]);
-    expect((await t.call('POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced: true } })).status).toBe(409);
+    expect((await enforcement(true, browser.cookies.get(SESSION_COOKIE) ?? '')).status).toBe(409);
     expect((await t.call('DELETE', '/api/v1/orgs/current/sso')).status).toBe(204);
     expect(await auditActions('sso.deleted')).toHaveLength(1);
     expect((await t.call('GET', '/api/v1/orgs/current/sso')).status).toBe(404);

@@ -3,6 +3,8 @@
 // member's e-mail link then refused, an IdP sign-in admitted), and responses that must be refused
 // and audited: a broken signature, a foreign signing key, no signature, a wrong audience, recipient
 // or issuer, an expired assertion, another request's InResponseTo, and a replayed assertion.
+// The ACS starts no session itself: it redirects to a completion that only the browser which
+// started the sign-in (its flow cookie) completes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPlan } from '../../api/orgs/plans.ts';
 import { guardedFetch } from '../../api/net/guarded-fetch.ts';
@@ -13,12 +15,17 @@ import { idpMetadataXml, OTHER_CERT, readAuthnRequest, startSamlIdp, type Posted
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
 import { asUser, sessionCookieFrom, signInWithMagicLink } from '../support/sessions.ts';
+import { joinDefaultOrganization } from '../support/people.ts';
+import { FLOW_COOKIE } from '../../api/sessions/cookies.ts';
 
 let t: TestServer;
 let smtp: SmtpCapture;
 let idp: SamlIdp;
 let db: Db;
 let orgId: string;
+
+/** The default organisation's owner, whose session enforces SSO. */
+let ownerCookie: string;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
@@ -27,6 +34,7 @@ beforeAll(async () => {
   db = t.server.database.db;
   orgId = (await db.selectFrom('organizations').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow()).id;
   await setPlan(db, undefined, orgId, 'enterprise');
+  ownerCookie = await joinDefaultOrganization(t, 'saml-owner@example.com', 'owner', smtp);
 });
 afterAll(async () => {
   await t?.close();
@@ -36,16 +44,26 @@ afterAll(async () => {
 
 const admin = <T = any>(method: string, path: string, body?: unknown) => request<T>(t.url, method, path, { key: t.adminKey, body });
 
-/** The IdP's browser post to our ACS (what its auto-posting form does). */
-async function postToAcs(posted: Pick<PostedResponse, 'acsUrl' | 'SAMLResponse' | 'RelayState'>) {
+const answerOf = async (res: globalThis.Response) => {
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+};
+
+/**
+ * The IdP's browser post to our ACS (what its auto-posting form does), and — as the browser that
+ * started the sign-in — the redirect to the completion it answers with, carrying the flow cookie
+ * (whose value is the flow's state, the RelayState). `sameBrowser: false` stops after the ACS.
+ */
+async function postToAcs(posted: Pick<PostedResponse, 'acsUrl' | 'SAMLResponse' | 'RelayState'>, { sameBrowser = true } = {}) {
   const res = await fetch(posted.acsUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url },
     body: new URLSearchParams({ SAMLResponse: posted.SAMLResponse, RelayState: posted.RelayState }),
     redirect: 'manual',
   });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+  if (!sameBrowser || res.status !== 303 || res.headers.get('location') !== '/auth/sso/saml/complete') return answerOf(res);
+  await res.body?.cancel();
+  return answerOf(await fetch(`${t.url}/auth/sso/saml/complete`, { headers: { cookie: `${FLOW_COOKIE}=${posted.RelayState}` }, redirect: 'manual' }));
 }
 
 /** GET /auth/sso?org=default: the redirect to the IdP (an AuthnRequest over HTTP-Redirect). */
@@ -198,7 +216,7 @@ describe('SAML SSO through HTTP', () => {
     const mail = await smtp.waitFor(memberEmail, (m) => m.text.includes('/auth/magic'), since);
     const token = new URL(linkIn(mail, `${t.url}/auth/magic`)).searchParams.get('token');
 
-    const enforced = await admin('POST', '/api/v1/orgs/current/sso/enforcement', { enforced: true });
+    const enforced = await asUser(t, ownerCookie, 'POST', '/api/v1/orgs/current/sso/enforcement', { body: { enforced: true } });
     expect(enforced.status, enforced.text).toBe(200);
     expect(enforced.body.enforced).toBe(true);
 

@@ -10,16 +10,22 @@ import { keyInOrganization } from '../support/orgs.ts';
 import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
 import { startGitlabStandIn, type GitlabStandIn } from '../support/providers/gitlab.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { joinDefaultOrganization } from '../support/people.ts';
+import { SESSION_COOKIE } from '../support/sessions.ts';
 
 let github: GithubStandIn;
 let gitlab: GitlabStandIn;
 let t: TestServer;
+/** A signed-in admin of the default organisation: OAuth connections started with its key complete in such a browser. */
+let adminCookie: string;
+const asAdmin = () => ({ cookie: `${SESSION_COOKIE}=${adminCookie}` });
 
 beforeAll(async () => {
   // Tokens live 2 minutes: inside the 5-minute margin, so every use refreshes first.
   github = await startGithubStandIn({ tokenLifetimeSeconds: 120 });
   gitlab = await startGitlabStandIn();
   t = await startTestServer({ providers: { ...loadProviderSettings({}), github: github.settings, gitlab: gitlab.settings }, allowPrivateTargets: true, rateLimitPerMinute: 10_000 });
+  adminCookie = await joinDefaultOrganization(t, 'admin@acme.example', 'admin');
   await github.createRepository('acme', 'payments', { 'config.js': `const key = "AKIA${'Q'.repeat(4)}7MXRWZ2ELXGA";\nmodule.exports = { key };\n` }, { private: true });
 }, 60_000);
 afterAll(async () => {
@@ -60,7 +66,7 @@ async function connectWithOAuth(): Promise<string> {
   const started = await t.call('POST', '/api/v1/integrations/github/connect', { body: {} });
   expect(started.status).toBe(201);
   const callback = await authorize(started.body.authorize_url);
-  const done = await fetch(callback, { redirect: 'manual' });
+  const done = await fetch(callback, { redirect: 'manual', headers: asAdmin() });
   expect(done.status).toBe(303);
   return started.body.integration.id;
 }
@@ -83,13 +89,15 @@ describe('provider connections', () => {
     // A state that was never issued, or a code with another state, is refused and completes nothing.
     const forged = new URL(callback);
     forged.searchParams.set('state', 'x'.repeat(43));
-    expect((await fetch(forged, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(forged, { redirect: 'manual', headers: asAdmin() })).status).toBe(401);
     expect((await storedRow(started.body.integration.id)).status).toBe('pending');
 
-    const done = await fetch(callback, { redirect: 'manual' });
+    // A flow started with a key completes only in the browser of a signed-in admin of its organisation.
+    expect((await fetch(callback, { redirect: 'manual' })).status).toBe(401);
+    const done = await fetch(callback, { redirect: 'manual', headers: asAdmin() });
     expect(done.status).toBe(303);
     // The state is single use.
-    expect((await fetch(callback, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(callback, { redirect: 'manual', headers: asAdmin() })).status).toBe(401);
 
     const id: string = started.body.integration.id;
     const shown = await t.call('GET', `/api/v1/integrations/${id}`);

@@ -11,6 +11,8 @@ import { loadProviderSettings } from '../../api/integrations/providers/settings.
 import { startGithubStandIn, type GithubStandIn, type PullRequestEventInput } from '../support/providers/github.ts';
 import { startGitlabStandIn, type GitlabStandIn } from '../support/providers/gitlab.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { joinDefaultOrganization } from '../support/people.ts';
+import { SESSION_COOKIE } from '../support/sessions.ts';
 
 const FIXTURES = 'test/fixtures/scanners/secrets/repo';
 /** A live-looking Stripe key (critical): the finding the base already has. */
@@ -61,7 +63,9 @@ async function connectGithubApp(server: TestServer): Promise<{ id: string; webho
   expect(started.status, started.text).toBe(201);
   const approved = await fetch(started.body.authorize_url, { redirect: 'manual' });
   expect(approved.status).toBe(302);
-  const done = await fetch(approved.headers.get('location')!, { redirect: 'manual' });
+  // A flow started with a key completes in the browser of a signed-in admin of its organisation.
+  const admin = await joinDefaultOrganization(server, `admin-${Date.now().toString(36)}@acme.example`, 'admin');
+  const done = await fetch(approved.headers.get('location')!, { redirect: 'manual', headers: { cookie: `${SESSION_COOKIE}=${admin}` } });
   expect(done.status).toBe(303);
   const id: string = started.body.integration.id;
   const webhook = await server.call('POST', `/api/v1/integrations/${id}/webhook-secret`, { key: server.adminKey });

@@ -180,6 +180,11 @@ browserSuite('settings: webhooks, integrations, SSO', { timeout: 150_000 }, () =
     await page.getByRole('button', { name: 'Save SSO settings' }).click();
     await page.getByRole('heading', { name: 'Connection' }).waitFor();
     expect(await page.getByRole('main').textContent()).toMatch(/stored \(never shown\).*never since the settings changed.*sso-ui\.example \(as member\)/);
+    // The listed domain admits nobody until verified; the domains section shows the record to publish.
+    expect(await page.getByRole('main').textContent()).toContain('not verified yet, so admitting nobody: sso-ui.example');
+    await page.getByLabel('Domain', { exact: true }).fill('sso-ui.example');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('cell', { name: /_aegis-verify\.sso-ui\.example/ }).waitFor();
 
     await page.getByRole('button', { name: 'Try login' }).click();
     const link = page.getByRole('link', { name: 'Open the Try login page' });

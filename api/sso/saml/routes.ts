@@ -1,7 +1,14 @@
 // SAML 2.0 service-provider endpoints (spec 5.4):
 //   POST /auth/sso/saml/acs              Assertion Consumer Service (HTTP-POST binding): the IdP's
 //                                        browser post of SAMLResponse + RelayState (our flow state)
+//   GET  /auth/sso/saml/complete         where the ACS sends the browser: the sign-in completes
+//                                        only in the browser that started it (its flow cookie)
 //   GET  /auth/sso/saml/metadata/:org_id our SP metadata for the organisation, for IdP admins
+// The ACS is a cross-site post by design, so it cannot be CSRF-checked like other sign-in posts,
+// and a SameSite=Lax cookie does not come with it. It therefore starts no session itself: it
+// verifies the response and holds the identity on the flow; the top-level GET it redirects to does
+// carry the flow cookie, and only a browser whose cookie names the flow completes it. A response
+// posted into someone else's browser (login CSRF with the attacker's own assertion) goes nowhere.
 // The sign-in itself starts at GET /auth/sso?org=… (api/sso/routes.ts), which sends the browser to
 // the IdP with an AuthnRequest from samlSignInUrl (sign-in.ts).
 import formBody from '@fastify/formbody';
@@ -13,7 +20,8 @@ import { ApiError } from '../../http/errors.ts';
 import type { SessionTokens } from '../../sessions/session-token.ts';
 import { auditSsoRefusal, completeSsoSignIn } from '../complete.ts';
 import { findSsoConnection, rememberSamlAssertion } from '../connection-store.ts';
-import { finishFlow, type FlowPurpose } from '../flows.ts';
+import { completeHeldFlow, finishFlow, holdIdentity, type FlowPurpose } from '../flows.ts';
+import { clearedCookieOptions, FLOW_COOKIE } from '../../sessions/cookies.ts';
 import { MAX_SAML_RESPONSE_CHARS, SamlRefusal, verifySamlResponse } from './response.ts';
 import { serviceProvider } from './service-provider.ts';
 import { EMAIL_NAMEID_FORMAT } from './sign-in.ts';
@@ -26,6 +34,8 @@ export interface SamlRoutesOptions {
   publicUrl: () => string;
 }
 
+const COMPLETE_PATH = '/auth/sso/saml/complete';
+const NOT_THIS_BROWSER = 'this SAML sign-in was not started in this browser (or was completed already): start again from your organisation\'s sign-in';
 const FLOW_INVALID = 'this SAML sign-in is not valid: it was finished already, has expired (sign-ins last 10 minutes), or was never started here. Start again from your organisation\'s sign-in.';
 
 const xmlEscape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
@@ -53,11 +63,12 @@ export const samlRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SamlRoutesO
   app.post(
     '/auth/sso/saml/acs',
     {
+      config: { crossSite: "the identity provider's page posts the SAML response; no session starts here (see /auth/sso/saml/complete)" },
       schema: {
         tags,
         summary: 'SAML Assertion Consumer Service',
         description:
-          'Where the identity provider posts its SAML Response (HTTP-POST binding) with `RelayState`, the state of a sign-in started at `GET /auth/sso`. The assertion must be signed by a certificate from the IdP\'s metadata, be issued by its entity id, name this organisation\'s SP entity id as Audience and this URL as Recipient, answer the AuthnRequest the sign-in sent (InResponseTo), be within its validity window (60 s clock skew), and not have been used before. A refused response answers 401 and is written to the organisation\'s audit log (`sso.login_refused`, with the check that failed). A sign-in redirects (303) with the session cookie; a "Try login" shows a page.',
+          'Where the identity provider posts its SAML Response (HTTP-POST binding) with `RelayState`, the state of a sign-in started at `GET /auth/sso`. The assertion must be signed by a certificate from the IdP\'s metadata, be issued by its entity id, name this organisation\'s SP entity id as Audience and this URL as Recipient, answer the AuthnRequest the sign-in sent (InResponseTo), be within its validity window (60 s clock skew), and not have been used before. A refused response answers 401 and is written to the organisation\'s audit log (`sso.login_refused`, with the check that failed). An accepted one redirects (303) to `/auth/sso/saml/complete`, where the browser that started the sign-in (its flow cookie) gets the session, or for a "Try login" the result page.',
         consumes: ['application/x-www-form-urlencoded'],
         body: {
           type: 'object',
@@ -91,10 +102,33 @@ export const samlRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: SamlRoutesO
       if (!(await rememberSamlAssertion(db, orgId, verified.assertionId, verified.notOnOrAfter))) {
         return refuse('replay', `replay check failed: assertion ${verified.assertionId} was used before`);
       }
+      await holdIdentity(db, flow.id, { email: verified.email, name: verified.name });
+      return reply.redirect(COMPLETE_PATH, 303);
+    },
+  );
+
+  app.get(
+    COMPLETE_PATH,
+    {
+      schema: {
+        tags,
+        summary: 'Complete a SAML sign-in',
+        description:
+          'Where the Assertion Consumer Service sends the browser. Completes the sign-in whose flow cookie this browser carries (the browser that started it at GET /auth/sso): a session (303 to the landing page) or the "Try login" result. Without the cookie, or with another flow\'s: 401, and nothing is signed in.',
+        response: { 303: { type: 'null', description: 'Signed in: redirect to the landing page.' } },
+      },
+    },
+    async (request, reply) => {
+      const state = request.cookies[FLOW_COOKIE];
+      reply.clearCookie(FLOW_COOKIE, clearedCookieOptions);
+      const flow = state ? await completeHeldFlow(db, state, 'sso_saml') : undefined;
+      if (!flow?.org_id) throw new ApiError(401, 'unauthorized', NOT_THIS_BROWSER);
+      const connection = await findSsoConnection(db, secretBox, flow.org_id);
+      if (!connection?.saml) throw new ApiError(401, 'unauthorized', 'the organisation has no SAML connection any more: start again');
       return completeSsoSignIn({ db, tokens, changes }, request, reply, {
         connection,
         flow: { purpose: flow.purpose as FlowPurpose, userId: flow.user_id },
-        identity: { email: verified.email, name: verified.name },
+        identity: flow.identity,
       });
     },
   );

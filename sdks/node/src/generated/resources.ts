@@ -24,6 +24,9 @@ import type {
   ConfigRepoSyncQuery,
   ConfigRepoUpdateParams,
   DiscoveryRun,
+  Domain,
+  DomainCreateParams,
+  DomainListQuery,
   Event,
   EventListQuery,
   Health,
@@ -157,7 +160,7 @@ export class ApiKeysResource {
   /**
    * Create an API key
    *
-   * A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).
+   * A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`). A key never has more power than the person behind it: it gets no scope its maker lacks (403), is capped by that person’s role at every use (a demoted admin’s admin key acts as the new role; a removed member’s keys stop working), and never holds owner powers. A key in its rotation grace period cannot create, rotate or revoke keys (403 `key_rotating`).
    *
    * Required scope: `admin`.
    *
@@ -437,6 +440,80 @@ export class ConfigReposResource {
   }
 }
 
+/** `domains`: create, delete, get, list, verify. */
+export class DomainsResource {
+  constructor(protected readonly _client: APIClient) {}
+
+  /**
+   * Claim a domain
+   *
+   * Claims an e-mail domain for the organisation and answers with the TXT record to publish (`verification`). The claim does nothing until verified (POST …/domains/:id/verify). Claiming a domain the organisation claimed before returns that claim (200).
+   *
+   * Required scope: `admin`.
+   *
+   * `POST /api/v1/orgs/current/domains` (`domains.create`)
+   *
+   * @param body The request body.
+   */
+  create(body: DomainCreateParams, options?: RequestOptions): Promise<Domain> {
+    return this._client.request<Domain>({ method: 'POST', path: "/api/v1/orgs/current/domains", body, bodyForm: { json: true, raw: [] }, mutating: true, response: 'json' }, options);
+  }
+
+  /**
+   * Remove a domain
+   *
+   * Gives the claim up: the domain admits nobody any more. Audited as `domain.removed`.
+   *
+   * Required scope: `admin`.
+   *
+   * `DELETE /api/v1/orgs/current/domains/{id}` (`domains.delete`)
+   *
+   * @param id id
+   */
+  delete(id: string, options?: RequestOptions): Promise<unknown> {
+    return this._client.request<unknown>({ method: 'DELETE', path: `/api/v1/orgs/current/domains/${encodePath(id)}`, mutating: true, response: 'document' }, options);
+  }
+
+  /**
+   * Get a domain
+   *
+   * Required scope: `admin`.
+   *
+   * `GET /api/v1/orgs/current/domains/{id}` (`domains.get`)
+   *
+   * @param id id
+   */
+  get(id: string, options?: RequestOptions): Promise<Domain> {
+    return this._client.request<Domain>({ method: 'GET', path: `/api/v1/orgs/current/domains/${encodePath(id)}`, mutating: false, response: 'json' }, options);
+  }
+
+  /**
+   * List domains
+   *
+   * Required scope: `admin`.
+   *
+   * `GET /api/v1/orgs/current/domains` (`domains.list`)
+   */
+  list(query?: DomainListQuery, options?: RequestOptions): PagePromise<Domain> {
+    return new PagePromise<Domain>(this._client, { method: 'GET', path: "/api/v1/orgs/current/domains", query: pick(query, ["limit","cursor"]), mutating: false }, options);
+  }
+
+  /**
+   * Verify a domain
+   *
+   * Reads `_aegis-verify.<domain>` now. Found: the domain is verified (200). Not found: 422 with what the record holds instead (`details.found`). The DNS lookup failed: 503, nothing changes. Another organisation holds the domain verified: 409 `domain_claimed`.
+   *
+   * Required scope: `admin`.
+   *
+   * `POST /api/v1/orgs/current/domains/{id}/verify` (`domains.verify`)
+   *
+   * @param id id
+   */
+  verify(id: string, options?: RequestOptions): Promise<Domain> {
+    return this._client.request<Domain>({ method: 'POST', path: `/api/v1/orgs/current/domains/${encodePath(id)}/verify`, mutating: true, response: 'json' }, options);
+  }
+}
+
 /** `events`: get, list. */
 export class EventsResource {
   constructor(protected readonly _client: APIClient) {}
@@ -517,7 +594,7 @@ export class IntegrationsResource {
   /**
    * Start OAuth connection
    *
-   * With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
+   * With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once, and only for whoever started it: started by a signed-in person, in that person’s browser; started with an API key, in the browser of a signed-in admin of the key’s organisation. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
    *
    * Required scope: `admin`.
    *
@@ -668,7 +745,7 @@ export class InvitesResource {
   /**
    * Invite a person
    *
-   * Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner (or an admin API key). Audited as `invite.sent`. The token is never returned.
+   * Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner’s session (or, while the organisation has no owner, an admin). Audited as `invite.sent`. The token is never returned.
    *
    * Required scope: `admin`.
    *
@@ -818,7 +895,7 @@ export class MembersResource {
   /**
    * Remove a member
    *
-   * Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner (or an admin API key); the last owner cannot be removed (409). Audited as `member.removed`.
+   * Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner’s session (403 `owner_session_required`); the last owner cannot be removed (409). Audited as `member.removed`.
    *
    * Required scope: `admin`.
    *
@@ -833,7 +910,7 @@ export class MembersResource {
   /**
    * Change a member's role
    *
-   * Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner (or an admin API key); the last owner cannot be demoted (409). Audited as `member.role_changed`.
+   * Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner’s session, never a key (403 `owner_session_required`; an organisation with no owner yet gets its first from an admin); the last owner cannot be demoted (409). Audited as `member.role_changed`.
    *
    * Required scope: `admin`.
    *
@@ -1280,7 +1357,7 @@ export class SessionsResource {
   /**
    * Switch organisation
    *
-   * Makes the session work in another organisation the person belongs to. An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
+   * Makes the session work in another organisation the person belongs to. A session signed in through an organisation's identity provider works in that organisation only: any other answers 404, as one the person does not belong to (sign in again by e-mail link to reach it). An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
    *
    * Required scope: `user`.
    *
@@ -2020,6 +2097,7 @@ export class GeneratedClient extends APIClient {
   readonly attackSurface: AttackSurfaceResource = new AttackSurfaceResource(this);
   readonly auditLog: AuditLogResource = new AuditLogResource(this);
   readonly configRepos: ConfigReposResource = new ConfigReposResource(this);
+  readonly domains: DomainsResource = new DomainsResource(this);
   readonly events: EventsResource = new EventsResource(this);
   readonly health: HealthResource = new HealthResource(this);
   readonly identity: IdentityResource = new IdentityResource(this);
@@ -2072,6 +2150,11 @@ export const OPERATIONS: Readonly<Record<string, { method: string; path: string 
   "configRepos.listSyncs": { method: 'GET', path: "/api/v1/config-repos/{id}/syncs" },
   "configRepos.sync": { method: 'POST', path: "/api/v1/config-repos/{id}/sync" },
   "configRepos.update": { method: 'PATCH', path: "/api/v1/config-repos/{id}" },
+  "domains.create": { method: 'POST', path: "/api/v1/orgs/current/domains" },
+  "domains.delete": { method: 'DELETE', path: "/api/v1/orgs/current/domains/{id}" },
+  "domains.get": { method: 'GET', path: "/api/v1/orgs/current/domains/{id}" },
+  "domains.list": { method: 'GET', path: "/api/v1/orgs/current/domains" },
+  "domains.verify": { method: 'POST', path: "/api/v1/orgs/current/domains/{id}/verify" },
   "events.get": { method: 'GET', path: "/api/v1/events/{id}" },
   "events.list": { method: 'GET', path: "/api/v1/events" },
   "health.live": { method: 'GET', path: "/healthz" },

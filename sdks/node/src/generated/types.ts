@@ -560,6 +560,56 @@ export interface DiscoveryRunError {
   message: string;
 }
 
+export interface Domain {
+  id: string;
+  domain: string;
+  /**
+   * `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+   */
+  status: "pending" | "verified";
+  /**
+   * The DNS record that proves control of the domain.
+   */
+  verification: DomainVerification;
+  verified_at: string | null;
+  /**
+   * The last time the record was read (verified domains are read again every day).
+   */
+  checked_at: string | null;
+  /**
+   * What the last check found wrong, if it failed.
+   */
+  check_error: string | null;
+  created_at: string;
+}
+
+export interface DomainCreateParams {
+  /**
+   * An e-mail domain (example.com).
+   */
+  domain: string;
+}
+
+export interface DomainListPage {
+  data: Domain[];
+  pagination: Pagination;
+}
+
+/**
+ * The DNS record that proves control of the domain.
+ */
+export interface DomainVerification {
+  type: "dns_txt";
+  /**
+   * The record name: `_aegis-verify.<domain>`.
+   */
+  name: string;
+  /**
+   * The TXT value to publish there.
+   */
+  value: string;
+}
+
 export interface Event {
   /**
    * Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate.
@@ -1123,7 +1173,7 @@ export interface Me {
    */
   scopes: Array<"scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin">;
   /**
-   * The person's organisations (empty for API keys).
+   * The person's organisations (empty for API keys); for a session signed in through an organisation's identity provider, that organisation only.
    */
   memberships: MeMembership[];
   /**
@@ -2768,9 +2818,13 @@ export interface SsoConnection {
    */
   enforced: boolean;
   /**
-   * E-mail domains whose people become members on their first SSO sign-in.
+   * E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them.
    */
   jit_domains: string[];
+  /**
+   * The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified.
+   */
+  jit_domains_pending: string[];
   /**
    * The role just-in-time members get.
    */
@@ -3859,6 +3913,22 @@ export interface ConfigRepoSyncQuery {
    * Default: `false`.
    */
   force?: boolean;
+}
+
+/**
+ * Query parameters of `domains.list`.
+ */
+export interface DomainListQuery {
+  /**
+   * Page size (1–200, default 50).
+   *
+   * Default: `50`.
+   */
+  limit?: number;
+  /**
+   * Opaque cursor from `pagination.next` of the previous page.
+   */
+  cursor?: string;
 }
 
 /**

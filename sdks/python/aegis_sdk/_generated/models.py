@@ -33,6 +33,10 @@ __all__ = [
     "DiscoveryRun",
     "DiscoveryRunCounts",
     "DiscoveryRunError",
+    "Domain",
+    "DomainCreateParams",
+    "DomainListPage",
+    "DomainVerification",
     "Event",
     "EventData",
     "EventListPage",
@@ -612,6 +616,47 @@ class DiscoveryRunError(TypedDict):
     message: str
 
 
+class Domain(TypedDict):
+    """Domain."""
+
+    id: str
+    domain: str
+    #: `verified` while the TXT record holds the token; `pending` before, and again once it is gone.
+    status: Literal["pending", "verified"]
+    #: The DNS record that proves control of the domain.
+    verification: DomainVerification
+    verified_at: Optional[str]
+    #: The last time the record was read (verified domains are read again every day).
+    checked_at: Optional[str]
+    #: What the last check found wrong, if it failed.
+    check_error: Optional[str]
+    created_at: str
+
+
+class DomainCreateParams(TypedDict):
+    """DomainCreateParams."""
+
+    #: An e-mail domain (example.com).
+    domain: str
+
+
+class DomainListPage(TypedDict):
+    """DomainListPage."""
+
+    data: List[Domain]
+    pagination: Pagination
+
+
+class DomainVerification(TypedDict):
+    """The DNS record that proves control of the domain."""
+
+    type: Literal["dns_txt"]
+    #: The record name: `_aegis-verify.<domain>`.
+    name: str
+    #: The TXT value to publish there.
+    value: str
+
+
 class Event(TypedDict):
     """Event."""
 
@@ -1025,7 +1070,7 @@ class Me(TypedDict):
     role: Optional[Literal["owner", "admin", "member", "viewer"]]
     #: What the caller may do (a role maps onto scopes).
     scopes: List[Literal["scans:read", "scans:write", "vulnerabilities:read", "vulnerabilities:write", "shield:read", "shield:write", "admin"]]
-    #: The person's organisations (empty for API keys).
+    #: The person's organisations (empty for API keys); for a session signed in through an organisation's identity provider, that organisation only.
     memberships: List[MeMembership]
     #: The current session; null for API keys.
     session_id: Optional[str]
@@ -2139,8 +2184,10 @@ class SsoConnection(TypedDict):
     saml: Optional[SsoConnectionSaml]
     #: Members may only sign in through this identity provider.
     enforced: bool
-    #: E-mail domains whose people become members on their first SSO sign-in.
+    #: E-mail domains whose people become members on their first SSO sign-in, once the organisation has verified them.
     jit_domains: List[str]
+    #: The listed domains the organisation has not verified (GET /api/v1/orgs/current/domains): they admit nobody until verified.
+    jit_domains_pending: List[str]
     #: The role just-in-time members get.
     jit_role: Literal["admin", "member", "viewer"]
     #: The last successful "Try login" since the settings last changed; enforcing needs one.

@@ -21,6 +21,7 @@ __all__ = [
     "AttackSurfaceResource",
     "AuditLogResource",
     "ConfigReposResource",
+    "DomainsResource",
     "EventsResource",
     "HealthResource",
     "IdentityResource",
@@ -98,7 +99,7 @@ class ApiKeysResource:
     ) -> NewApiKey:
         """Create an API key.
 
-        A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`).
+        A key with scope `admin` needs the pro or enterprise plan (403 `plan_required` otherwise, naming them in `details.required_plans`). `environment: test` makes a `svc_test_` key, which sees only the sandbox; a test key or session can make only test keys (403 `live_mode_required`). A key never has more power than the person behind it: it gets no scope its maker lacks (403), is capped by that person’s role at every use (a demoted admin’s admin key acts as the new role; a removed member’s keys stop working), and never holds owner powers. A key in its rotation grace period cannot create, rotate or revoke keys (403 `key_rotating`).
 
         `POST /api/v1/api-keys` — required scope: `admin`.
 
@@ -606,6 +607,130 @@ class ConfigReposResource:
         return self._client._request("PATCH", f"/api/v1/config-repos/{_path(id)}", query=None, json=body, options=options, mutating=True)
 
 
+class DomainsResource:
+    """The `domains` operations: `create`, `delete`, `get`, `list`, `verify`."""
+
+    def __init__(self, client: BaseClient) -> None:
+        self._client = client
+
+    def create(
+        self,
+        body: DomainCreateParams,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> Domain:
+        """Claim a domain.
+
+        Claims an e-mail domain for the organisation and answers with the TXT record to publish (`verification`). The claim does nothing until verified (POST …/domains/:id/verify). Claiming a domain the organisation claimed before returns that claim (200).
+
+        `POST /api/v1/orgs/current/domains` — required scope: `admin`.
+
+        Args:
+            body: The JSON request body.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("POST", "/api/v1/orgs/current/domains", query=None, json=body, options=options, mutating=True)
+
+    def delete(
+        self,
+        id: str,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> Any:
+        """Remove a domain.
+
+        Gives the claim up: the domain admits nobody any more. Audited as `domain.removed`.
+
+        `DELETE /api/v1/orgs/current/domains/{id}` — required scope: `admin`.
+
+        Args:
+            id: The `id` path parameter.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("DELETE", f"/api/v1/orgs/current/domains/{_path(id)}", query=None, options=options, mutating=True)
+
+    def get(
+        self,
+        id: str,
+        *,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> Domain:
+        """Get a domain.
+
+        `GET /api/v1/orgs/current/domains/{id}` — required scope: `admin`.
+
+        Args:
+            id: The `id` path parameter.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("GET", f"/api/v1/orgs/current/domains/{_path(id)}", query=None, options=options, mutating=False)
+
+    def list(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> SyncPage[Domain]:
+        """List domains.
+
+        `GET /api/v1/orgs/current/domains` — required scope: `admin`.
+
+        Args:
+            limit: Page size (1–200, default 50). Default: `50`.
+            cursor: Opaque cursor from `pagination.next` of the previous page.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+
+        Returns:
+            The first page; iterating over it yields every item of every page, fetched lazily.
+        """
+        options = merge_options(request_options, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._get_page("/api/v1/orgs/current/domains", {"limit": limit, "cursor": cursor}, options)
+
+    def verify(
+        self,
+        id: str,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> Domain:
+        """Verify a domain.
+
+        Reads `_aegis-verify.<domain>` now. Found: the domain is verified (200). Not found: 422 with what the record holds instead (`details.found`). The DNS lookup failed: 503, nothing changes. Another organisation holds the domain verified: 409 `domain_claimed`.
+
+        `POST /api/v1/orgs/current/domains/{id}/verify` — required scope: `admin`.
+
+        Args:
+            id: The `id` path parameter.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("POST", f"/api/v1/orgs/current/domains/{_path(id)}/verify", query=None, options=options, mutating=True)
+
+
 class EventsResource:
     """The `events` operations: `get`, `list`."""
 
@@ -769,7 +894,7 @@ class IntegrationsResource:
     ) -> IntegrationConnectResponse:
         """Start OAuth connection.
 
-        With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
+        With `token` (and, for Jira API tokens, `email` and `url`): validates the credential against the provider and saves an active connection (201), answering with the inbound webhook URL and secret once. Without: starts the provider’s OAuth authorization code flow (with PKCE where the provider supports it: GitHub, GitLab, Linear) and answers with `authorize_url` — send the browser there; the provider returns it to `GET /api/v1/integrations/oauth/:provider/callback`, which completes the connection. A flow lives 10 minutes and completes once, and only for whoever started it: started by a signed-in person, in that person’s browser; started with an API key, in the browser of a signed-in admin of the key’s organisation. Refused credential: 422; provider unreachable: 502; OAuth not configured on this server: 422.
 
         `POST /api/v1/integrations/{provider}/connect` — required scope: `admin`.
 
@@ -1027,7 +1152,7 @@ class InvitesResource:
     ) -> Invite:
         """Invite a person.
 
-        Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner (or an admin API key). Audited as `invite.sent`. The token is never returned.
+        Mails the address a link to join with the role; the link works once, for 7 days. A new invite to the same address replaces a pending one. Inviting a member: 409. Inviting as `owner` needs an owner’s session (or, while the organisation has no owner, an admin). Audited as `invite.sent`. The token is never returned.
 
         `POST /api/v1/orgs/current/invite` — required scope: `admin`.
 
@@ -1302,7 +1427,7 @@ class MembersResource:
     ) -> Any:
         """Remove a member.
 
-        Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner (or an admin API key); the last owner cannot be removed (409). Audited as `member.removed`.
+        Takes effect at once: the person’s sessions in this organisation stop working. Removing an owner needs an owner’s session (403 `owner_session_required`); the last owner cannot be removed (409). Audited as `member.removed`.
 
         `DELETE /api/v1/orgs/current/members/{user_id}` — required scope: `admin`.
 
@@ -1327,7 +1452,7 @@ class MembersResource:
     ) -> Member:
         """Change a member's role.
 
-        Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner (or an admin API key); the last owner cannot be demoted (409). Audited as `member.role_changed`.
+        Takes effect at once, also for the member’s open sessions. Granting or taking away `owner` needs an owner’s session, never a key (403 `owner_session_required`; an organisation with no owner yet gets its first from an admin); the last owner cannot be demoted (409). Audited as `member.role_changed`.
 
         `PATCH /api/v1/orgs/current/members/{user_id}` — required scope: `admin`.
 
@@ -2106,7 +2231,7 @@ class SessionsResource:
     ) -> Organization:
         """Switch organisation.
 
-        Makes the session work in another organisation the person belongs to. An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
+        Makes the session work in another organisation the person belongs to. A session signed in through an organisation's identity provider works in that organisation only: any other answers 404, as one the person does not belong to (sign in again by e-mail link to reach it). An organisation that enforces SSO needs a session that came through its identity provider (403 `sso_required`).
 
         `PUT /api/v1/me/current-organization` — required scope: `user`.
 
@@ -3357,6 +3482,7 @@ class Resources:
     attack_surface: AttackSurfaceResource
     audit_log: AuditLogResource
     config_repos: ConfigReposResource
+    domains: DomainsResource
     events: EventsResource
     health: HealthResource
     identity: IdentityResource
@@ -3388,6 +3514,7 @@ class Resources:
         self.attack_surface = AttackSurfaceResource(client)
         self.audit_log = AuditLogResource(client)
         self.config_repos = ConfigReposResource(client)
+        self.domains = DomainsResource(client)
         self.events = EventsResource(client)
         self.health = HealthResource(client)
         self.identity = IdentityResource(client)

@@ -1,6 +1,7 @@
 // Settings → SSO: the organisation's identity provider (OIDC or SAML), what to enter at the IdP,
-// "Try login" (a one-time URL that runs a real sign-in and reports), enforcement, removal. SSO is an
-// Enterprise feature: other plans see the gate, and the API's own refusal when they try.
+// "Try login" (a one-time URL that runs a real sign-in and reports), enforcement (an owner's, in
+// person), removal, and the verified domains just-in-time sign-up needs. SSO is an Enterprise
+// feature: other plans see the gate, and the API's own refusal when they try.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ApiError, api, ok } from '../../api/client.ts';
@@ -10,6 +11,7 @@ import { useWrite } from '../../components/forms.tsx';
 import { StatusBadge, Time } from '../../components/badges.tsx';
 import { ErrorMessage, Loading } from '../../components/status.tsx';
 import { SSO_KEY, SsoSettingsForm, type SsoConnection } from './sso-form.tsx';
+import { VerifiedDomains } from './sso-domains.tsx';
 import './webhooks-settings.css';
 
 function PlanGate({ plan }: { plan: string }) {
@@ -38,6 +40,7 @@ function TryLogin() {
 }
 
 function Connection({ sso }: { sso: SsoConnection }) {
+  const owner = useMe().data?.role === 'owner';
   const [confirm, setConfirm] = useState<'enforce' | 'unenforce' | 'delete' | null>(null);
   const enforce = useWrite((enforced: boolean) => ok(api.POST('/api/v1/orgs/current/sso/enforcement', { body: { enforced } })), [SSO_KEY], () => setConfirm(null));
   const remove = useWrite(() => ok(api.DELETE('/api/v1/orgs/current/sso')), [SSO_KEY], () => setConfirm(null));
@@ -72,17 +75,21 @@ function Connection({ sso }: { sso: SsoConnection }) {
         <dt>Last successful Try login</dt>
         <dd>{sso.tested_at ? <Time at={sso.tested_at} /> : 'never since the settings changed'}</dd>
         <dt>Just-in-time domains</dt>
-        <dd>{sso.jit_domains.length ? `${sso.jit_domains.join(', ')} (as ${sso.jit_role})` : 'none'}</dd>
+        <dd>
+          {sso.jit_domains.length ? `${sso.jit_domains.join(', ')} (as ${sso.jit_role})` : 'none'}
+          {sso.jit_domains_pending.length > 0 && <small className="muted"> — not verified yet, so admitting nobody: {sso.jit_domains_pending.join(', ')}</small>}
+        </dd>
       </dl>
       <div className="actions">
         <TryLogin />
-        {sso.enforced ? (
+        {!owner ? null : sso.enforced ? (
           <button type="button" onClick={() => setConfirm('unenforce')}>Stop enforcing</button>
         ) : (
           <button type="button" className="button-primary" onClick={() => setConfirm('enforce')}>Enforce SSO</button>
         )}
         {!sso.enforced && <button type="button" className="button-danger" onClick={() => setConfirm('delete')}>Remove connection</button>}
       </div>
+      {!owner && <p className="muted">Only an owner, signed in, can enforce SSO or stop enforcing it.</p>}
       {enforce.isError && <ErrorMessage error={enforce.error} />}
       {remove.isError && <ErrorMessage error={remove.error} />}
       <ConfirmDialog
@@ -173,6 +180,7 @@ export default function SsoSettings() {
             </section>
           )}
           {sso.data && <ServiceProvider sso={sso.data} />}
+          <VerifiedDomains />
         </>
       )}
     </>
