@@ -3,6 +3,7 @@ import { loadCloudSettings, type CloudSettings } from './attack-surface/provider
 import { loadProviderSettings, type ProvidersSettings } from './integrations/providers/settings.ts';
 import type { DestinationStream } from 'pino';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
+import { DEFAULT_BODY_ADMISSION, type BodyBudget } from './gateway/proxy/body-admission.ts';
 
 export interface ServerConfig {
   host: string;
@@ -47,6 +48,8 @@ export interface ServerConfig {
   shieldInspectBytes: number;
   /** Raw bytes of a multipart body (files included) the gateway buffers to inspect its text parts. */
   shieldMultipartBytes: number;
+  /** What request bodies may hold of the gateway while they arrive (api/gateway/proxy/body-admission.ts). */
+  shieldBodyBudget: BodyBudget;
   /** Largest expansion of a compressed request body (past 64 KiB decoded) before it counts as a bomb. */
   shieldMaxDecompressionRatio: number;
   /** Leading zero bits the challenge proof-of-work needs (16 ≈ 65 000 hashes). */
@@ -140,6 +143,14 @@ const millis = (name: string, value: string, fallback: number): number => {
   return n;
 };
 
+/** A size in bytes, up to 64 GiB. */
+const bytes = (name: string, value: string | undefined, fallback: number): number => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 64 * 1024 ** 3) throw new Error(`${name} must be a whole number of bytes, got "${value}"`);
+  return n;
+};
+
 const millisList = (name: string, value: string | undefined, fallback: readonly number[]): readonly number[] =>
   value === undefined || value.trim() === '' ? fallback : value.split(',').map((part) => millis(name, part.trim(), 0));
 
@@ -215,6 +226,15 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldRefreshMs: positiveInt('AEGIS_SHIELD_REFRESH_MS', env.AEGIS_SHIELD_REFRESH_MS, 250),
     shieldInspectBytes: positiveInt('AEGIS_SHIELD_INSPECT_BYTES', env.AEGIS_SHIELD_INSPECT_BYTES, 128 * 1024),
     shieldMultipartBytes: positiveInt('AEGIS_SHIELD_MULTIPART_BYTES', env.AEGIS_SHIELD_MULTIPART_BYTES, 8 * 1024 * 1024),
+    shieldBodyBudget: {
+      ...DEFAULT_BODY_ADMISSION,
+      bufferBytes: bytes('AEGIS_SHIELD_BUFFER_BYTES', env.AEGIS_SHIELD_BUFFER_BYTES, DEFAULT_BODY_ADMISSION.bufferBytes),
+      uploadsPerClient: positiveInt('AEGIS_SHIELD_CLIENT_UPLOADS', env.AEGIS_SHIELD_CLIENT_UPLOADS, DEFAULT_BODY_ADMISSION.uploadsPerClient) || 1,
+      bytesPerClient: bytes('AEGIS_SHIELD_CLIENT_BUFFER_BYTES', env.AEGIS_SHIELD_CLIENT_BUFFER_BYTES, DEFAULT_BODY_ADMISSION.bytesPerClient),
+      totalBytes: bytes('AEGIS_SHIELD_TOTAL_BUFFER_BYTES', env.AEGIS_SHIELD_TOTAL_BUFFER_BYTES, DEFAULT_BODY_ADMISSION.totalBytes),
+      minBytesPerSecond: positiveInt('AEGIS_SHIELD_MIN_BODY_RATE', env.AEGIS_SHIELD_MIN_BODY_RATE, DEFAULT_BODY_ADMISSION.minBytesPerSecond),
+      graceMs: millis('AEGIS_SHIELD_BODY_GRACE_MS', env.AEGIS_SHIELD_BODY_GRACE_MS ?? '', DEFAULT_BODY_ADMISSION.graceMs),
+    },
     shieldMaxDecompressionRatio: positiveInt('AEGIS_SHIELD_MAX_DECOMPRESSION_RATIO', env.AEGIS_SHIELD_MAX_DECOMPRESSION_RATIO, 100),
     challengeDifficultyBits: positiveInt('AEGIS_CHALLENGE_DIFFICULTY_BITS', env.AEGIS_CHALLENGE_DIFFICULTY_BITS, 16),
     upstreamTimeoutMs: positiveInt('AEGIS_UPSTREAM_TIMEOUT_MS', env.AEGIS_UPSTREAM_TIMEOUT_MS, 60_000),

@@ -33,6 +33,7 @@ export async function launchGateway(config: ServerConfig, deps: LaunchDeps, envi
     asnDb,
     refreshMs: config.shieldRefreshMs,
     bodyLimits: { inspectBytes: config.shieldInspectBytes, multipartBytes: config.shieldMultipartBytes, maxRatio: config.shieldMaxDecompressionRatio },
+    bodyBudget: config.shieldBodyBudget,
     challengeDifficultyBits: config.challengeDifficultyBits,
     upstream: {
       headersTimeoutMs: config.upstreamTimeoutMs,

@@ -10,17 +10,24 @@
 //   7. managed rules
 //   8. schema enforcement
 //
+// A POST that names another method (an override header, a `_method` field: inspect/
+// method-override.ts) is evaluated as each method it names as well as POST wherever a rule looks
+// at methods (rate limits, virtual patches, managed rules, the schema).
+//
 // A matching rule acts according to the site's mode: `block` applies the rule's own action,
 // `challenge` softens blocks into challenges, `log` only records what would have happened. A rule
 // whose own action is `log` records and lets evaluation continue, so a later blocking rule still
-// blocks. A challenge is skipped for a client holding a valid clearance cookie.
+// blocks. A clearance cookie (a solved challenge) answers challenges only: a rule whose own action
+// is `challenge` is passed, but a block the site's challenge mode softened blocks a cleared client
+// after all — solving a puzzle once must not open the way past IP denies, rate limits and patches.
 import type { DecisionAction, RuleKind } from './decision.ts';
 import type { InspectedRequest } from './inspected-request.ts';
 import type { ParsedIp } from '../net/ip.ts';
 import type { AsnDatabase } from './rules/asn-db.ts';
 import { REFUSAL_STATUS } from './inspect/body.ts';
-import { identityKey, ruleApplies } from './rules/rate-limits.ts';
+import { identityKeys, ruleApplies } from './rules/rate-limits.ts';
 import { escalationKeys, type CompiledSite } from './sites/compile.ts';
+import { asMethod, overrideMethods } from './inspect/method-override.ts';
 import { slidingCount, type RateState } from './state/rate-state.ts';
 
 export interface Verdict {
@@ -69,16 +76,27 @@ class Evaluation {
     const effective = this.site.mode === 'challenge' && ruleAction === 'block' ? 'challenge' : ruleAction;
     if (effective === 'challenge') {
       this.#cleared ??= this.facts.hasClearance();
-      if (this.#cleared) return null;
-      return { action: 'challenge', ruleKind: kind, ruleId, would: null, status: 403 };
+      if (!this.#cleared) return { action: 'challenge', ruleKind: kind, ruleId, would: null, status: 403 };
+      if (ruleAction === 'challenge') return null;
     }
     return { action: 'block', ruleKind: kind, ruleId, would: null, status, ...(retryAfter !== undefined ? { retryAfter } : {}) };
   }
 }
 
+/** The first non-null answer of `check` for the request and each of its override views. */
+function firstOf<T>(views: readonly InspectedRequest[], check: (view: InspectedRequest) => T | null): T | null {
+  for (const view of views) {
+    const answer = check(view);
+    if (answer !== null) return answer;
+  }
+  return null;
+}
+
 export async function decide(site: CompiledSite, facts: RequestFacts, deps: PipelineDeps): Promise<Verdict> {
   const evaluation = new Evaluation(site, facts);
   const { request } = facts;
+  const overrides = overrideMethods(request);
+  const views = overrides.length === 0 ? [request] : [request, ...overrides.map((method) => asMethod(request, method))];
 
   if (site.ipAccess) {
     const origin = site.ipAccess.needsAsn && deps.asnDb ? deps.asnDb.lookup(facts.parsedIp) : null;
@@ -102,12 +120,16 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
         if (verdict) return verdict;
       }
       for (const rule of site.rateLimitsByPath.candidates(request.path)) {
-        if (!ruleApplies(rule, request.method, request.path)) continue;
-        const identity = identityKey(rule, request.headers, facts.clientIp);
-        const hit = deps.state.hit(`${site.id}:${rule.id}:${identity}`, rule.windowMs, now);
-        const counts = hit instanceof Promise ? await hit : hit;
-        if (slidingCount(counts, rule.windowMs, now) <= rule.budget) continue;
-        if (rule.escalateMs > 0) await deps.state.deny(`${site.id}:${identity}`, { until: now + rule.escalateMs, ruleId: rule.id });
+        if (!views.some((view) => ruleApplies(rule, view.method, request.path))) continue;
+        // Over budget when any identity the request carries is (each API key it presents is counted).
+        const over: string[] = [];
+        for (const identity of identityKeys(rule, request.headers, facts.clientIp)) {
+          const hit = deps.state.hit(`${site.id}:${rule.id}:${identity}`, rule.windowMs, now);
+          const counts = hit instanceof Promise ? await hit : hit;
+          if (slidingCount(counts, rule.windowMs, now) > rule.budget) over.push(identity);
+        }
+        if (over.length === 0) continue;
+        if (rule.escalateMs > 0) for (const identity of over) await deps.state.deny(`${site.id}:${identity}`, { until: now + rule.escalateMs, ruleId: rule.id });
         const retryAfter = Math.ceil((rule.escalateMs > 0 ? rule.escalateMs : rule.windowMs - (now % rule.windowMs)) / 1000);
         const verdict = evaluation.apply(rule.action, 'rate_limit', rule.id, 429, retryAfter);
         if (verdict) return verdict;
@@ -119,7 +141,7 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
 
   // Refused only when some rule reads the request: patches on this path, managed rules, or the schema's body check.
   const bodyRead = request.bodyState !== 'none' && request.bodyState !== 'not_inspected';
-  if (bodyRead || site.managed || site.patches?.inspectsBody(request.method, request.path)) {
+  if (bodyRead || site.managed || views.some((view) => site.patches?.inspectsBody(view.method, request.path))) {
     const refusal = request.refusal;
     if (refusal) {
       const verdict = evaluation.apply('block', 'inspection', refusal, REFUSAL_STATUS[refusal]);
@@ -127,24 +149,27 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
     }
   }
 
-  if (site.patches) {
-    const hit = site.patches.match(request);
+  const patches = site.patches;
+  if (patches) {
+    const hit = firstOf(views, (view) => patches.match(view));
     if (hit) {
       const verdict = evaluation.apply(hit.action, 'virtual_patch', hit.patchId);
       if (verdict) return verdict;
     }
   }
 
-  if (site.managed) {
-    const hit = site.managed.match(request);
+  const managed = site.managed;
+  if (managed) {
+    const hit = firstOf(views, (view) => managed.match(view));
     if (hit) {
       const verdict = evaluation.apply('block', 'managed', hit.ruleId);
       if (verdict) return verdict;
     }
   }
 
-  if (site.schema) {
-    const violation = site.schema.enforcer.check(request, site.schema.strictness, site.foldCase);
+  const schema = site.schema;
+  if (schema) {
+    const violation = firstOf(views, (view) => schema.enforcer.check(view, schema.strictness, site.foldCase) ?? null);
     if (violation) {
       // The operation (operationId or `METHOD /template`) stands for the rule; null for an undeclared path.
       const verdict = evaluation.apply('block', 'schema', violation.operation);

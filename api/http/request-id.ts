@@ -5,8 +5,10 @@ import { randomHex } from '../ids.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
+export const newRequestId = (): string => `req_${randomHex(12)}`;
+
 export function requestIdFor(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
   if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
-  return `req_${randomHex(12)}`;
+  return newRequestId();
 }

@@ -46,7 +46,11 @@ describe('parameterNames', () => {
     ['user[address][city]', ['user', 'user.address.city', 'user.address', 'address', 'address.city', 'city']],
     ['a[a]', ['a', 'a.a']],
     ['[x]', ['[x]']],
-    ['q[unclosed', ['q']],
+    // PHP turns an unclosed `[` into `_`, drops leading spaces and turns spaces and dots into `_`.
+    ['q[unclosed', ['q', 'q_unclosed']],
+    [' coupon', [' coupon', 'coupon']],
+    ['a.b c', ['a.b c', 'a_b_c']],
+    ['a.b[c]', ['a.b', 'a.b.c', 'c', 'a_b', 'a_b.c']],
   ])('%s → %j', (raw, names) => {
     expect(parameterNames(raw)).toEqual(names);
   });
@@ -196,9 +200,10 @@ describe('inspectBody', () => {
     expect(wanted.fields).toContainEqual(['multipart', 'upload', 'file content']);
   });
 
-  it('reports malformed multipart and refuses one that cannot be split', async () => {
+  it('refuses multipart that parsers could split differently, and one that cannot be split', async () => {
+    // Without its closing delimiter, some parsers keep the last part and some drop it.
     const unterminated = await inspect('--b\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello', 'multipart/form-data; boundary=b');
-    expect(unterminated.anomalies).toContain('multipart_invalid');
+    expect(unterminated.result.refusal).toBe('ambiguous_body');
     const noBoundary = await inspect('whatever', 'multipart/form-data');
     expect(noBoundary.result.refusal).toBe('unparsable_body');
   });

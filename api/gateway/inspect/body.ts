@@ -1,6 +1,9 @@
 // A request body read for inspection the way origins read bodies, so no body processor of theirs
 // sees what the gateway's did not:
-//   1. Content-Encoding undone (gzip, deflate, br; bounded: content-coding.ts);
+//   1. Content-Encoding undone (gzip, deflate, br; bounded: content-coding.ts) — and then the
+//      decoded body is what the origin receives (`decoded`; the gateway rewrites the headers), so
+//      an origin that does not undo codings (PHP, Werkzeug) cannot read the compressed bytes, gzip
+//      header comments and all, as a form;
 //   2. the declared charset decoded (charset.ts);
 //   3. parsed by what it is: multipart/form-data by busboy (multipart.ts), a form as
 //      application/x-www-form-urlencoded, JSON (declared `application/json` or `+json`) by the
@@ -15,6 +18,10 @@
 // declared JSON body that does not parse, a multipart body that cannot be split at all, more
 // parameters than the collector takes, or a Content-Type or Content-Encoding sent twice (Node keeps
 // the first, other servers the last: the gateway and the origin would read different bodies).
+// Bodies that parsers read differently are refused too (`ambiguous_body`): multipart outside the
+// shape every parser agrees on (multipart-shape.ts), and forms in a charset that is not
+// ASCII-compatible (a framework that ignores the charset reads the bytes as ASCII, the gateway as
+// declared).
 import type { IncomingMessage } from 'node:http';
 import type { BodyState } from '../inspected-request.ts';
 import { charsetOf, decodeText } from './charset.ts';
@@ -22,6 +29,8 @@ import type { FieldCollector } from './collector.ts';
 import { contentCodings, decodeContent } from './content-coding.ts';
 import { looksLikeJson, scanJson } from './json-fields.ts';
 import { parseMultipart } from './multipart.ts';
+import { ambiguousMultipart, ASCII_COMPATIBLE_CHARSETS } from './multipart-shape.ts';
+import { wellFormedContentType } from './content-type.ts';
 import { parameterNames } from './names.ts';
 
 export interface BodyLimits {
@@ -34,7 +43,7 @@ export interface BodyLimits {
 }
 
 /** Why a body could not be inspected: the rule id of the refusal (rule kind `inspection`). */
-export type BodyRefusal = 'body_too_large' | 'decompression_limit' | 'unsupported_encoding' | 'unsupported_charset' | 'unparsable_body' | 'too_many_parameters' | 'ambiguous_headers';
+export type BodyRefusal = 'body_too_large' | 'decompression_limit' | 'unsupported_encoding' | 'unsupported_charset' | 'unparsable_body' | 'too_many_parameters' | 'ambiguous_headers' | 'ambiguous_body';
 
 /** The status a refusal answers with in `block` mode. */
 export const REFUSAL_STATUS: Record<BodyRefusal, 400 | 413 | 415> = {
@@ -45,6 +54,7 @@ export const REFUSAL_STATUS: Record<BodyRefusal, 400 | 413 | 415> = {
   unparsable_body: 400,
   too_many_parameters: 413,
   ambiguous_headers: 400,
+  ambiguous_body: 400,
 };
 
 export interface BodyInspection {
@@ -54,6 +64,8 @@ export interface BodyInspection {
   jsonText?: string;
   /** Decoded text of a text body not parsed into fields (XML, plain text); null otherwise. */
   text: string | null;
+  /** The body with its Content-Encoding undone, when it had one: forwarded instead of the raw bytes. */
+  decoded?: Buffer;
 }
 
 export const isMultipart = (mediaType: string): boolean => mediaType === 'multipart/form-data';
@@ -98,15 +110,18 @@ export async function inspectBody(
   const multipart = isMultipart(mediaType);
   const maxBytes = multipart ? limits.multipartBytes : limits.inspectBytes;
 
-  let bytes = raw;
   const codings = contentCodings(headers['content-encoding']);
-  if (codings.length > 0) {
-    const decoded = decodeContent(raw, codings, maxBytes, limits.maxRatio);
-    if (!decoded.ok) return refused('unparsable', decoded.failure === 'unsupported' ? 'unsupported_encoding' : decoded.failure === 'corrupt' ? 'unparsable_body' : 'decompression_limit');
-    bytes = decoded.bytes;
-  }
+  if (codings.length === 0) return inspectDecoded(raw, headers, mediaType, limits, collector, wantsFile);
+  const decoded = decodeContent(raw, codings, maxBytes, limits.maxRatio);
+  if (!decoded.ok) return refused('unparsable', decoded.failure === 'unsupported' ? 'unsupported_encoding' : decoded.failure === 'corrupt' ? 'unparsable_body' : 'decompression_limit');
+  return { ...(await inspectDecoded(decoded.bytes, headers, mediaType, limits, collector, wantsFile)), decoded: decoded.bytes };
+}
 
-  if (multipart) {
+async function inspectDecoded(bytes: Buffer, headers: IncomingMessage['headers'], mediaType: string, limits: BodyLimits, collector: FieldCollector, wantsFile: (name: string) => boolean): Promise<BodyInspection> {
+  const contentType = headerText(headers['content-type']);
+  if (contentType !== undefined && !wellFormedContentType(contentType)) return refused('unparsable', 'ambiguous_headers');
+  if (isMultipart(mediaType)) {
+    if (ambiguousMultipart(bytes, contentType ?? '') !== null) return refused('unparsable', 'ambiguous_body');
     const result = await parseMultipart(bytes, headers, limits.inspectBytes, wantsFile);
     if (result.invalid) collector.anomalies.add('multipart_invalid');
     for (const part of result.parts) {
@@ -120,7 +135,9 @@ export async function inspectBody(
     return finish(collector, { state: 'multipart', refusal: null, text: null });
   }
 
-  const text = decodeText(bytes, charsetOf(headerText(headers['content-type'])));
+  const charset = charsetOf(contentType);
+  if (mediaType === 'application/x-www-form-urlencoded' && charset !== undefined && !ASCII_COMPATIBLE_CHARSETS.has(charset)) return refused('unparsable', 'ambiguous_body');
+  const text = decodeText(bytes, charset);
   if (text === null) return refused('unparsable', 'unsupported_charset');
 
   if (isJsonType(mediaType)) {

@@ -9,7 +9,10 @@
 //     `user`, `name`: a rule on a key sees the scalars below it), to the dotted paths from the root
 //     (`order.user`, `order.user.name`) and to the dotted paths that end at it (`user.name`), so a
 //     rule on `user.name` finds it wherever the object sits. Array indexes are part of paths
-//     (`items.0.id`) but never names on their own.
+//     (`items.0.id`) but never names on their own;
+//   - PHP's mangling: leading spaces dropped, and spaces and dots (and `[` left unclosed) in the
+//     base name turned into `_` (` coupon` is `$_POST['coupon']`, `a.b` is `a_b`) → the mangled
+//     name is a name too.
 
 const isIndex = (key: string): boolean => key === '' || /^\d+$/.test(key);
 
@@ -43,9 +46,23 @@ function bracketKeys(name: string): string[] {
   return keys;
 }
 
+/** The name as PHP stores it: leading spaces dropped; spaces and dots in the base name become `_`. */
+function phpName(name: string): string {
+  const trimmed = name.replace(/^[ \t\n\r\v\f]+/, '');
+  const open = trimmed.indexOf('[');
+  // A name that starts with `[` is no variable to PHP at all.
+  if (open === 0) return name;
+  const closed = open > 0 && trimmed.indexOf(']', open) > 0;
+  const base = closed ? trimmed.slice(0, open) : trimmed;
+  return base.replace(/[ .[]/g, '_') + (closed ? trimmed.slice(open) : '');
+}
+
 /** The lower-case names a query, form or multipart parameter answers to. */
 export function parameterNames(raw: string): string[] {
   const lower = raw.toLowerCase();
-  if (!lower.includes('[')) return [lower];
-  return pathNames(bracketKeys(lower));
+  const names = lower.includes('[') ? pathNames(bracketKeys(lower)) : [lower];
+  const php = phpName(lower);
+  if (php === lower) return names;
+  for (const name of php.includes('[') ? pathNames(bracketKeys(php)) : [php]) if (!names.includes(name)) names.push(name);
+  return names;
 }

@@ -1,7 +1,9 @@
 // Forwarding an allowed request to the site's origin over keep-alive connection pools (undici), one
-// pool per origin. Bodies stream both ways; nothing is buffered here. Hop-by-hop headers (RFC 9110
-// §7.6.1) are dropped in both directions; X-Forwarded-For/-Proto/-Host are set, and taken over from
-// the client only when the peer is a trusted proxy. Connections are opened by the outbound policy's
+// pool per origin. Bodies stream both ways; nothing is buffered here. Which request headers go
+// along is header-policy.ts: hop-by-hop headers dropped in both directions, every client claim about
+// the client, scheme, host or URL removed and the gateway's own forwarding headers written
+// (X-Forwarded-For chained only from a trusted proxy), the headers that shape how the body and the
+// method are read kept whatever Connection lists. Connections are opened by the outbound policy's
 // connector (net/outbound.ts) under the `origin` rule (net/origin-policy.ts): an origin that is, or
 // resolves at connect time to, a cloud metadata or link-local address is never connected to; its
 // requests fail as unreachable (502).
@@ -11,12 +13,13 @@ import type { Logger } from 'pino';
 import { Pool, errors as undiciErrors } from 'undici';
 import { literalOriginRefusal, originHost, originPolicy } from '../../net/origin-policy.ts';
 import { everywhere, originRule, outboundConnector, type OriginPolicy } from '../../net/outbound.ts';
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
-const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+import { connectionListed, dropsRequestHeader, HOP_BY_HOP } from './header-policy.ts';
+import { SlowBodyError } from './request-body.ts';
 
 export interface UpstreamOptions {
   connectionsPerOrigin?: number;
+  /** Requests one client may have in flight to one origin: a share of its pool, so no client holds all of it (default a quarter). */
+  connectionsPerClient?: number;
   connectTimeoutMs?: number;
   /** Time allowed for the origin to send response headers. */
   headersTimeoutMs?: number;
@@ -32,12 +35,20 @@ export interface ForwardContext {
   clientIp: string;
   viaTrustedProxy: boolean;
   proto: 'http' | 'https';
+  /** The validated Host (proxy/host.ts), or a trusted proxy's validated X-Forwarded-Host. */
+  host: string;
   requestId: string;
+  /** The client's own X-Request-Id when it was not adopted as ours (untrusted peers), forwarded as X-Client-Request-Id. */
+  clientRequestId: string | undefined;
   /** The request body when the gateway buffered it for inspection; else the request streams. */
   body: Buffer | Readable | undefined;
+  /** `body` is the request body with its Content-Encoding undone: the header is not forwarded. */
+  decodedBody?: boolean;
 }
 
-export type ForwardResult = { ok: true; status: number } | { ok: false; failure: 'unreachable' | 'timeout' };
+/** Why a request got no answer from the origin: `slow_body` the client stopped sending its body, `client_share` the client already holds its share of the origin's connections. */
+export type ForwardFailure = 'unreachable' | 'timeout' | 'slow_body' | 'client_share';
+export type ForwardResult = { ok: true; status: number } | { ok: false; failure: ForwardFailure };
 
 interface Origin {
   pool: Pool;
@@ -47,6 +58,8 @@ interface Origin {
   /** Why the origin (a literal address, which net.connect does not look up) is refused, or null. */
   refused: string | null;
   lastRefusalLog: number;
+  /** Requests in flight per client address. */
+  inFlight: Map<string, number>;
 }
 
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
@@ -54,9 +67,11 @@ const REFUSAL_LOG_INTERVAL_MS = 60_000;
 export class Upstreams {
   readonly #origins = new Map<string, Origin>();
   readonly #policy: OriginPolicy;
+  readonly #perClient: number;
 
   constructor(private readonly options: UpstreamOptions = {}) {
     this.#policy = options.originPolicy ?? originPolicy({ allowMetadataOrigins: false, dnsServers: [] });
+    this.#perClient = options.connectionsPerClient ?? Math.max(1, Math.floor((options.connectionsPerOrigin ?? 128) / 4));
   }
 
   #origin(originUrl: string): Origin {
@@ -80,6 +95,7 @@ export class Upstreams {
         name: url.origin,
         refused: literalOriginRefusal(originHost(url), this.#policy),
         lastRefusalLog: -Infinity,
+        inFlight: new Map(),
       };
       origin = created;
       this.#origins.set(originUrl, origin);
@@ -100,6 +116,15 @@ export class Upstreams {
       this.#reportRefusal(origin, origin.refused);
       return Promise.resolve({ ok: false, failure: 'unreachable' });
     }
+    // A client's share of the pool: requests past it are refused rather than queued behind its own.
+    const mine = origin.inFlight.get(ctx.clientIp) ?? 0;
+    if (mine >= this.#perClient) return Promise.resolve({ ok: false, failure: 'client_share' });
+    origin.inFlight.set(ctx.clientIp, mine + 1);
+    res.once('close', () => {
+      const left = (origin.inFlight.get(ctx.clientIp) ?? 1) - 1;
+      if (left > 0) origin.inFlight.set(ctx.clientIp, left);
+      else origin.inFlight.delete(ctx.clientIp);
+    });
     const headers = requestHeaders(req, ctx);
     const hasBody = ctx.body !== undefined || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     const body = ctx.body ?? (hasBody ? req : null);
@@ -109,7 +134,7 @@ export class Upstreams {
         pipeBody(upstream.body, res);
         return { ok: true, status: upstream.statusCode };
       },
-      (err: unknown): ForwardResult => ({ ok: false, failure: isTimeout(err) ? 'timeout' : 'unreachable' }),
+      (err: unknown): ForwardResult => ({ ok: false, failure: slowBody(err) ? 'slow_body' : isTimeout(err) ? 'timeout' : 'unreachable' }),
     );
   }
 
@@ -133,16 +158,18 @@ function pipeBody(body: Readable, res: ServerResponse): void {
   body.pipe(res);
 }
 
-function isTimeout(err: unknown): boolean {
-  return err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
+/** Whether the request failed because its client sent the body too slowly (request-body.ts), at any depth of causes. */
+function slowBody(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && depth < 6; depth++) {
+    if (e instanceof SlowBodyError) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
-/** Names listed in a Connection header are hop-by-hop for this message too. */
-function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
-  // `keep-alive` and `close` are all most messages carry: nothing extra to drop, nothing to allocate.
-  if (!value || value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') return undefined;
-  const text = Array.isArray(value) ? value.join(',') : value;
-  return new Set(text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+function isTimeout(err: unknown): boolean {
+  return err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
 }
 
 function requestHeaders(req: IncomingMessage, ctx: ForwardContext): string[] {
@@ -151,8 +178,9 @@ function requestHeaders(req: IncomingMessage, ctx: ForwardContext): string[] {
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || FORWARDED.has(name) || listed?.has(name)) continue;
+    if (dropsRequestHeader(name, listed)) continue;
     if (ctx.body instanceof Buffer && name === 'content-length') continue;
+    if (ctx.decodedBody && name === 'content-encoding') continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   if (ctx.body instanceof Buffer) out.push('content-length', String(ctx.body.length));
@@ -160,9 +188,13 @@ function requestHeaders(req: IncomingMessage, ctx: ForwardContext): string[] {
   const peer = (req.socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
   out.push('x-forwarded-for', priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${peer}` : ctx.clientIp);
   out.push('x-forwarded-proto', ctx.proto);
-  const host = ctx.viaTrustedProxy ? req.headers['x-forwarded-host'] : undefined;
-  out.push('x-forwarded-host', typeof host === 'string' && host ? host : (req.headers.host ?? ''));
+  out.push('x-forwarded-host', ctx.host);
+  out.push('x-real-ip', ctx.clientIp);
+  // RFC 7239: an IPv6 node and a host with a port are quoted.
+  const node = ctx.clientIp.includes(':') ? `"[${ctx.clientIp}]"` : ctx.clientIp;
+  out.push('forwarded', `for=${node};proto=${ctx.proto};host="${ctx.host}"`);
   out.push('x-request-id', ctx.requestId);
+  if (ctx.clientRequestId !== undefined) out.push('x-client-request-id', ctx.clientRequestId);
   return out;
 }
 

@@ -57,6 +57,9 @@ export const ANSWERS = {
   badGateway: { status: 502, code: 'bad_gateway', title: 'Bad gateway', message: 'The site’s origin server could not be reached or answered incorrectly.' },
   gatewayTimeout: { status: 504, code: 'gateway_timeout', title: 'Gateway timeout', message: 'The site’s origin server did not answer in time.' },
   badRequest: { status: 400, code: 'bad_request', title: 'Bad request', message: 'The request could not be read.' },
+  slowBody: { status: 408, code: 'request_timeout', title: 'Request timeout', message: 'The request body arrived too slowly.', headers: { connection: 'close' } },
+  busy: { status: 503, code: 'unavailable', title: 'Busy', message: 'The site is receiving more uploads than it can take right now. Try again shortly.', headers: { 'retry-after': '5' } },
+  badHost: { status: 400, code: 'bad_request', title: 'Bad request', message: 'The Host header must be a host name or address with an optional port, and nothing else.' },
   payloadTooLarge: { status: 413, code: 'payload_too_large', title: 'Request too large', message: 'The request body is larger than this site’s security checks accept.' },
   unsupportedMediaType: { status: 415, code: 'unsupported_media_type', title: 'Unsupported request encoding', message: 'The request body’s encoding or character set is not accepted by this site’s security checks.' },
 } satisfies Record<string, GatewayAnswer | ((n: number) => GatewayAnswer)>;

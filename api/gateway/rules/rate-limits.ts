@@ -1,6 +1,9 @@
 // Rate-limit rules compiled for the gateway: which requests a rule counts, by what identity, and
 // what happens past its budget. Requests that lack the rule's identity (no API key, no such header)
-// are counted by client IP instead, so leaving the header out is not a way around the limit.
+// are counted by client IP instead, so leaving the header out is not a way around the limit. An
+// `api_key` rule counts every credential the request carries (a bearer token and an X-Api-Key),
+// each against its own budget: a junk Authorization rotated beside a fixed X-Api-Key the origin
+// actually reads is not a fresh identity, the fixed key is still counted.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimitRuleRow } from '../../db/schema.ts';
@@ -41,22 +44,28 @@ export function ruleApplies(rule: CompiledRateLimit, method: string, path: strin
 /** Short, stable digest: keys and header values never reach the counter store in clear. */
 const digest = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
-function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
+/** Every API key the request carries: the bearer token and X-Api-Key (either may be what the origin reads). */
+function apiKeysOf(headers: IncomingHttpHeaders): string[] {
+  const keys: string[] = [];
   const auth = headers.authorization;
-  if (typeof auth === 'string' && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') return auth.slice(7).trim();
+  if (typeof auth === 'string' && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') {
+    const token = auth.slice(7).trim();
+    if (token !== '') keys.push(token);
+  }
   const key = headers['x-api-key'];
-  return typeof key === 'string' && key !== '' ? key : undefined;
+  if (typeof key === 'string' && key !== '' && !keys.includes(key)) keys.push(key);
+  return keys;
 }
 
-/** The identity a rule counts this request by, as a counter-key fragment. */
-export function identityKey(rule: CompiledRateLimit, headers: IncomingHttpHeaders, clientIp: string): string {
+/** The identities a rule counts this request by, as counter-key fragments: one, or one per API key it carries. */
+export function identityKeys(rule: CompiledRateLimit, headers: IncomingHttpHeaders, clientIp: string): string[] {
   if (rule.identity.kind === 'api_key') {
-    const key = apiKeyOf(headers);
-    if (key) return `k:${digest(key)}`;
+    const keys = apiKeysOf(headers);
+    if (keys.length > 0) return keys.map((key) => `k:${digest(key)}`);
   } else if (rule.identity.kind === 'header') {
     const value = headers[rule.identity.name];
     const text = Array.isArray(value) ? value.join(',') : value;
-    if (text) return `h:${rule.identity.name}:${digest(text)}`;
+    if (text) return [`h:${rule.identity.name}:${digest(text)}`];
   }
-  return `ip:${clientIp}`;
+  return [`ip:${clientIp}`];
 }

@@ -3,7 +3,7 @@
 // document version. Compilation happens off the request path, when a change is noticed.
 import { compileIpAccess, type IpAccessTable } from '../rules/ip-access.ts';
 import { compileManagedRules, type ManagedRuleSet } from '../rules/managed/index.ts';
-import { compileRateLimits, identityKey, type CompiledRateLimit } from '../rules/rate-limits.ts';
+import { compileRateLimits, identityKeys, type CompiledRateLimit } from '../rules/rate-limits.ts';
 import { getSchemaEnforcer, type SchemaEnforcer } from '../rules/schema-enforcement.ts';
 import { compileVirtualPatches, type PatchSet } from '../rules/virtual-patches.ts';
 import { ScopeIndex } from '../rules/url-pattern.ts';
@@ -94,16 +94,23 @@ export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
  * `specific` when a virtual patch or the schema names this method and path, `managed` when managed
  * rules are on (they read every body).
  */
-export function bodyReaders(site: CompiledSite, method: string, path: string): { specific: boolean; managed: boolean } {
-  const specific =
-    (site.patches?.inspectsBody(method, path) ?? false) || (site.schema !== null && site.schema.strictness !== 'lenient' && site.schema.enforcer.needsBody(method, path, site.foldCase));
+export function bodyReaders(site: CompiledSite, method: string, path: string, headerOverrides: readonly string[] = []): { specific: boolean; managed: boolean } {
+  // A POST may stand for another method (inspect/method-override.ts), named in a header or in its
+  // body: read it when a rule of any method it could stand for needs it.
+  const methods = method === 'POST' ? [...POST_STANDS_FOR, ...headerOverrides] : [method, ...headerOverrides];
+  const specific = methods.some(
+    (m) => (site.patches?.inspectsBody(m, path) ?? false) || (site.schema !== null && site.schema.strictness !== 'lenient' && site.schema.enforcer.needsBody(m, path, site.foldCase)),
+  );
   return { specific, managed: site.managed !== null };
 }
 
+/** The methods frameworks let a POST override to (and POST itself). */
+const POST_STANDS_FOR = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 /** Counter-store keys of the standing denies that could apply to this request. */
-export function escalationKeys(site: CompiledSite, headers: Parameters<typeof identityKey>[1], clientIp: string): string[] {
+export function escalationKeys(site: CompiledSite, headers: Parameters<typeof identityKeys>[1], clientIp: string): string[] {
   if (site.escalating.length === 0) return [];
   const keys = new Set<string>();
-  for (const rule of site.escalating) keys.add(`${site.id}:${identityKey(rule, headers, clientIp)}`);
+  for (const rule of site.escalating) for (const identity of identityKeys(rule, headers, clientIp)) keys.add(`${site.id}:${identity}`);
   return [...keys];
 }
