@@ -3,14 +3,14 @@
 // reaches for a global.
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Db } from './db/database.ts';
+import type { Db } from '../platform/db/database.ts';
 import type { ServerConfig } from './config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import cookie from '@fastify/cookie';
 import authPlugin from './auth/plugin.ts';
 import type { AuthChanges } from './auth/auth-changes.ts';
 import type { SessionAuthenticator } from './sessions/session-authenticator.ts';
-import type { Mailer } from './mail/mailer.ts';
+import type { Mailer } from '../platform/mail/mailer.ts';
 import { loginRoutes } from './login/routes.ts';
 import { sessionRoutes } from './sessions/routes.ts';
 import { googleRoutes } from './login/google.ts';
@@ -18,21 +18,21 @@ import { ssoRoutes } from './sso/routes.ts';
 import { samlRoutes } from './sso/saml/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { domainRoutes } from './orgs/domain-routes.ts';
-import type { TxtLookup } from './net/txt-records.ts';
-import errorHandler from './http/error-handler.ts';
-import idempotency from './http/idempotency.ts';
-import inputGuard, { clientErrorHandler, frameworkErrors } from './http/input-guard.ts';
-import openApi from './http/openapi.ts';
-import rateLimit from './http/rate-limit.ts';
-import { requestIdFor } from './http/request-id.ts';
-import { createValidatorCompiler } from './http/validation.ts';
+import type { TxtLookup } from '../platform/net/txt-records.ts';
+import errorHandler from '../platform/http/error-handler.ts';
+import idempotency from '../platform/http/idempotency.ts';
+import inputGuard, { clientErrorHandler, frameworkErrors } from '../platform/http/input-guard.ts';
+import openApi from '../platform/http/openapi.ts';
+import rateLimit from '../platform/http/rate-limit.ts';
+import { requestIdFor } from '../platform/http/request-id.ts';
+import { createValidatorCompiler } from '../platform/http/validation.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { webPlugin } from './web/plugin.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { siteRoutes } from './shield/sites/routes.ts';
-import { originPolicy } from './net/origin-policy.ts';
+import { originPolicy } from '../platform/net/origin-policy.ts';
 import { managedRuleRoutes } from './shield/managed-rules/routes.ts';
 import { schemaRoutes } from './shield/schema/routes.ts';
 import { scheduleRoutes } from './schedules/routes.ts';
@@ -40,9 +40,9 @@ import { eventRoutes } from './events/routes.ts';
 import { webhookUrlPolicy } from './webhooks/url-policy.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes.ts';
-import type { SecretBox } from './crypto/secret-box.ts';
-import type { ShieldEvents } from './gateway/events/index.ts';
-import { observeHttp, type Observability } from './metrics/index.ts';
+import type { SecretBox } from '../platform/crypto/secret-box.ts';
+import type { ShieldEvents } from '../gateway/events/index.ts';
+import { observeHttp, type Observability } from '../platform/metrics/index.ts';
 import { ipAccessRoutes } from './shield/ip-access/routes.ts';
 import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
 import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
@@ -111,7 +111,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** Stored Shield decisions and the live bus, read by the analytics and live-stream routes. */
   shieldEvents: ShieldEvents;
-  /** Request metrics and traces (api/metrics); none when absent. */
+  /** Request metrics and traces (platform/metrics); none when absent. */
   observability?: Observability | undefined;
   /** Reads the TXT records that prove an organisation controls a domain. */
   txt: TxtLookup;

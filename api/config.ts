@@ -3,7 +3,7 @@ import { loadCloudSettings, type CloudSettings } from './attack-surface/provider
 import { loadProviderSettings, type ProvidersSettings } from './integrations/providers/settings.ts';
 import type { DestinationStream } from 'pino';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
-import { DEFAULT_BODY_ADMISSION, type BodyBudget } from './gateway/proxy/body-admission.ts';
+import { DEFAULT_BODY_ADMISSION, type BodyBudget } from '../gateway/proxy/body-admission.ts';
 
 export interface ServerConfig {
   host: string;
@@ -16,7 +16,7 @@ export interface ServerConfig {
   /** Redis for state shared between processes (rate-limit counters); in process when unset. */
   redisUrl: string | undefined;
   bootstrapApiKey: string | undefined;
-  /** AEGIS_SECRET_KEY: the key that seals stored secrets; else <data-dir>/secret-key (api/crypto/secret-box.ts). */
+  /** AEGIS_SECRET_KEY: the key that seals stored secrets; else <data-dir>/secret-key (platform/crypto/secret-box.ts). */
   secretKey: string | undefined;
   /** Default per-key request budget per minute (spec 8). */
   rateLimitPerMinute: number;
@@ -48,7 +48,7 @@ export interface ServerConfig {
   shieldInspectBytes: number;
   /** Raw bytes of a multipart body (files included) the gateway buffers to inspect its text parts. */
   shieldMultipartBytes: number;
-  /** What request bodies may hold of the gateway while they arrive (api/gateway/proxy/body-admission.ts). */
+  /** What request bodies may hold of the gateway while they arrive (gateway/proxy/body-admission.ts). */
   shieldBodyBudget: BodyBudget;
   /** Largest expansion of a compressed request body (past 64 KiB decoded) before it counts as a bomb. */
   shieldMaxDecompressionRatio: number;
@@ -97,7 +97,7 @@ export interface ServerConfig {
   googleClientSecret: string | undefined;
   /** The OpenID issuer Google sign-in uses (AEGIS_GOOGLE_ISSUER); tests point it at a local provider. */
   googleIssuer: string;
-  /** Gateway worker processes (`--workers`/`--shield-workers`, AEGIS_SHIELD_WORKERS); unset: the command's default (api/gateway/cluster). */
+  /** Gateway worker processes (`--workers`/`--shield-workers`, AEGIS_SHIELD_WORKERS); unset: the command's default (gateway/cluster). */
   shieldWorkers: number | undefined;
   /** Signing secret of the Stripe webhook endpoint (STRIPE_WEBHOOK_SECRET, `whsec_…`); unset: POST /api/v1/webhooks/stripe answers 503 (docs/billing.md). */
   stripeWebhookSecret: string | undefined;

@@ -4,8 +4,8 @@
 // links, identity-provider flows and remembered SAML assertions; and it reads verified domains'
 // proof records again. Each task is safe to run from many processes at once.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from './db/database.ts';
-import { sweepIdempotencyKeys } from './http/idempotency.ts';
+import type { Db } from '../platform/db/database.ts';
+import { sweepIdempotencyKeys } from '../platform/http/idempotency.ts';
 import { failOrphanedScans } from './scans/run-scan.ts';
 import { pruneEvents } from './events/event-store.ts';
 import { failOrphanedSyncs, pruneSyncHistory } from './config-repos/store.ts';
@@ -13,7 +13,7 @@ import { sweepExpiredRules } from './shield/sweep.ts';
 import { sweepLoginTokens } from './login/magic-links.ts';
 import { sweepFlows } from './sso/flows.ts';
 import { recheckDomains } from './orgs/domain-recheck.ts';
-import type { TxtLookup } from './net/txt-records.ts';
+import type { TxtLookup } from '../platform/net/txt-records.ts';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;

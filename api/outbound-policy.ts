@@ -5,9 +5,9 @@
 // handed to git clones, provider connectors and the routes that check repository URLs.
 import type { ServerConfig } from './config.ts';
 import { providerEndpoints } from './integrations/providers/settings.ts';
-import { configuredResolver } from './net/guarded-lookup.ts';
-import { DNS_SERVERS_SETTING, tenantPolicy, type OutboundPolicy } from './net/outbound.ts';
-import type { UrlPolicy } from './net/url-refusal.ts';
+import { configuredResolver } from '../platform/net/guarded-lookup.ts';
+import { DNS_SERVERS_SETTING, tenantPolicy, type OutboundPolicy } from '../platform/net/outbound.ts';
+import type { UrlPolicy } from '../platform/net/url-refusal.ts';
 
 export function serverTenantPolicy(config: Pick<ServerConfig, 'allowPrivateTargets' | 'dnsServers' | 'providers'>): OutboundPolicy {
   return tenantPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.dnsServers, operatorEndpoints: providerEndpoints(config.providers) });

@@ -4,10 +4,10 @@
 // the server enqueues.
 import type { ServerConfig } from './config.ts';
 import { configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
-import type { SecretBox } from './crypto/secret-box.ts';
-import type { Db } from './db/database.ts';
+import type { SecretBox } from '../platform/crypto/secret-box.ts';
+import type { Db } from '../platform/db/database.ts';
 import { cloneAccess, createConnectors, integrationJobHandlers } from './integrations/index.ts';
-import type { JobHandlers } from './jobs/types.ts';
+import type { JobHandlers } from '../platform/jobs/types.ts';
 import { triageJobHandlers } from './ai/index.ts';
 import { attackSurfaceJobHandlers } from './attack-surface/index.ts';
 import { scanJobHandlers } from './scans/index.ts';

@@ -2,7 +2,7 @@
 // loopback, in one run:
 //
 //   default      at the DAST default politeness: ScanHttp at 20 requests/s, 4 requests in flight,
-//                a budget of 2 000 requests, maxDepth 3 (DAST_DEFAULTS in api/scanners/dast/scan.ts)
+//                a budget of 2 000 requests, maxDepth 3 (DAST_DEFAULTS in scanners/dast/scan.ts)
 //   unthrottled  the same engine with the rate limit lifted to 1 000 requests/s: the baseline the
 //                default line is compared with
 //   clean twin   the fixed shop, at both rates: no check stops early and nothing sleeps there, so
@@ -13,9 +13,9 @@
 // timing proofs' 2 s + 1 s sleeps included) and findings; for the vulnerable shop, how many of the
 // planted flaws were found.
 //   npm run bench:dast     BENCH_RATE=20 BENCH_UNTHROTTLED_RATE=1000
-import { DAST_DEFAULTS, scanDast } from '../api/scanners/dast/scan.ts';
-import { ScanHttp } from '../api/scanners/web/http.ts';
-import type { WebScanOutput } from '../api/scanners/web/types.ts';
+import { DAST_DEFAULTS, scanDast } from '../scanners/dast/scan.ts';
+import { ScanHttp } from '../scanners/web/http.ts';
+import type { WebScanOutput } from '../scanners/web/types.ts';
 import { startVulnerableShop } from '../test/fixtures/web/vulnerable-shop.ts';
 
 const RATE = Number(process.env.BENCH_RATE ?? DAST_DEFAULTS.requestsPerSecond);

@@ -20,10 +20,10 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RULE_DEFINITIONS } from '../api/gateway/rules/managed/catalogue.ts';
-import { compileManagedRules, type ManagedRuleSet } from '../api/gateway/rules/managed/index.ts';
-import { programFor } from '../api/gateway/rules/managed/program.ts';
-import type { ParanoiaLevel } from '../api/gateway/rules/managed/types.ts';
+import { RULE_DEFINITIONS } from '../gateway/rules/managed/catalogue.ts';
+import { compileManagedRules, type ManagedRuleSet } from '../gateway/rules/managed/index.ts';
+import { programFor } from '../gateway/rules/managed/program.ts';
+import type { ParanoiaLevel } from '../gateway/rules/managed/types.ts';
 import { benignRequest, buildRequest } from '../test/fixtures/shield/build-request.ts';
 import { ATTACK_CATEGORIES, loadBenign, type AttackCategory } from '../test/fixtures/shield/corpus.ts';
 

@@ -1,4 +1,4 @@
-// Micro-benchmark of managed rules (api/gateway/rules/managed/): microseconds per request for
+// Micro-benchmark of managed rules (gateway/rules/managed/): microseconds per request for
 // benign and attack traffic, measured on InspectedRequest objects whose fields are already
 // collected (the gateway collects them for every rule kind; this is the managed rules' own cost).
 //
@@ -11,8 +11,8 @@
 // "memo warm" repeats identical requests (the per-target memo answers headers, paths and repeated
 // values); "memo cold" runs every request once with every value, path and header made unique, as an
 // attacker spraying random values would (the worst case).
-import type { InspectedRequest } from '../api/gateway/inspected-request.ts';
-import { compileManagedRules, type ManagedRuleSet } from '../api/gateway/rules/managed/index.ts';
+import type { InspectedRequest } from '../gateway/inspected-request.ts';
+import { compileManagedRules, type ManagedRuleSet } from '../gateway/rules/managed/index.ts';
 import { benignRequest, buildRequest, queryWithValue } from '../test/fixtures/shield/build-request.ts';
 import { ATTACK_CATEGORIES, loadAttacks, loadBenign } from '../test/fixtures/shield/corpus.ts';
 

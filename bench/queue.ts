@@ -7,11 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { openDatabase, type DatabaseHandle, type Db } from '../api/db/database.ts';
-import { migrateToLatest } from '../api/db/migrate.ts';
-import { enqueue, enqueueMany } from '../api/jobs/queue.ts';
-import type { JobHandlers } from '../api/jobs/types.ts';
-import { Worker } from '../api/jobs/worker.ts';
+import { openDatabase, type DatabaseHandle, type Db } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
+import { enqueue, enqueueMany } from '../platform/jobs/queue.ts';
+import type { JobHandlers } from '../platform/jobs/types.ts';
+import { Worker } from '../platform/jobs/worker.ts';
 import { onEachDatabase } from './support/scratch-database.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);

@@ -7,10 +7,10 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import ts from 'typescript';
-import { analyzeSource, scriptKind } from '../api/scanners/sast/analyze.ts';
-import { listSourceFiles } from '../api/scanners/sast/files.ts';
-import { defaultRules } from '../api/scanners/sast/rules.ts';
-import { DEFAULT_MAX_FILE_BYTES, scanFile } from '../api/scanners/sast/scan.ts';
+import { analyzeSource, scriptKind } from '../scanners/sast/analyze.ts';
+import { listSourceFiles } from '../scanners/sast/files.ts';
+import { defaultRules } from '../scanners/sast/rules.ts';
+import { DEFAULT_MAX_FILE_BYTES, scanFile } from '../scanners/sast/scan.ts';
 
 const dir = resolve(process.argv[2] ?? 'node_modules');
 const MAX_BYTES = Number(process.env.BENCH_MAX_MB ?? 200) * 1e6;

@@ -7,8 +7,8 @@
 //   node bin/run-ts.mjs bench/scan-secrets.ts [DIR]     BENCH_ROUNDS=3 (the first run also loads
 //   and compiles the rules and may read from a cold page cache; the best round is the figure)
 import { resolve } from 'node:path';
-import { scanSecrets, type SecretsScanOutput } from '../api/scanners/secrets/index.ts';
-import { loadRuleSet } from '../api/scanners/secrets/rules.ts';
+import { scanSecrets, type SecretsScanOutput } from '../scanners/secrets/index.ts';
+import { loadRuleSet } from '../scanners/secrets/rules.ts';
 
 const TARGET_MB_S = 20;
 const dir = resolve(process.argv[2] ?? 'node_modules');

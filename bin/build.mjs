@@ -40,18 +40,18 @@ const BOOTSTRAP_ID = 'aegis-build:thread-bootstrap';
  * run a TypeScript module the bundle does not hold.
  */
 const THREAD_ENTRIES = {
-  'api/jobs/thread-bootstrap.mjs': 'thread-bootstrap',
+  'platform/jobs/thread-bootstrap.mjs': 'thread-bootstrap',
   'api/scans/scan-thread.ts': 'scan-thread',
-  // The Shield gateway's cluster workers (api/gateway/cluster/primary.ts forks this file): processes,
+  // The Shield gateway's cluster workers (gateway/cluster/primary.ts forks this file): processes,
   // not threads, but the same problem. The bundled worker holds everything, so it needs no tsx.
-  'api/gateway/cluster/worker-bootstrap.mjs': 'shield-worker',
+  'gateway/cluster/worker-bootstrap.mjs': 'shield-worker',
 };
 
 const ENTRY_POINTS = {
   aegis: join(root, 'cli/main.ts'),
   'thread-bootstrap': BOOTSTRAP_ID,
   'scan-thread': join(root, 'api/scans/scan-thread.ts'),
-  'shield-worker': join(root, 'api/gateway/cluster/worker-main.ts'),
+  'shield-worker': join(root, 'gateway/cluster/worker-main.ts'),
   // Run once by the build itself: writes the config's JSON Schema validators as code (validators/).
   'precompile-validators': join(root, 'reconciler/config/precompile-validators.ts'),
   // What receivers import (`aegis/webhooks`, package.json "exports"): the delivery signature check.
@@ -88,7 +88,7 @@ function sourceLocations(used) {
           "import { workerData } from 'node:worker_threads';\n" +
           '// The bundle holds the scan thread; a TypeScript module from elsewhere needs tsx in this thread.\n' +
           "if (/\\.[cm]?tsx?$/.test(new URL(workerData.module).pathname)) (await import('tsx/esm/api')).register();\n" +
-          `await import(${JSON.stringify('./' + 'api/jobs/thread-entry.ts')});\n`,
+          `await import(${JSON.stringify('./' + 'platform/jobs/thread-entry.ts')});\n`,
       }));
       b.onLoad({ filter: /\.(ts|mjs|js)$/ }, (args) => {
         if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;

@@ -3,7 +3,7 @@
 // on the embedded database. Needs AEGIS_API_URL and an `admin` AEGIS_API_KEY.
 import { stat } from 'node:fs/promises';
 import { MAX_ADVISORIES_PER_REQUEST } from '../api/advisories/routes.ts';
-import { loadOsvDirectory, loadOsvZip } from '../api/scanners/sca/advisory-source.ts';
+import { loadOsvDirectory, loadOsvZip } from '../scanners/sca/advisory-source.ts';
 
 const BATCH = Math.min(500, MAX_ADVISORIES_PER_REQUEST);
 

@@ -1,13 +1,13 @@
 // `aegis keys create`: a key straight into the database, for when no key exists to call the API
 // with (the embedded database is one process: stop the server first).
 import { loadConfig } from '../api/config.ts';
-import { openDatabase } from '../api/db/database.ts';
-import { migrateToLatest } from '../api/db/migrate.ts';
+import { openDatabase } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
 import { SCOPES, type Scope } from '../api/auth/scopes.ts';
 import { ensureOrganization } from '../api/keys/bootstrap.ts';
 import { insertKey } from '../api/keys/key-store.ts';
-import { dataSpaceOf } from '../api/orgs/environments.ts';
-import { recordAudit } from '../api/audit/audit-log.ts';
+import { dataSpaceOf } from '../platform/db/environments.ts';
+import { recordAudit } from '../platform/audit-log.ts';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 

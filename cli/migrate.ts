@@ -1,7 +1,7 @@
 // `aegis migrate`: applies the database migrations (also applied at every start).
 import { loadConfig } from '../api/config.ts';
-import { openDatabase } from '../api/db/database.ts';
-import { migrateToLatest } from '../api/db/migrate.ts';
+import { openDatabase } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
 
 export async function migrateCommand(options: { dataDir?: string | undefined }): Promise<number> {
   const config = loadConfig({ dataDir: options.dataDir });

@@ -3,9 +3,9 @@
 // are), so cached sessions see the new plan at once; plan gates read the database anyway.
 import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
-import { openDatabase } from '../api/db/database.ts';
-import { migrateToLatest } from '../api/db/migrate.ts';
-import { recordAudit } from '../api/audit/audit-log.ts';
+import { openDatabase } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
+import { recordAudit } from '../platform/audit-log.ts';
 import { AuthChanges } from '../api/auth/auth-changes.ts';
 import { asPlan, isPlan, PLANS, setPlan } from '../api/orgs/plans.ts';
 

@@ -1,10 +1,10 @@
-// `aegis scan --policy FILE`: the scan policy of URL scans (api/scanners/web/policy.ts) for every
+// `aegis scan --policy FILE`: the scan policy of URL scans (scanners/web/policy.ts) for every
 // scan type — per rule id, `ignore` (not reported), `warn` (reported, never fails the run) or
 // `fail` (fails the run whatever its severity). Rules the file does not name follow --fail-on.
 // The file is YAML or JSON: a mapping of rule id to mark, as the API's `policy` field takes it.
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import type { ScanPolicy } from '../api/scanners/web/policy.ts';
+import type { ScanPolicy } from '../scanners/web/policy.ts';
 
 const MARKS: ReadonlySet<string> = new Set(['ignore', 'warn', 'fail']);
 /** The API takes at most this many entries (api/url-scans/schemas.ts). */

@@ -9,13 +9,13 @@
 // /api/v1/scans, /api-scans, /cve-scans), polls it and reads the findings back like a code scan,
 // with their fingerprints from GET /api/v1/scans/:id/sarif (so a --baseline made in either mode
 // suppresses the same findings in the other). Reports come from the shared formatters
-// (api/scanners/report), which locate URL findings at their URL.
+// (scanners/report), which locate URL findings at their URL.
 //
 // --diff-base is a usage error here (a URL has no git history: use --baseline).
 import { readFile } from 'node:fs/promises';
-import type { WebFinding, WebScanContext, WebScanOutput } from '../api/scanners/web/types.ts';
-import { sortFindings, type ScanReport } from '../api/scanners/report/index.ts';
-import { policyMark, type ScanPolicy } from '../api/scanners/web/policy.ts';
+import type { WebFinding, WebScanContext, WebScanOutput } from '../scanners/web/types.ts';
+import { sortFindings, type ScanReport } from '../scanners/report/index.ts';
+import { policyMark, type ScanPolicy } from '../scanners/web/policy.ts';
 import { withoutIgnored } from './scan-policy.ts';
 import {
   apiClient,
@@ -133,7 +133,7 @@ async function planOf(scanType: UrlScanType, targetArg: string | undefined, opti
         throw new ScanError(`--openapi ${where}: ${err instanceof Error ? err.message : String(err)}`);
       });
       if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES) throw new ScanError(`--openapi ${where}: larger than 5 MiB`);
-      const { parseApiDocument } = await import('../api/scanners/api-scan/scan.ts');
+      const { parseApiDocument } = await import('../scanners/api-scan/scan.ts');
       await parseApiDocument(text).catch((err: unknown) => {
         throw new ScanError(`--openapi ${where}: not a valid OpenAPI document: ${err instanceof Error ? err.message : String(err)}`);
       });
@@ -145,8 +145,8 @@ async function planOf(scanType: UrlScanType, targetArg: string | undefined, opti
     const tags = listOption(options.tag).map((t) => t.toLowerCase());
     const bad = cves.filter((c) => !CVE_ID.test(c));
     if (bad.length > 0) throw new ScanError(`--cve ${bad.join(', ')}: not a CVE id (CVE-YYYY-NNNN)`);
-    const { checkCveSelection } = await import('../api/scanners/cve/scan.ts');
-    const { bundledTemplates } = await import('../api/scanners/cve/library.ts');
+    const { checkCveSelection } = await import('../scanners/cve/scan.ts');
+    const { bundledTemplates } = await import('../scanners/cve/library.ts');
     // Neither given: every bundled template.
     const selection = cves.length === 0 && tags.length === 0 ? { cves: bundledTemplates().map((t) => t.id) } : { ...(cves.length > 0 ? { cves } : {}), ...(tags.length > 0 ? { tags } : {}) };
     const problem = checkCveSelection(selection);
@@ -191,7 +191,7 @@ function dedupe(findings: readonly WebFinding[]): WebFinding[] {
 // ---------------------------------------------------------------- local mode
 
 async function localUrlScan(plan: UrlScanPlan, io: ScanIo, progress: boolean): Promise<UrlScanResult> {
-  const { ScanHttp } = await import('../api/scanners/web/http.ts');
+  const { ScanHttp } = await import('../scanners/web/http.ts');
   const signal = new AbortController().signal;
   const parsed = new URL(plan.target);
   const http = new ScanHttp({
@@ -206,17 +206,17 @@ async function localUrlScan(plan: UrlScanPlan, io: ScanIo, progress: boolean): P
   let output: WebScanOutput;
   try {
     if (plan.scanType === 'dast') {
-      const { scanDast } = await import('../api/scanners/dast/scan.ts');
+      const { scanDast } = await import('../scanners/dast/scan.ts');
       output = await scanDast({ target: plan.target, ...(plan.maxDepth !== undefined ? { maxDepth: plan.maxDepth } : {}), ...(plan.policy ? { policy: plan.policy } : {}) }, ctx);
     } else if (plan.scanType === 'api') {
-      const { parseApiDocument, scanApi } = await import('../api/scanners/api-scan/scan.ts');
+      const { parseApiDocument, scanApi } = await import('../scanners/api-scan/scan.ts');
       const text = plan.document!.kind === 'text' ? plan.document!.text : await fetchDocument(plan.document!.url);
       const document = await parseApiDocument(text).catch((err: unknown) => {
         throw new ScanError(`--openapi: not a valid OpenAPI document: ${err instanceof Error ? err.message : String(err)}`);
       });
       output = await scanApi({ document, baseUrl: plan.target }, ctx);
     } else {
-      const { scanCve } = await import('../api/scanners/cve/scan.ts');
+      const { scanCve } = await import('../scanners/cve/scan.ts');
       output = await scanCve({ target: plan.target, ...(plan.cves ? { cves: plan.cves } : {}), ...(plan.tags ? { tags: plan.tags } : {}) }, ctx);
     }
   } finally {

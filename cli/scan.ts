@@ -9,16 +9,16 @@
 // --baseline FILE drops findings whose fingerprint FILE (an earlier --format json report) holds;
 // --diff-base REF drops findings already present at git REF (a `git archive` export of REF, scanned
 // the same way). Fingerprints are the scanners' own, which do not contain line numbers (see
-// api/scanners/report/sarif.ts and docs/scan-cli.md). Exit: 0 clean, 1 a finding reaches --fail-on,
+// scanners/report/sarif.ts and docs/scan-cli.md). Exit: 0 clean, 1 a finding reaches --fail-on,
 // 2 usage or scan error.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { readFileSync } from 'node:fs';
-import type { CodeScanType, Finding, ScanOutput, Severity } from '../api/scanners/types.ts';
-import { baselineFingerprints, renderJson, renderJunit, renderSarif, renderText, SEVERITY_RANK, sortFindings, type ScanReport } from '../api/scanners/report/index.ts';
-import type { ScanPolicy } from '../api/scanners/web/policy.ts';
+import type { CodeScanType, Finding, ScanOutput, Severity } from '../scanners/types.ts';
+import { baselineFingerprints, renderJson, renderJunit, renderSarif, renderText, SEVERITY_RANK, sortFindings, type ScanReport } from '../scanners/report/index.ts';
+import type { ScanPolicy } from '../scanners/web/policy.ts';
 import { colourEnabled } from '../reconciler/cli/colour.ts';
 import { readPolicy, withoutIgnored } from './scan-policy.ts';
 
@@ -236,7 +236,7 @@ async function localScanner(scanType: CodeScanType, options: ScanCommandOptions,
     if (progress) io.stderr(`\r\u001b[2Kscanned ${label}\n`);
   };
   if (scanType === 'secrets') {
-    const { scanSecrets } = await import('../api/scanners/secrets/index.ts');
+    const { scanSecrets } = await import('../scanners/secrets/index.ts');
     return async (root, label) => {
       const out = await scanSecrets({ root, signal, onProgress: progressReporter(io, progress, label) });
       done(label);
@@ -244,7 +244,7 @@ async function localScanner(scanType: CodeScanType, options: ScanCommandOptions,
     };
   }
   if (scanType === 'sast') {
-    const { scanSast } = await import('../api/scanners/sast/scan.ts');
+    const { scanSast } = await import('../scanners/sast/scan.ts');
     return async (root, label) => {
       const out = await scanSast({ root, signal, onProgress: progressReporter(io, progress, label) });
       done(label);
@@ -254,8 +254,8 @@ async function localScanner(scanType: CodeScanType, options: ScanCommandOptions,
   if (!options.advisories) {
     throw new ScanError('no advisories given: a local SCA scan needs --advisories DIR|ZIP (OSV records, e.g. https://osv-vulnerabilities.storage.googleapis.com/npm/all.zip), or AEGIS_API_URL to scan on a server');
   }
-  const { loadOsvDirectory, loadOsvZip, MemoryAdvisorySource } = await import('../api/scanners/sca/advisory-source.ts');
-  const { scanSca } = await import('../api/scanners/sca/scan.ts');
+  const { loadOsvDirectory, loadOsvZip, MemoryAdvisorySource } = await import('../scanners/sca/advisory-source.ts');
+  const { scanSca } = await import('../scanners/sca/scan.ts');
   const where = options.advisories;
   const info = await stat(where).catch(() => undefined);
   if (!info) throw new ScanError(`--advisories ${where}: no such file or directory`);

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
-import { startGatewayCluster, type RunningCluster } from '../api/gateway/cluster/primary.ts';
+import { startGatewayCluster, type RunningCluster } from '../gateway/cluster/primary.ts';
 import { startServer } from '../api/server.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, type ConfigWatcher } from '../reconciler/sync/watch.ts';

@@ -3,14 +3,14 @@
 // nodes); the embedded database belongs to the one `aegis serve` process, which runs a gateway itself.
 //
 // `--workers N` (default: one per core) runs N gateway processes on one port (node:cluster, see
-// api/gateway/cluster/primary.ts); `--workers 1` is a single process, as before.
+// gateway/cluster/primary.ts); `--workers 1` is a single process, as before.
 import { availableParallelism } from 'node:os';
 import pino from 'pino';
 import { loadConfig, type ConfigFlags } from '../api/config.ts';
-import { startStandaloneGateway } from '../api/gateway/standalone.ts';
-import { startMetricsServer } from '../api/metrics/index.ts';
-import { openDatabase } from '../api/db/database.ts';
-import { migrateToLatest } from '../api/db/migrate.ts';
+import { startStandaloneGateway } from '../gateway/standalone.ts';
+import { startMetricsServer } from '../platform/metrics/index.ts';
+import { openDatabase } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
 
 export interface ShieldOptions {
   shieldPort?: string | undefined;
@@ -50,7 +50,7 @@ export async function shieldCommand(values: ShieldOptions): Promise<number> {
   } finally {
     await database.close();
   }
-  const { startGatewayCluster } = await import('../api/gateway/cluster/primary.ts');
+  const { startGatewayCluster } = await import('../gateway/cluster/primary.ts');
   const log = pino({ level: config.logLevel }, config.logStream);
   let started = false;
   const cluster = await startGatewayCluster(config, {

@@ -3,12 +3,12 @@
 // `aegis serve` process, which runs a worker itself.
 import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
-import { createSecretBox, loadServerKey } from '../api/crypto/secret-box.ts';
-import { openDatabase } from '../api/db/database.ts';
-import { migrateToLatest } from '../api/db/migrate.ts';
-import { loadJobsConfig } from '../api/jobs/config.ts';
-import { startJobs } from '../api/jobs/index.ts';
-import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../api/metrics/index.ts';
+import { createSecretBox, loadServerKey } from '../platform/crypto/secret-box.ts';
+import { openDatabase } from '../platform/db/database.ts';
+import { migrateToLatest } from '../platform/db/migrate.ts';
+import { loadJobsConfig } from '../platform/jobs/config.ts';
+import { startJobs } from '../platform/jobs/index.ts';
+import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../platform/metrics/index.ts';
 import { scheduledScanStarter } from '../api/scans/index.ts';
 import { processJobHandlers } from '../api/process-jobs.ts';
 import { ConfigRepoPoller } from '../api/config-repos/index.ts';

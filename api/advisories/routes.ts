@@ -2,10 +2,10 @@
 // `aegis advisories import DIR|ZIP`. Advisories are shared by every organisation, so writing them
 // needs `admin`; a batch is validated whole and stored in one transaction.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
-import type { Db } from '../db/database.ts';
-import { validationFailed } from '../http/errors.ts';
-import { parseOsvRecord, type OsvRecord } from '../scanners/sca/osv.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { validationFailed } from '../../platform/http/errors.ts';
+import { parseOsvRecord, type OsvRecord } from '../../scanners/sca/osv.ts';
 import { DbAdvisoryStore } from './store.ts';
 
 export const MAX_ADVISORIES_PER_REQUEST = 1_000;

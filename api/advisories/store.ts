@@ -1,10 +1,10 @@
 // OSV advisories in the database: the SCA scanner's AdvisorySource, and the store
 // `aegis advisories import` fills through the API.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { recordKeys, type AdvisoryStore, type PackageRef, type UpsertResult } from '../scanners/sca/advisory-source.ts';
-import { packageKey } from '../scanners/sca/names.ts';
-import { parseOsvRecord, type OsvRecord } from '../scanners/sca/osv.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { recordKeys, type AdvisoryStore, type PackageRef, type UpsertResult } from '../../scanners/sca/advisory-source.ts';
+import { packageKey } from '../../scanners/sca/names.ts';
+import { parseOsvRecord, type OsvRecord } from '../../scanners/sca/osv.ts';
 
 const KEY_CHUNK = 1_000;
 

@@ -3,9 +3,9 @@
 // of events, in the transaction that records them; kept free of provider and SDK imports so the
 // event store does not load them (nor import itself back through them).
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { EventRow } from '../db/schema.ts';
-import { enqueueMany } from '../jobs/queue.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { EventRow } from '../../platform/db/schema.ts';
+import { enqueueMany } from '../../platform/jobs/queue.ts';
 import { activeAiConnection } from './engine-choice.ts';
 import { autoTriageKey, pendingTriage, TRIAGE_JOB, TRIAGE_JOB_MAX_ATTEMPTS, type TriageJobPayload } from './queue.ts';
 import { readUsage } from './usage.ts';

@@ -1,8 +1,8 @@
 // Which engine triages an organisation's findings: its most recently connected AI provider that is
 // `active`, else the bundled fallback (rules, no model). `engine: 'fallback'` in a request forces
 // the fallback. Kept free of provider imports (./auto.ts uses it from the event store).
-import type { Db } from '../db/database.ts';
-import type { IntegrationRow } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
 
 export const ENGINE_REQUESTS = ['auto', 'fallback'] as const;
 export type EngineRequest = (typeof ENGINE_REQUESTS)[number];

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ServerConfig } from '../config.ts';
 import type { IntegrationDeps } from '../integrations/sessions.ts';
-import type { JobHandlers } from '../jobs/types.ts';
+import type { JobHandlers } from '../../platform/jobs/types.ts';
 import { triageJobs } from './jobs.ts';
 import { triageRoutes } from './routes.ts';
 

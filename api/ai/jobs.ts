@@ -4,7 +4,7 @@
 // with the queue's backoff; a refused key or request fails the triage at once and says why.
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../integrations/providers/errors.ts';
 import { IntegrationUnavailableError } from '../integrations/sessions.ts';
-import { LeaseLostError, PermanentJobError, RetryLaterError, type Job, type JobContext, type JobHandlers, type JobKindDefinition } from '../jobs/types.ts';
+import { LeaseLostError, PermanentJobError, RetryLaterError, type Job, type JobContext, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import type { TriageDeps } from './index.ts';
 import { budgetExhaustedMessage } from './limits.ts';
 import { storeTriage, TRIAGE_JOB, triageOf, type TriageJobPayload } from './queue.ts';

@@ -1,8 +1,8 @@
 // The two refusals of triage, worded once for the API and the job: an AI connection's monthly
 // token budget spent (429 ai_budget_exhausted), and the fallback's monthly quota used up (402
 // triage_quota_exceeded). Each says the limit, what was used and when it resets.
-import type { IntegrationRow } from '../db/schema.ts';
-import { ApiError } from '../http/errors.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { monthReset, secondsUntilReset, type MonthUsage } from './usage.ts';
 
 const day = (at: Date): string => at.toISOString().slice(0, 10);

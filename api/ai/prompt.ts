@@ -4,7 +4,7 @@
 // finding is data from the scanned code or target, so it sits in one clearly fenced block the
 // system prompt tells the model never to take instructions from; the fence's words are neutralised
 // inside the data so scanned code cannot close it early.
-import { redactSecrets } from '../scanners/secrets/redact-text.ts';
+import { redactSecrets } from '../../scanners/secrets/redact-text.ts';
 import { VERDICTS, type TriageFinding } from './types.ts';
 
 export interface TriagePrompt {

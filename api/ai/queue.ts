@@ -1,8 +1,8 @@
 // The triage job's kind, its payload, and the triage a finding carries while it waits. Kept free of
 // provider imports: the event store queues automatic triages through ./auto.ts.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { enqueue } from '../jobs/queue.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { enqueue } from '../../platform/jobs/queue.ts';
 import type { StoredTriage } from './types.ts';
 
 export const TRIAGE_JOB = 'triage.run';

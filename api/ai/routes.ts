@@ -4,12 +4,12 @@
 // one transaction with the finding's row locked, so a second request while one is pending gets
 // that one and concurrent requests cannot pass the quota.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { Db } from '../db/database.ts';
-import { ApiError, notFound } from '../http/errors.ts';
-import { errorEnvelopeSchema } from '../http/schemas.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { errorEnvelopeSchema } from '../../platform/http/schemas.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { findVulnerability } from '../vulnerabilities/store.ts';
 import { chooseEngine } from './engine-choice.ts';
 import type { TriageDeps } from './index.ts';

@@ -1,7 +1,7 @@
 // JSON Schemas of the triage API (OpenAPI is generated from them): the triage a finding carries,
 // the request that starts one, and the month's usage.
 import type { JSONSchema } from 'json-schema-to-ts';
-import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { nullableTimestampSchema, timestampSchema } from '../../platform/http/schemas.ts';
 import { ENGINE_REQUESTS } from './engine-choice.ts';
 import { VERDICTS } from './types.ts';
 

@@ -2,8 +2,8 @@
 // model through its connection, the answer checked against the schema and asked for once more when
 // malformed; or the bundled fallback's rules. Produces the StoredTriage the job writes; never
 // changes the finding's status or resolution.
-import type { IntegrationRow } from '../db/schema.ts';
-import type { Db } from '../db/database.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
 import type { ProviderConnector, ProviderName, ProviderSession } from '../integrations/providers/types.ts';
 import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../integrations/sessions.ts';
 import type { VulnerabilityRow } from '../vulnerabilities/store.ts';

@@ -2,8 +2,8 @@
 // provider and triages of the bundled fallback (table ai_usage). Budgets and quotas are checked
 // against it. Kept free of provider imports: the event store reaches it through ./auto.ts.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { IntegrationRow } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
 
 export interface TriageLimits {
   /** Fallback triages per organisation and month without an AI connection. */

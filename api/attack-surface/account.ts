@@ -1,6 +1,6 @@
 // A cloud connection as the connector sees it: the role, the external id and the regions, read
 // from the integration row (metadata and settings).
-import type { IntegrationRow } from '../db/schema.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
 import type { CloudAccount } from './providers/types.ts';
 
 export const DEFAULT_REGIONS: readonly string[] = ['us-east-1'];

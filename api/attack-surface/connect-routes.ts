@@ -6,21 +6,21 @@
 // A static path: Fastify prefers it over the generic /api/v1/integrations/:provider/connect.
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { IntegrationRow, IntegrationSettings } from '../db/schema.ts';
+import type { IntegrationRow, IntegrationSettings } from '../../platform/db/schema.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
-import { ApiError, conflict, notFound, validationFailed } from '../http/errors.ts';
-import { newId } from '../ids.ts';
+import { ApiError, conflict, notFound, validationFailed } from '../../platform/http/errors.ts';
+import { newId } from '../../platform/ids.ts';
 import { ProviderAuthError, ProviderError, ProviderRequestError } from '../integrations/providers/errors.ts';
 import { findIntegration, toIntegration } from '../integrations/store.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { regionsOf } from './account.ts';
 import type { CloudConnectors } from './providers/registry.ts';
 import type { CloudIdentity } from './providers/types.ts';
 import { AttackSurfaceRunResource, AwsConnectAnswer, AwsConnectBody, idParams } from './schemas.ts';
 import { queueRun, toRun, unfinishedRun } from './store.ts';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 
 const newExternalId = (): string => `aegis-${randomBytes(16).toString('hex')}`;
 const show = (row: IntegrationRow) => ({ ...toIntegration(row), settings: row.settings, webhook_url: null });

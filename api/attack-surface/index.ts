@@ -1,9 +1,9 @@
 // Cloud attack-surface discovery (docs/attack-surface.md): the AWS connect route, the inventory and
 // its suggestions, the discovery job kind and the scheduler that queues it.
 import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../db/database.ts';
-import type { OriginPolicy } from '../net/origin-policy.ts';
-import type { JobHandlers } from '../jobs/types.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { OriginPolicy } from '../../platform/net/origin-policy.ts';
+import type { JobHandlers } from '../../platform/jobs/types.ts';
 import { awsConnectRoutes } from './connect-routes.ts';
 import { discoveryJobHandlers } from './jobs.ts';
 import { createCloudConnectors, type CloudConnectors } from './providers/registry.ts';

@@ -8,8 +8,8 @@
 // Rows go in chunks of CHUNK through `insert … on conflict do update`, so 10 000 assets are 20
 // statements and memory stays bounded by one chunk's parameters.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { newId } from '../../platform/ids.ts';
 import type { DiscoveredAsset, ScopeResult } from './providers/types.ts';
 
 export const ASSET_ID_PREFIX = 'asset';

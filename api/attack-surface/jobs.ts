@@ -5,12 +5,12 @@
 //   - Anything else (AWS down, a timeout): retried with backoff; the last attempt fails the run.
 //   - Success: the inventory is merged and the run completed in the one transaction that completes
 //     the job; a connection in `error` that works again goes back to `active`.
-import type { Db } from '../db/database.ts';
-import type { IntegrationRow } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
 import { ProviderAuthError, ProviderError } from '../integrations/providers/errors.ts';
 import { setIntegrationStatus } from '../integrations/store.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
-import { LeaseLostError, PermanentJobError, type JobHandlers, type JobKindDefinition } from '../jobs/types.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
+import { LeaseLostError, PermanentJobError, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import { cloudAccountOf } from './account.ts';
 import { recordDiscovery, scopeErrors } from './inventory.ts';
 import { createCloudConnectors, type CloudConnectors } from './providers/registry.ts';

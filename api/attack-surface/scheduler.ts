@@ -5,10 +5,10 @@
 // latest run, which every process reads alike) makes the second one's job — and so its run — not
 // happen. A connection with a run still queued or running is skipped.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
-import { Ticker } from '../jobs/ticker.ts';
-import type { JobLogger } from '../jobs/types.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
+import { Ticker } from '../../platform/jobs/ticker.ts';
+import type { JobLogger } from '../../platform/jobs/types.ts';
 import { DEFAULT_INTERVAL_HOURS } from './account.ts';
 import { DISCOVER_JOB, queueRun } from './store.ts';
 

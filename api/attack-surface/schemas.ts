@@ -2,7 +2,7 @@
 import type { JSONSchema } from 'json-schema-to-ts';
 import { ShieldSiteSpec } from '../../schemas/index.ts';
 import { DiscoverySettings, IntegrationResource } from '../integrations/schemas.ts';
-import { nullableTimestampSchema, pageQueryProperties, filterParam, timestampSchema } from '../http/schemas.ts';
+import { nullableTimestampSchema, pageQueryProperties, filterParam, timestampSchema } from '../../platform/http/schemas.ts';
 import { ASSET_KINDS } from './providers/types.ts';
 
 export const ROLE_ARN_PATTERN = '^arn:aws[a-z-]*:iam::\\d{12}:role/.+$';

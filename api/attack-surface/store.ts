@@ -1,10 +1,10 @@
 // Attack-surface assets and discovery runs in the database, and their resources.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { AttackSurfaceAssetRow, AttackSurfaceRunRow, AttackSurfaceRunStatus, IntegrationRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
-import { enqueue } from '../jobs/queue.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { AttackSurfaceAssetRow, AttackSurfaceRunRow, AttackSurfaceRunStatus, IntegrationRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
+import { enqueue } from '../../platform/jobs/queue.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import { coverageSelections, coveredCondition, toCoverage } from './coverage.ts';
 import type { AssetKind, CloudProviderName } from './providers/types.ts';

@@ -3,17 +3,17 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import type { Db } from '../db/database.ts';
-import type { AuditEventRow } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { AuditEventRow } from '../../platform/db/schema.ts';
 import { principalOf } from '../auth/plugin.ts';
-import { parseList } from '../http/filters.ts';
-import { badRequest } from '../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
-import { listAudit, type AuditQuery } from './audit-log.ts';
+import { parseList } from '../../platform/http/filters.ts';
+import { badRequest } from '../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties, timestampSchema } from '../../platform/http/schemas.ts';
+import { listAudit, type AuditQuery } from '../../platform/audit-log.ts';
 import { csvRow } from './csv.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 const auditEventSchema = {
   type: 'object',

@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { ListenConnection } from '../db/listen-connection.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ListenConnection } from '../../platform/db/listen-connection.ts';
 
 const CHANNEL = 'aegis_auth_changed';
 /** How long `commit` waits to hear its own announcement before answering anyway. */

@@ -6,11 +6,11 @@
 // working when its owner leaves the organisation.
 import { LRUCache } from 'lru-cache';
 import type { AuthChanges } from './auth-changes.ts';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 import { asPlan } from '../orgs/plans.ts';
 import { findUsableKeyByHash, recordKeyUse } from '../keys/key-store.ts';
 import { hashKey, isWellFormedKey } from './key-material.ts';
-import { environmentOf } from '../orgs/environments.ts';
+import { environmentOf } from '../../platform/db/environments.ts';
 import type { KeyPrincipal } from './principal.ts';
 import { isRole, ROLE_SCOPES } from './roles.ts';
 import { capScopes, type Scope } from './scopes.ts';

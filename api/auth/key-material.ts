@@ -2,7 +2,7 @@
 // bits). They are stored only as a SHA-256 digest: a slow password hash buys nothing for values this
 // random, and a fast digest keeps the lookup a single indexed equality.
 import { createHash, randomInt } from 'node:crypto';
-import type { Environment } from '../orgs/environments.ts';
+import type { Environment } from '../../platform/db/environments.ts';
 
 export const LIVE_PREFIX = 'svc_live_';
 export const TEST_PREFIX = 'svc_test_';

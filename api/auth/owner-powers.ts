@@ -2,7 +2,7 @@
 // needs an owner's own session: never a key (an admin could mint one and act beyond its role) and
 // never an admin. The one exception is an organisation that has no owner yet (a fresh self-hosted
 // install, made with an operator's key): its admins may name the first owner.
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import type { Principal } from './principal.ts';
 
 export function requireOwnerSession(principal: Principal, what: string, options: { ownerless?: boolean } = {}): void {

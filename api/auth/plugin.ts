@@ -4,7 +4,7 @@
 // person (the session cookie); both become a principal with scopes, checked the same way.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
 import { clearedCookieOptions, SESSION_COOKIE, sessionCookieOptions } from '../sessions/cookies.ts';
 import type { Authenticator } from './authenticator.ts';

@@ -4,7 +4,7 @@
 import type { Scope } from './scopes.ts';
 import type { Role } from './roles.ts';
 import type { Plan } from '../orgs/plans.ts';
-import type { Environment } from '../orgs/environments.ts';
+import type { Environment } from '../../platform/db/environments.ts';
 
 // A type alias, not an interface, so it fits the response types inferred from JSON Schema.
 export type OrganizationSummary = {
@@ -23,7 +23,7 @@ export interface Actor {
 interface PrincipalBase {
   /**
    * The data space the caller works in: the organisation's live data (its own id) or its sandbox
-   * (api/orgs/environments.ts). Stores scope every environment-owned row by it.
+   * (platform/db/environments.ts). Stores scope every environment-owned row by it.
    */
   orgId: string;
   environment: Environment;

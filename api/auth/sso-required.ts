@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 
 /** 403 `sso_required`: the organisation admits its members only through its identity provider. */
 export const ssoRequired = (org: { name: string; slug: string }) =>

@@ -5,10 +5,10 @@
 // for no organisation, or naming an unknown plan, is recorded as such and logged for a person.
 import type { FastifyBaseLogger } from 'fastify';
 import type Stripe from 'stripe';
-import { recordAudit } from '../audit/audit-log.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import type { Db } from '../db/database.ts';
-import type { StripeEventOutcome } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { StripeEventOutcome } from '../../platform/db/schema.ts';
 import { asPlan, writePlan } from '../orgs/plans.ts';
 import { billingIntent, type BillingIntent } from './subscription-events.ts';
 

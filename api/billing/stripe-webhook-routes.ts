@@ -6,8 +6,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import Stripe from 'stripe';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import type { Db } from '../db/database.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError, badRequest } from '../../platform/http/errors.ts';
 import { applyStripeEvent } from './apply-event.ts';
 import { BILLING_EVENT_TYPES } from './subscription-events.ts';
 

@@ -1,5 +1,5 @@
 // The config-repos module's hooks into the job system: the sync job kind and the poller.
-import type { JobHandlers, JobKindDefinition } from '../jobs/types.ts';
+import type { JobHandlers, JobKindDefinition } from '../../platform/jobs/types.ts';
 import { CONFIG_SYNC_JOB_KIND } from './store.ts';
 import { configSyncJobKind, type SyncJobOptions } from './sync-job.ts';
 

@@ -4,10 +4,10 @@
 // with several schedulers, a due repository is locked by one of them (SKIP LOCKED) and the dedupe
 // key `config-repo:<id>:poll:<due>` makes a second job for the same due time impossible.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
-import { Ticker } from '../jobs/ticker.ts';
-import type { JobLogger } from '../jobs/types.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
+import { Ticker } from '../../platform/jobs/ticker.ts';
+import type { JobLogger } from '../../platform/jobs/types.ts';
 import { nextPollAt, requestSync } from './store.ts';
 
 export interface PollerOptions {

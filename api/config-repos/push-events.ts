@@ -7,7 +7,7 @@
 // GitLab: the secret itself in `X-Gitlab-Token`; event `Push Hook` in `X-Gitlab-Event`; a delivery id
 // stable across retries in `Idempotency-Key` (GitLab 17.4+), else `X-Gitlab-Event-UUID`.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { parseGitSource } from '../git/url.ts';
+import { parseGitSource } from '../../platform/git/url.ts';
 import { repoKeyOf } from './store.ts';
 
 export const PROVIDERS = ['github', 'gitlab'] as const;

@@ -9,11 +9,11 @@
 // delivery id already acted on is answered again without queueing anything (providers redeliver),
 // and a push of the commit a repository already synced is skipped for that repository.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { recordAudit } from '../audit/audit-log.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError, badRequest } from '../../platform/http/errors.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { readDelivery, readPush, verifyDelivery, type Provider } from './push-events.ts';
 import { openWebhookSecret, requestSync } from './store.ts';
 import { InboundAnswerSchema, integrationIdOf, type InboundWebhookReceiver } from '../integrations/webhooks.ts';

@@ -2,17 +2,17 @@
 // delete; admin), their sync records, and manual syncs. The webhook secret is write-only: generated
 // and returned once when not given, never shown after. Syncs themselves are jobs (./sync-job.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import { checkRef, parseGitSource, type GitSource } from '../git/url.ts';
-import { gitTargetRefusal } from '../git/target-refusal.ts';
-import type { OutboundPolicy } from '../net/outbound.ts';
-import { conflict, notFound, validationFailed } from '../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { checkRef, parseGitSource, type GitSource } from '../../platform/git/url.ts';
+import { gitTargetRefusal } from '../../platform/git/target-refusal.ts';
+import type { OutboundPolicy } from '../../platform/net/outbound.ts';
+import { conflict, notFound, validationFailed } from '../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import type { CloneAccess } from '../integrations/clone-access.ts';
 import { ConfigRepoCreate, ConfigRepoCreated, ConfigRepoResource, ConfigRepoUpdate, REPO_STATUSES, SYNC_RESULTS, SYNC_TRIGGERS, SyncResource } from './schemas.ts';
 import { cloneUrlOf, defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';

@@ -1,5 +1,5 @@
 // Request and response shapes of /api/v1/config-repos (OpenAPI via the route schemas).
-import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { nullableTimestampSchema, timestampSchema } from '../../platform/http/schemas.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
 
 export const REPO_STATUSES = ['unknown', 'synced', 'out_of_sync', 'error'] as const;

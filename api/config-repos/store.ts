@@ -2,18 +2,18 @@
 // all sealed with the server key and the repository id as context: the push-webhook secret, the API
 // key its syncs act with, and the clone URL when it carries credentials.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { ConfigRepoRow, ConfigRepoSyncRow } from '../db/schema.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import { newId } from '../ids.ts';
-import { enqueue } from '../jobs/queue.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { ConfigRepoRow, ConfigRepoSyncRow } from '../../platform/db/schema.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { newId } from '../../platform/ids.ts';
+import { enqueue } from '../../platform/jobs/queue.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 import { insertKey } from '../keys/key-store.ts';
 import { generateWebhookSecret } from '../webhooks/store.ts';
-import { withoutCredentials, type GitSource } from '../git/url.ts';
+import { withoutCredentials, type GitSource } from '../../platform/git/url.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { RepoStatus, SyncResult, SyncStatus, SyncTrigger } from './schemas.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 export const CONFIG_SYNC_JOB_KIND = 'config-repo-sync';
 

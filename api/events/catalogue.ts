@@ -4,7 +4,7 @@
 import type { JSONSchema } from 'json-schema-to-ts';
 import type { Scope } from '../auth/scopes.ts';
 import { SyncResource } from '../config-repos/schemas.ts';
-import { timestampSchema } from '../http/schemas.ts';
+import { timestampSchema } from '../../platform/http/schemas.ts';
 import { apiKeySchema } from '../keys/key-resource.ts';
 import { ScanResource, VulnerabilityResource } from '../scans/schemas.ts';
 import { IntegrationResource } from '../integrations/schemas.ts';

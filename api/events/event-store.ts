@@ -1,17 +1,17 @@
 // Events in the database: recorded in the caller's transaction together with the change they
 // describe (DESIGN §7) and the webhook deliveries they call for; read back by the events API.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { EventData, EventRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { EventData, EventRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { iso } from '../resources/timestamps.ts';
 import { queueDeliveries } from '../webhooks/fanout.ts';
 import { queueTicketCloses } from '../integrations/tickets/queue.ts';
 import { queueAutoTriage } from '../ai/auto.ts';
 import type { EventType } from '../../schemas/events.ts';
 import { EVENT_VERSIONS } from './catalogue.ts';
-import { livemodeOf, organizationOf } from '../orgs/environments.ts';
+import { livemodeOf, organizationOf } from '../../platform/db/environments.ts';
 
 export interface NewEvent {
   orgId: string;

@@ -4,11 +4,11 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../auth/plugin.ts';
 import { grants } from '../auth/scopes.ts';
-import type { Db } from '../db/database.ts';
-import { notFound } from '../http/errors.ts';
-import { parseList } from '../http/filters.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { parseList } from '../../platform/http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { EVENT_TYPES, eventMatches } from '../../schemas/events.ts';
 import { eventSchema, readableEventTypes } from './catalogue.ts';
 import { findEvent, listEvents, toEvent } from './event-store.ts';

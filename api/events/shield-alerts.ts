@@ -10,9 +10,9 @@
 // window open now instead of reopening one that was already closed and emitted.
 import { sql } from 'kysely';
 import type { BaseLogger } from 'pino';
-import type { Db } from '../db/database.ts';
-import type { DecisionEvent } from '../gateway/decision.ts';
-import { Ticker } from '../jobs/ticker.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { DecisionEvent } from '../../gateway/decision.ts';
+import { Ticker } from '../../platform/jobs/ticker.ts';
 import { iso } from '../resources/timestamps.ts';
 import { announceDeliveries, recordEvents, type NewEvent } from './event-store.ts';
 

@@ -1,6 +1,6 @@
 // Liveness (/healthz: the process answers) and readiness (/readyz: the database answers).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { isReachable, type Db } from '../db/database.ts';
+import { isReachable, type Db } from '../../platform/db/database.ts';
 
 const statusSchema = {
   type: 'object',

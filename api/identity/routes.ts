@@ -5,9 +5,9 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import { principalOf } from '../auth/plugin.ts';
 import { ROLES } from '../auth/roles.ts';
 import { SCOPES } from '../auth/scopes.ts';
-import { timestampSchema } from '../http/schemas.ts';
+import { timestampSchema } from '../../platform/http/schemas.ts';
 import type { SessionAuthenticator } from '../sessions/session-authenticator.ts';
-import { ENVIRONMENTS } from '../orgs/environments.ts';
+import { ENVIRONMENTS } from '../../platform/db/environments.ts';
 
 export const organizationSchema = {
   type: 'object',

@@ -16,7 +16,7 @@ import {
   ProviderUnavailableError,
   retryAfterMs,
 } from './providers/errors.ts';
-import { RefusedAddressError, RefusedRedirectError } from '../net/outbound.ts';
+import { RefusedAddressError, RefusedRedirectError } from '../../platform/net/outbound.ts';
 
 export type AiProvider = 'openai' | 'anthropic';
 

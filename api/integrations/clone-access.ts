@@ -3,8 +3,8 @@
 // put into the URL only at clone time, in the worker, and never stored or logged. The URL must be
 // on the connection's own provider (its web origin, or the self-managed instance it was made for):
 // otherwise a member could send the organisation's token to a host of their choosing.
-import type { IntegrationRow } from '../db/schema.ts';
-import { validationFailed } from '../http/errors.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
+import { validationFailed } from '../../platform/http/errors.ts';
 import type { ProvidersSettings } from './providers/settings.ts';
 import type { ProviderName } from './providers/types.ts';
 import { withProviderSession, type IntegrationDeps } from './sessions.ts';

@@ -3,8 +3,8 @@
 // webhooks arrive through the existing /api/v1/webhooks/github|gitlab routes, which hand deliveries
 // for a connection to the receiver made here.
 import type { FastifyPluginAsync } from 'fastify';
-import type { JobHandlers } from '../jobs/types.ts';
-import type { OutboundPolicy } from '../net/outbound.ts';
+import type { JobHandlers } from '../../platform/jobs/types.ts';
+import type { OutboundPolicy } from '../../platform/net/outbound.ts';
 import { pullRequestJobHandlers } from './pull-requests/jobs.ts';
 import { pullRequestRoutes } from './pull-requests/routes.ts';
 import { integrationRoutes, type IntegrationRoutesOptions } from './routes.ts';

@@ -6,19 +6,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { auditRequest, recordAudit } from '../audit/audit-log.ts';
+import { auditRequest, recordAudit } from '../../platform/audit-log.ts';
 import { principalOf, sessionOf } from '../auth/plugin.ts';
 import { grants } from '../auth/scopes.ts';
-import type { Db } from '../db/database.ts';
-import type { IntegrationRow, IntegrationSettings } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { IntegrationRow, IntegrationSettings } from '../../platform/db/schema.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
-import { ApiError, notFound, validationFailed } from '../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import { ApiError, notFound, validationFailed } from '../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { finishFlow, startFlow } from '../sso/flows.ts';
 import { ProviderAuthError, ProviderError, ProviderRequestError } from './providers/errors.ts';
 import type { AccountInfo, ProviderConnector, ProviderName, TokenSet } from './providers/types.ts';
-import { urlRefusal, type UrlPolicy } from '../net/url-refusal.ts';
+import { urlRefusal, type UrlPolicy } from '../../platform/net/url-refusal.ts';
 import { ALL_PROVIDERS, IntegrationResource, IntegrationSettingsSchema, KINDS, PROVIDERS, SETTINGS_BY_KIND } from './schemas.ts';
 import type { IntegrationDeps } from './sessions.ts';
 import {

@@ -1,6 +1,6 @@
 // JSON Schemas of the integrations API: the connection resource and its request bodies.
 import type { JSONSchema } from 'json-schema-to-ts';
-import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { nullableTimestampSchema, timestampSchema } from '../../platform/http/schemas.ts';
 
 /** Providers connected with OAuth or a pasted token/API key (POST /api/v1/integrations/:provider/connect). */
 export const PROVIDERS = ['github', 'gitlab', 'jira', 'linear', 'openai', 'anthropic'] as const;

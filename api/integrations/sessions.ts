@@ -3,10 +3,10 @@
 // callers (several jobs at once, several workers) refresh once: the row is locked while the
 // refresh runs, and whoever comes second finds fresh tokens. A provider that refuses the
 // credential puts the connection in `error` with the reason (and an `integration.error` event).
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import type { IntegrationRow } from '../db/schema.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { ProviderAuthError, ProviderError } from './providers/errors.ts';
 import type { Connectors } from './providers/registry.ts';
 import type { ProviderConnector, ProviderName, ProviderSession } from './providers/types.ts';

@@ -2,12 +2,12 @@
 // connection's id and its purpose as the sealing context (a sealed access token copied into another
 // row, or into the refresh column, does not open); the resource never shows them.
 import { sql } from 'kysely';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import type { IntegrationRow, IntegrationSettings, IntegrationStatus } from '../db/schema.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { IntegrationRow, IntegrationSettings, IntegrationStatus } from '../../platform/db/schema.ts';
 import { recordEvents } from '../events/event-store.ts';
-import { newId } from '../ids.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { newId } from '../../platform/ids.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { AccountInfo, IntegrationKind, IntegrationProvider, ProviderName, TokenSet } from './providers/types.ts';
 

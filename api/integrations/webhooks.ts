@@ -5,8 +5,8 @@
 // again without acting, and what the delivery means goes to the pull-request checks or the ticket
 // sync. The answer is the same 401 whether the connection is unknown or the signature is wrong.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { IntegrationRow } from '../db/schema.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import type { IntegrationRow } from '../../platform/db/schema.ts';
+import { ApiError, badRequest } from '../../platform/http/errors.ts';
 import { handlePullRequestEvent } from './pull-requests/events.ts';
 import type { ProviderName, WebhookHeaders } from './providers/types.ts';
 import { connectorFor, type IntegrationDeps } from './sessions.ts';

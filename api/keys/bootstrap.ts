@@ -5,8 +5,8 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { newId } from '../../platform/ids.ts';
 import { hashKey, isWellFormedKey } from '../auth/key-material.ts';
 import { countKeys, insertKey } from './key-store.ts';
 import type { Plan } from '../orgs/plans.ts';

@@ -1,10 +1,10 @@
 // An API key as the API shows it (never the value, but at creation) and as events carry it.
-import type { ApiKeyRow } from '../db/schema.ts';
+import type { ApiKeyRow } from '../../platform/db/schema.ts';
 import { SCOPES, type Scope } from '../auth/scopes.ts';
-import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { nullableTimestampSchema, timestampSchema } from '../../platform/http/schemas.ts';
 import { KEY_STATUSES, keyStatus } from './key-store.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 export const apiKeySchema = {
   type: 'object',

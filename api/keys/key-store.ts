@@ -1,12 +1,12 @@
 // API keys in the database. Only the digest of a key is stored; the value exists in memory just
 // long enough to be returned once.
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { ApiKeyRow, Database } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { ApiKeyRow, Database } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 import type { Scope } from '../auth/scopes.ts';
 import { generateKey, hashKey, keyEnvironment, keyPrefix, last4 } from '../auth/key-material.ts';
-import { dataSpaceOf, ensureSandbox, environmentOf, organizationOf } from '../orgs/environments.ts';
+import { dataSpaceOf, ensureSandbox, environmentOf, organizationOf } from '../../platform/db/environments.ts';
 
 export const ROTATION_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 export const KEY_STATUSES = ['active', 'rotating', 'revoked'] as const;

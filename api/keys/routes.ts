@@ -3,16 +3,16 @@
 // grows power (docs/security.md): it gets no scope its maker lacks, stays capped by the role of the
 // person behind it, and a key in its rotation grace period manages no keys.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import type { Db } from '../db/database.ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf } from '../auth/plugin.ts';
 import { grants, SCOPES } from '../auth/scopes.ts';
-import { ApiError, notFound, conflict } from '../http/errors.ts';
-import { dataSpaceOf, ENVIRONMENTS } from '../orgs/environments.ts';
-import { parseEnumList } from '../http/filters.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import { ApiError, notFound, conflict } from '../../platform/http/errors.ts';
+import { dataSpaceOf, ENVIRONMENTS } from '../../platform/db/environments.ts';
+import { parseEnumList } from '../../platform/http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { requirePlan, type Plan } from '../orgs/plans.ts';
 import { findKey, insertKey, KEY_STATUSES, keyStatus, listKeys, revokeKey, rotateKey } from './key-store.ts';
 import { apiKeySchema, issuedKeySchema, toApiKey } from './key-resource.ts';

@@ -1,8 +1,8 @@
 // From a verified e-mail address to an account and the organisation a session starts in.
-import { recordAudit } from '../audit/audit-log.ts';
-import type { Db } from '../db/database.ts';
-import type { InviteRow, UserRow } from '../db/schema.ts';
-import { ApiError } from '../http/errors.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { InviteRow, UserRow } from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import type { Role } from '../auth/roles.ts';
 import { ssoRequired } from '../auth/sso-required.ts';
 import { markInviteAccepted, pendingInvitesFor } from '../orgs/invite-store.ts';

@@ -9,8 +9,8 @@
 // answer 404.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import type { Db } from '../db/database.ts';
-import { ApiError } from '../http/errors.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { OidcClients, OidcDiscoveryError, OidcVerificationError, type OidcClientSettings } from '../oidc/client.ts';
 import { clearedCookieOptions, FLOW_COOKIE, flowCookieOptions } from '../sessions/cookies.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';

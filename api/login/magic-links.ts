@@ -2,9 +2,9 @@
 // Requests are limited per address and per client IP, counted from the tokens themselves, so every
 // API process sharing the database shares the budget.
 import { sql } from 'kysely';
-import { hashToken, newToken } from '../crypto/tokens.ts';
-import type { Db } from '../db/database.ts';
-import { newId } from '../ids.ts';
+import { hashToken, newToken } from '../../platform/crypto/tokens.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { newId } from '../../platform/ids.ts';
 import { normalizeEmail } from '../users/user-store.ts';
 
 export const MAGIC_LINK_LIFETIME_MS = 15 * 60 * 1000;

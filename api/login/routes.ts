@@ -8,13 +8,13 @@
 import formBody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { recordAudit } from '../audit/audit-log.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import { sessionOf } from '../auth/plugin.ts';
-import { isTokenShaped } from '../crypto/tokens.ts';
-import type { Db } from '../db/database.ts';
-import { ApiError } from '../http/errors.ts';
-import type { Mailer } from '../mail/mailer.ts';
+import { isTokenShaped } from '../../platform/crypto/tokens.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { Mailer } from '../../platform/mail/mailer.ts';
 import { membershipsOf } from '../orgs/org-store.ts';
 import { clearedCookieOptions, SESSION_COOKIE } from '../sessions/cookies.ts';
 import { signIn } from '../sessions/sign-in.ts';

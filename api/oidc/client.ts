@@ -7,7 +7,7 @@
 // nonce. Discovered configurations are kept a few minutes per issuer and client.
 import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
-import { guardedFetch, RefusedAddressError } from '../net/guarded-fetch.ts';
+import { guardedFetch, RefusedAddressError } from '../../platform/net/guarded-fetch.ts';
 
 export interface OidcClientSettings {
   issuer: string;

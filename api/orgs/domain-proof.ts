@@ -2,8 +2,8 @@
 // Google Workspace): the organisation publishes a TXT record `_aegis-verify.<domain>` holding the
 // token Aegis shows, and Aegis reads it back. Until then — and again as soon as the record is gone —
 // the domain admits nobody: it neither signs people in just in time nor finds the organisation's SSO.
-import type { OrganizationDomainRow } from '../db/schema.ts';
-import { TxtLookupError, type TxtLookup } from '../net/txt-records.ts';
+import type { OrganizationDomainRow } from '../../platform/db/schema.ts';
+import { TxtLookupError, type TxtLookup } from '../../platform/net/txt-records.ts';
 
 export const PROOF_LABEL = '_aegis-verify';
 

@@ -2,9 +2,9 @@
 // gone, or no longer holds the token, stops admitting anyone at once (audited as
 // `domain.unverified`). A lookup that fails keeps the domain as it was and is retried next time:
 // a DNS outage must not lock an organisation out of its own sign-in.
-import { recordAudit } from '../audit/audit-log.ts';
-import type { Db } from '../db/database.ts';
-import type { TxtLookup } from '../net/txt-records.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { TxtLookup } from '../../platform/net/txt-records.ts';
 import { checkProof } from './domain-proof.ts';
 import { claimDueRechecks, recordCheck, recordCheckFailure } from './domain-store.ts';
 

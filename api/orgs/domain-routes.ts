@@ -7,14 +7,14 @@
 // Only a verified domain admits people by SSO just in time (`jit_domains`) or finds the
 // organisation's SSO from an address. All `admin`, organisation-level, audited.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { organizationLevel, principalOf } from '../auth/plugin.ts';
-import type { Db } from '../db/database.ts';
-import type { OrganizationDomainRow } from '../db/schema.ts';
-import { ApiError, conflict, notFound } from '../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { listResponseSchema, nullableTimestampSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
-import type { TxtLookup } from '../net/txt-records.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { OrganizationDomainRow } from '../../platform/db/schema.ts';
+import { ApiError, conflict, notFound } from '../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { listResponseSchema, nullableTimestampSchema, pageQueryProperties, timestampSchema } from '../../platform/http/schemas.ts';
+import type { TxtLookup } from '../../platform/net/txt-records.ts';
 import { checkProof, proofRecordName, proofRecordValue } from './domain-proof.ts';
 import { claimDomain, deleteDomain, findDomain, listDomains, recordCheck, recordCheckFailure, verifiedHolder } from './domain-store.ts';
 

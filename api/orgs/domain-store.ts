@@ -2,10 +2,10 @@
 // unverified with a token to publish; one organisation at a time holds a domain verified (a unique
 // index), so discovering an organisation's SSO from an address is never ambiguous.
 import { sql } from 'kysely';
-import { newToken } from '../crypto/tokens.ts';
-import type { Db } from '../db/database.ts';
-import type { OrganizationDomainRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import { newToken } from '../../platform/crypto/tokens.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { OrganizationDomainRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 
 export async function listDomains(db: Db, orgId: string, after: string | null, limit: number): Promise<OrganizationDomainRow[]> {
   let query = db.selectFrom('organization_domains').selectAll().where('org_id', '=', orgId);

@@ -8,10 +8,10 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import { ssoRequired } from '../auth/sso-required.ts';
-import { isTokenShaped } from '../crypto/tokens.ts';
-import type { Db } from '../db/database.ts';
-import type { InviteRow } from '../db/schema.ts';
-import { ApiError } from '../http/errors.ts';
+import { isTokenShaped } from '../../platform/crypto/tokens.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { InviteRow } from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { joinByInvite } from '../login/accounts.ts';
 import { acceptsHtml, escapeHtml, postForm, sendPage } from '../login/pages.ts';
 import { DEFAULT_LANDING, failForm, isFormPost, returnToSchema, signedInSchema } from '../login/routes.ts';

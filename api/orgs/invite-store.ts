@@ -3,10 +3,10 @@
 import { sql } from 'kysely';
 import type { Actor } from '../auth/principal.ts';
 import type { Role } from '../auth/roles.ts';
-import { hashToken, newToken } from '../crypto/tokens.ts';
-import type { Db } from '../db/database.ts';
-import type { InviteRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import { hashToken, newToken } from '../../platform/crypto/tokens.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { InviteRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 import { normalizeEmail } from '../users/user-store.ts';
 
 export const INVITE_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;

@@ -1,9 +1,9 @@
 // Organisations and their memberships.
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 import type { OrganizationSummary } from '../auth/principal.ts';
 import type { Role } from '../auth/roles.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../../platform/ids.ts';
 import { asPlan, type Plan } from './plans.ts';
 
 // A type alias, not an interface, so it fits the response types inferred from JSON Schema.

@@ -1,9 +1,9 @@
 // Plans gate features (spec 5.2, 5.4): `admin` API keys need Pro or above, SSO needs Enterprise.
 // Gates read the plan from the database at the moment of use, so a plan change takes effect at once.
-import type { Db } from '../db/database.ts';
-import { ApiError } from '../http/errors.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import { organizationOf } from './environments.ts';
+import { organizationOf } from '../../platform/db/environments.ts';
 
 export const PLANS = ['trial', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];

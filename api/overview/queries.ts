@@ -1,6 +1,6 @@
 // The counts behind GET /api/v1/overview, each one aggregate query over the caller's data space.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 
 export const RECENT_SCANS = 8;
 const TOP_SITES = 10;

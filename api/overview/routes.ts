@@ -6,9 +6,9 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../auth/plugin.ts';
 import { grants } from '../auth/scopes.ts';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 import { ScanResource } from '../scans/schemas.ts';
 import { toScan } from '../scans/store.ts';
 import { findingCounts, RECENT_SCANS, recentScans, shieldBlocks } from './queries.ts';

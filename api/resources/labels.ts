@@ -1,9 +1,9 @@
 // Labels on managed objects: the `?label=key:value` filter (several pairs comma-separated, all
 // must match), applied as JSONB containment.
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { badRequest } from '../http/errors.ts';
-import { parseList } from '../http/filters.ts';
-import { filterParam } from '../http/schemas.ts';
+import { badRequest } from '../../platform/http/errors.ts';
+import { parseList } from '../../platform/http/filters.ts';
+import { filterParam } from '../../platform/http/schemas.ts';
 
 export const labelQueryProperty = {
   label: filterParam('Filter by label, as `key:value`; with several pairs, objects must carry all of them.'),

@@ -3,7 +3,7 @@
 // `app.register(demoTargetRoutes, { prefix: DEMO_TARGET_PATH })`; every link it prints is absolute
 // under that prefix, so a scan scoped to the prefix reaches every page.
 //
-// Planted flaws (each one something the DAST engine in api/scanners/dast proves; rule id in []):
+// Planted flaws (each one something the DAST engine in scanners/dast proves; rule id in []):
 //   1. Reflected XSS — GET /search?q= prints q unescaped in the results line.     [dast-xss-reflected]
 //   2. SQL injection, error-based — GET /product?id= "concatenates" id into SQL; a quote brings a
 //      canned PostgreSQL error (`unterminated quoted string`).                      [dast-sqli-error]

@@ -4,8 +4,8 @@
 // sandbox test checks this list against every table with an `org_id` column, so a new
 // environment-owned table cannot be forgotten.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { Database } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { Database } from '../../platform/db/schema.ts';
 
 /** Tables whose rows belong to one environment's data space (`org_id`); children go with parents by cascade too. */
 export const ENVIRONMENT_TABLES = [

@@ -3,11 +3,11 @@
 // (from test only: a live key can never delete anything by this route). The demo target itself is
 // served at /sandbox/demo (./demo-target.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { Db } from '../db/database.ts';
-import { ApiError } from '../http/errors.ts';
-import { dataSpaceOf, ensureSandbox, ENVIRONMENTS } from '../orgs/environments.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { dataSpaceOf, ensureSandbox, ENVIRONMENTS } from '../../platform/db/environments.ts';
 import { resetSandbox } from './reset.ts';
 import { demoTargetUrl, sandboxTargets } from './target-policy.ts';
 

@@ -2,9 +2,9 @@
 // admin lists them: the sandbox cannot widen its own reach), or the deliberately vulnerable demo
 // target Aegis serves itself. Checked when the scan is asked for, in addition to the private-address
 // policy; a live scan is not affected.
-import type { Db } from '../db/database.ts';
-import { validationFailed } from '../http/errors.ts';
-import { environmentOf } from '../orgs/environments.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { validationFailed } from '../../platform/http/errors.ts';
+import { environmentOf } from '../../platform/db/environments.ts';
 import { DEMO_TARGET_PATH } from './demo-target.ts';
 
 export interface SandboxScope {

@@ -1,9 +1,9 @@
 // Reading one scan against another (the diff) and what a scan covered.
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 import { toVulnerability, vulnerabilitiesOfScan } from '../vulnerabilities/store.ts';
 import type { ScanStatus } from './schemas.ts';
 import { previousScan, type ScanRow } from './store.ts';
-import type { SkippedByType, SkippedFile } from '../scanners/types.ts';
+import type { SkippedByType, SkippedFile } from '../../scanners/types.ts';
 
 /** New, fixed and unchanged findings of `scan` against `baseline` (default: the previous completed scan of the target). */
 export async function diffScans(db: Db, scan: ScanRow, baseline?: ScanRow) {

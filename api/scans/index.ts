@@ -1,16 +1,16 @@
 // The scans module's hooks into the job system: the `scan` and `verify-finding` job kinds, and what a due schedule does
 // (create a scan and its job in the scheduler's transaction, once per due time), for code scans and
 // URL scans alike.
-import type { Db } from '../db/database.ts';
-import type { ScanScheduleRow } from '../db/schema.ts';
-import { jobHandlers } from '../jobs/registry.ts';
-import type { JobHandlers, JobKindDefinition } from '../jobs/types.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { ScanScheduleRow } from '../../platform/db/schema.ts';
+import { jobHandlers } from '../../platform/jobs/registry.ts';
+import type { JobHandlers, JobKindDefinition } from '../../platform/jobs/types.ts';
 import { scanJobKind, type ScanJobOptions } from './run-scan.ts';
 import { VERIFY_JOB_KIND, verifyJobKind } from '../vulnerabilities/verify.ts';
-import { parseGitSource } from '../git/url.ts';
-import { gitTargetRefusal } from '../git/target-refusal.ts';
-import { tenantPolicy, type OutboundPolicy } from '../net/outbound.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
+import { parseGitSource } from '../../platform/git/url.ts';
+import { gitTargetRefusal } from '../../platform/git/target-refusal.ts';
+import { tenantPolicy, type OutboundPolicy } from '../../platform/net/outbound.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { createScan, SCAN_JOB_KIND, storedGitSource } from './store.ts';
 import { prepareUrlSource } from '../url-scans/source.ts';
 import type { CommonScanInput } from '../url-scans/schemas.ts';

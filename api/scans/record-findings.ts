@@ -10,9 +10,9 @@ import { sql } from 'kysely';
 import type { NewEvent } from '../events/event-store.ts';
 import { vulnerabilityChanged, vulnerabilityCreated } from '../vulnerabilities/events.ts';
 import type { VulnerabilityRow } from '../vulnerabilities/store.ts';
-import type { Db } from '../db/database.ts';
-import { newId } from '../ids.ts';
-import type { Finding as CodeFinding, UrlLocation } from '../scanners/types.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Finding as CodeFinding, UrlLocation } from '../../scanners/types.ts';
 import { SEVERITIES } from './schemas.ts';
 import type { ScanRow } from './store.ts';
 

@@ -7,22 +7,22 @@
 // Failures are retried by the queue (a network blip while cloning); the scan is marked failed when
 // the last attempt fails, or at once for an error retrying cannot fix. Cancellation (DELETE
 // /scans/:id) marks the scan canceled and aborts the job's signal, which stops git and the thread.
-import type { Db } from '../db/database.ts';
-import { runInThread, ThreadPool } from '../jobs/thread-runner.ts';
-import { PermanentJobError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { runInThread, ThreadPool } from '../../platform/jobs/thread-runner.ts';
+import { PermanentJobError, type Job, type JobContext, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import { DbAdvisoryStore } from '../advisories/store.ts';
-import { scanSca } from '../scanners/sca/scan.ts';
-import type { ScanOutput } from '../scanners/types.ts';
+import { scanSca } from '../../scanners/sca/scan.ts';
+import type { ScanOutput } from '../../scanners/types.ts';
 import { extractArchive, type ArchiveKind } from './sources/archive.ts';
-import { cloneRepository, RefusedCloneError } from '../git/clone.ts';
-import { tenantPolicy, type OutboundPolicy } from '../net/outbound.ts';
-import { withWorkspace } from '../git/workspace.ts';
+import { cloneRepository, RefusedCloneError } from '../../platform/git/clone.ts';
+import { tenantPolicy, type OutboundPolicy } from '../../platform/net/outbound.ts';
+import { withWorkspace } from '../../platform/git/workspace.ts';
 import { recordFindings } from './record-findings.ts';
 import { announceDeliveries, recordEvents, type NewEvent } from '../events/event-store.ts';
 import { runUrlScan } from '../url-scans/run.ts';
 import { isUrlSource } from '../url-scans/source.ts';
 import type { CodeScanInput } from './scan-thread.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, toScan, type ScanJobPayload, type ScanRow } from './store.ts';
 
 import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { Db } from '../db/database.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import { isUrlScanType, sortFindings, toSarif, type ReportFinding, type ReportScanType } from '../scanners/report/index.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { conflict, notFound } from '../../platform/http/errors.ts';
+import { isUrlScanType, sortFindings, toSarif, type ReportFinding, type ReportScanType } from '../../scanners/report/index.ts';
 import { vulnerabilitiesOfScan } from '../vulnerabilities/store.ts';
 import { findScan } from './store.ts';
 

@@ -1,13 +1,13 @@
-// What a scan thread runs (api/jobs/thread-runner.ts): the CPU-heavy scanners, off the event loop
+// What a scan thread runs (platform/jobs/thread-runner.ts): the CPU-heavy scanners, off the event loop
 // the API and the job heartbeats share. Input and output cross the thread boundary by structured
 // clone, so they are plain data.
-import type { ThreadFunction } from '../jobs/thread-runner.ts';
-import { defaultRules } from '../scanners/sast/rules.ts';
-import { scanSast } from '../scanners/sast/scan.ts';
-import { scanSecrets } from '../scanners/secrets/index.ts';
-import { loadRuleSet } from '../scanners/secrets/rules.ts';
-import type { ScanOutput } from '../scanners/types.ts';
-import { attachSourceWindows } from '../scanners/source-window.ts';
+import type { ThreadFunction } from '../../platform/jobs/thread-runner.ts';
+import { defaultRules } from '../../scanners/sast/rules.ts';
+import { scanSast } from '../../scanners/sast/scan.ts';
+import { scanSecrets } from '../../scanners/secrets/index.ts';
+import { loadRuleSet } from '../../scanners/secrets/rules.ts';
+import type { ScanOutput } from '../../scanners/types.ts';
+import { attachSourceWindows } from '../../scanners/source-window.ts';
 
 export interface CodeScanInput {
   scanType: 'sast' | 'secrets';

@@ -1,6 +1,6 @@
 // Response and request shapes of the scans API (OpenAPI via the route schemas).
 import { SCAN_TYPES } from '../../schemas/index.ts';
-import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { nullableTimestampSchema, timestampSchema } from '../../platform/http/schemas.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
 import { StoredTriageSchema } from '../ai/schemas.ts';
 

@@ -1,23 +1,23 @@
 // Scans in the database: creating one (with its job, atomically), reading, listing, and the state
 // changes the job that runs it makes.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { ScansTable } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { ScansTable } from '../../platform/db/schema.ts';
 import type { Selectable } from 'kysely';
-import { newId } from '../ids.ts';
-import { enqueue } from '../jobs/queue.ts';
-import { SCAN_JOB_KIND } from '../jobs/scheduler.ts';
+import { newId } from '../../platform/ids.ts';
+import { enqueue } from '../../platform/jobs/queue.ts';
+import { SCAN_JOB_KIND } from '../../platform/jobs/scheduler.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from '../schedules/validate.ts';
 import type { ScanStatus } from './schemas.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import { withoutCredentials, type GitSource } from '../git/url.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { withoutCredentials, type GitSource } from '../../platform/git/url.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 export type ScanRow = Selectable<ScansTable>;
 
 /** The job kind that runs scans: the job system's own name for it. */
-export { SCAN_JOB_KIND } from '../jobs/scheduler.ts';
+export { SCAN_JOB_KIND } from '../../platform/jobs/scheduler.ts';
 /** A scan job's payload: the scan row says everything else. */
 export interface ScanJobPayload {
   [key: string]: unknown;

@@ -1,13 +1,13 @@
 // Scan schedules in the database.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { ScanScheduleRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { ScanScheduleRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from './validate.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 export interface ScheduleFields {
   name: string;

@@ -3,20 +3,20 @@
 // organisation's identity provider signed in sees and ends only that organisation's sessions of
 // the person, and cannot switch organisation (session-scope.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { recordAudit } from '../audit/audit-log.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import { sessionOf } from '../auth/plugin.ts';
 import { reachOf, refusalError, refusalFor } from './session-scope.ts';
-import type { Db } from '../db/database.ts';
-import type { SessionRow } from '../db/schema.ts';
-import { notFound } from '../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { listResponseSchema, pageQueryProperties, timestampSchema } from '../http/schemas.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { SessionRow } from '../../platform/db/schema.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { listResponseSchema, pageQueryProperties, timestampSchema } from '../../platform/http/schemas.ts';
 import { organizationSchema } from '../identity/routes.ts';
 import { membershipsOf } from '../orgs/org-store.ts';
 import { clearedCookieOptions, SESSION_COOKIE } from './cookies.ts';
 import { listSessions, revokeSession, SIGN_IN_METHODS, switchSessionEnvironment, switchSessionOrganization } from './session-store.ts';
-import { ENVIRONMENTS, ensureSandbox } from '../orgs/environments.ts';
+import { ENVIRONMENTS, ensureSandbox } from '../../platform/db/environments.ts';
 
 const sessionSchema = {
   type: 'object',

@@ -8,7 +8,7 @@
 //     walk into their other organisations.
 // An organisation that enforces SSO admits only sessions bound to it.
 import type { SessionPrincipal } from '../auth/principal.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { ssoRequired } from '../auth/sso-required.ts';
 import type { SessionReach } from './session-store.ts';
 

@@ -1,11 +1,11 @@
 // Session rows: one per sign-in, so a person can see where they are signed in and end any of it.
 // The cookie (session-token.ts) only names a row; the row says whether it still counts.
 import { sql, type ExpressionBuilder } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { Database, SessionRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { Database, SessionRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 import { SESSION_LIFETIME_MS } from './session-token.ts';
-import type { Environment } from '../orgs/environments.ts';
+import type { Environment } from '../../platform/db/environments.ts';
 
 export const SIGN_IN_METHODS = ['magic_link', 'google', 'sso_oidc', 'sso_saml', 'invite'] as const;
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];

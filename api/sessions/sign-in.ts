@@ -2,9 +2,9 @@
 // (login, and "new device" for a browser/address pair this user has not signed in from before),
 // and the cookie. Magic links, Google, SSO and invite links all end here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../audit/audit-log.ts';
-import type { Db } from '../db/database.ts';
-import type { SessionRow } from '../db/schema.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { SessionRow } from '../../platform/db/schema.ts';
 import { recordLogin } from '../users/user-store.ts';
 import { SESSION_COOKIE, sessionCookieOptions } from './cookies.ts';
 import { insertSession, knownDevice, type SignInMethod } from './session-store.ts';

@@ -1,5 +1,5 @@
 // What the three rule stores (IP access, rate limits, virtual patches) share for rule batches.
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 
 type RuleTable = 'ip_access_rules' | 'rate_limit_rules' | 'virtual_patches';
 

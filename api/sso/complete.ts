@@ -6,10 +6,10 @@
 // another one (docs/security.md), so an IdP that names someone else's address gains nothing
 // beyond what the organisation already had.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit, type Actor } from '../audit/audit-log.ts';
+import { recordAudit, type Actor } from '../../platform/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
-import type { Db } from '../db/database.ts';
-import { ApiError } from '../http/errors.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { escapeHtml, sendPage } from '../login/pages.ts';
 import { landingAfterSignIn } from '../login/return-to.ts';
 import { joinByInvite } from '../login/accounts.ts';

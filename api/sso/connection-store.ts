@@ -3,9 +3,9 @@
 // metadata), whether it is enforced, and the e-mail domains whose people may join on first sign-in.
 import { sql } from 'kysely';
 import type { Role } from '../auth/roles.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import type { SsoConnectionRow } from '../db/schema.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { SsoConnectionRow } from '../../platform/db/schema.ts';
 
 export interface OidcSettings {
   issuer: string;

@@ -2,10 +2,10 @@
 // keeps what the callback must check — PKCE verifier, nonce, SAML request id — keyed by the digest
 // of the `state` the browser carries there and back. A flow lives 10 minutes and finishes once.
 import { sql } from 'kysely';
-import { hashToken, newToken } from '../crypto/tokens.ts';
-import type { Db } from '../db/database.ts';
-import type { AuthFlowRow, FlowIdentity } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import { hashToken, newToken } from '../../platform/crypto/tokens.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { AuthFlowRow, FlowIdentity } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 
 export const FLOW_LIFETIME_MS = 10 * 60 * 1000;
 export type FlowKind = 'google' | 'sso_oidc' | 'sso_saml' | 'integration';

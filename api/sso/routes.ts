@@ -13,18 +13,18 @@
 // the settings cannot change and the connection cannot be removed: stop enforcing first.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import type { AuthChanges } from '../auth/auth-changes.ts';
 import { organizationLevel, principalOf } from '../auth/plugin.ts';
 import type { Role } from '../auth/roles.ts';
-import { hashToken } from '../crypto/tokens.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import type { AuthFlowRow } from '../db/schema.ts';
-import { ApiError, conflict, notFound, validationFailed } from '../http/errors.ts';
-import { nullableTimestampSchema, timestampSchema } from '../http/schemas.ts';
+import { hashToken } from '../../platform/crypto/tokens.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { AuthFlowRow } from '../../platform/db/schema.ts';
+import { ApiError, conflict, notFound, validationFailed } from '../../platform/http/errors.ts';
+import { nullableTimestampSchema, timestampSchema } from '../../platform/http/schemas.ts';
 import { callbackQuery, checkFlowCookie, oidcCallbackQuery } from '../login/google.ts';
-import { guardedFetch } from '../net/guarded-fetch.ts';
+import { guardedFetch } from '../../platform/net/guarded-fetch.ts';
 import { OidcClients, OidcDiscoveryError, OidcVerificationError, refusedAddressIn } from '../oidc/client.ts';
 import { requirePlan } from '../orgs/plans.ts';
 import { domainSchema } from '../orgs/domain-routes.ts';

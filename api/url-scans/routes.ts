@@ -4,16 +4,16 @@
 // scans module's routes, shared with code scans.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyRequest } from 'fastify';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import { validationFailed } from '../http/errors.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { validationFailed } from '../../platform/http/errors.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { ScanResource } from '../scans/schemas.ts';
 import { createScan, toScan } from '../scans/store.ts';
-import { checkCveSelection } from '../scanners/cve/scan.ts';
-import { parseApiDocument } from '../scanners/api-scan/scan.ts';
+import { checkCveSelection } from '../../scanners/cve/scan.ts';
+import { parseApiDocument } from '../../scanners/api-scan/scan.ts';
 import { ApiScanBody, CveScanBody, DastScanBody, type CommonScanInput } from './schemas.ts';
 import { prepareUrlSource, urlTarget } from './source.ts';
 import { checkSandboxHosts, sandboxScopeOf } from '../sandbox/target-policy.ts';

@@ -2,16 +2,16 @@
 // client from the stored source, calls the scanner of the scan's type, and applies the scan policy
 // to what it found. Also re-runs one finding's check for verify-fix, with the client of the scan
 // that found it.
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import { PermanentJobError } from '../jobs/types.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { PermanentJobError } from '../../platform/jobs/types.ts';
 import type { ScanRow } from '../scans/store.ts';
-import { parseApiDocument, recheckApi, scanApi } from '../scanners/api-scan/scan.ts';
-import { CveSelectionError, recheckCve, scanCve } from '../scanners/cve/scan.ts';
-import { recheckDast, scanDast } from '../scanners/dast/scan.ts';
-import { policyMark, type ScanPolicy } from '../scanners/web/policy.ts';
-import { RefusedTargetError, ScanHttp } from '../scanners/web/http.ts';
-import type { Recheck, WebFinding, WebScanContext, WebScanOutput } from '../scanners/web/types.ts';
+import { parseApiDocument, recheckApi, scanApi } from '../../scanners/api-scan/scan.ts';
+import { CveSelectionError, recheckCve, scanCve } from '../../scanners/cve/scan.ts';
+import { recheckDast, scanDast } from '../../scanners/dast/scan.ts';
+import { policyMark, type ScanPolicy } from '../../scanners/web/policy.ts';
+import { RefusedTargetError, ScanHttp } from '../../scanners/web/http.ts';
+import type { Recheck, WebFinding, WebScanContext, WebScanOutput } from '../../scanners/web/types.ts';
 import { isUrlSource, scanHttpFor, urlTarget, type UrlSource } from './source.ts';
 
 export interface UrlScanOptions {

@@ -1,6 +1,6 @@
 // Request bodies of the URL scans (spec 4.7, 4.8): DAST, API and CVE-targeted. What they share —
 // scope, limits, authentication — has one shape in all three (and in a schedule's `config`).
-import type { ScanPolicy } from '../scanners/web/policy.ts';
+import type { ScanPolicy } from '../../scanners/web/policy.ts';
 
 const headerMap = { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 8192 } } as const;
 

@@ -3,10 +3,10 @@
 // a target on a private address is refused at once unless AEGIS_ALLOW_PRIVATE_TARGETS — and turned
 // into the ScanHttp the scanner sends through when it runs (which checks resolved addresses again).
 import { isIP } from 'node:net';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import { validationFailed } from '../http/errors.ts';
-import { refusedAddress } from '../net/address-policy.ts';
-import { DEFAULT_LIMITS, ScanHttp, type ScanAuth } from '../scanners/web/http.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { validationFailed } from '../../platform/http/errors.ts';
+import { refusedAddress } from '../../platform/net/address-policy.ts';
+import { DEFAULT_LIMITS, ScanHttp, type ScanAuth } from '../../scanners/web/http.ts';
 import type { CommonScanInput } from './schemas.ts';
 import { checkSandboxHosts, isDemoTarget, type SandboxScope } from '../sandbox/target-policy.ts';
 

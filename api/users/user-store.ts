@@ -1,9 +1,9 @@
 // People who sign in. An e-mail address is the identity (lower-cased): a magic link, Google and an
 // organisation's identity provider all vouch for one.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { UserRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { UserRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 

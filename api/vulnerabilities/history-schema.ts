@@ -1,5 +1,5 @@
 // The entry of a finding's history (GET /api/v1/vulnerabilities/:id/history; ./history.ts).
-import { timestampSchema } from '../http/schemas.ts';
+import { timestampSchema } from '../../platform/http/schemas.ts';
 
 export const HistoryEntryResource = {
   type: 'object',

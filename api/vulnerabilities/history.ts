@@ -9,8 +9,8 @@
 // carry the same `now()`: the event is shown with that entry's actor, and the entry is not repeated.
 // Events are kept 30 days (EVENT_RETENTION_DAYS); older changes remain as their audit entries.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { badRequest } from '../http/errors.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { badRequest } from '../../platform/http/errors.ts';
 
 const VULNERABILITY_EVENTS = ['vulnerability.created', 'vulnerability.updated', 'vulnerability.resolved'];
 

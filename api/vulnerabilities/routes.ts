@@ -3,13 +3,13 @@
 // sorted pages (./sort.ts) and each finding's history (./history.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { SCAN_TYPES } from '../../schemas/index.ts';
-import { auditRequest } from '../audit/audit-log.ts';
+import { auditRequest } from '../../platform/audit-log.ts';
 import { principalOf } from '../auth/plugin.ts';
-import type { Db } from '../db/database.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import { parseEnumList, parseList } from '../http/filters.ts';
-import { decodeCursor, pageLimit, toPage } from '../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties } from '../http/schemas.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { conflict, notFound } from '../../platform/http/errors.ts';
+import { parseEnumList, parseList } from '../../platform/http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { SEVERITIES, VulnerabilityResource } from '../scans/schemas.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 import { vulnerabilityChanged } from './events.ts';
@@ -17,7 +17,7 @@ import { findVulnerability, listVulnerabilities, listVulnerabilitiesSorted, toVu
 import { allowedFrom, transitionAllowed } from './transitions.ts';
 import { sql } from 'kysely';
 import { VirtualPatchResource } from '../../schemas/index.ts';
-import { announceEnqueued } from '../jobs/signals.ts';
+import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { findPatch, insertPatch, toPatch } from '../shield/virtual-patches/store.ts';
 import { requestVerification } from './verify.ts';
 import { derivePatch, siteServing } from './virtual-patch.ts';

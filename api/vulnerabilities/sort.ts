@@ -4,7 +4,7 @@
 // are broken by id). Timestamps travel in the cursor as Postgres's own text of the value, so their
 // microseconds survive (a JavaScript Date would round them to milliseconds and skip or repeat rows).
 import { sql, type RawBuilder } from 'kysely';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../../platform/http/errors.ts';
 
 export const SORTS = ['severity', '-severity', 'first_seen_at', '-first_seen_at', 'last_seen_at', '-last_seen_at', 'created_at', '-created_at', 'updated_at', '-updated_at'] as const;
 export type Sort = (typeof SORTS)[number];

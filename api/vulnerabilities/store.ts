@@ -1,11 +1,11 @@
 // Vulnerabilities (findings) in the database: reading, listing with filters, triage updates.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { VulnerabilitiesTable } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { VulnerabilitiesTable } from '../../platform/db/schema.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { ScanType } from '../schedules/validate.ts';
-import type { Severity } from '../scanners/types.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import type { Severity } from '../../scanners/types.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 import { afterCursor, sortKey, sortKeyText, type SortCursor, type SortSpec } from './sort.ts';
 
 export type VulnerabilityRow = Selectable<VulnerabilitiesTable>;

@@ -4,15 +4,15 @@
 // finding is resolved (`verified`) and, when asked, the virtual patch made from it is deleted.
 // Reproduced: it stays (or is again) open, with the fresh evidence.
 import { sql } from 'kysely';
-import { recordAudit } from '../audit/audit-log.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import { withWorkspace } from '../git/workspace.ts';
-import { enqueue } from '../jobs/queue.ts';
-import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../jobs/types.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { withWorkspace } from '../../platform/git/workspace.ts';
+import { enqueue } from '../../platform/jobs/queue.ts';
+import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import { fetchSource, runScanner, type ScanJobOptions } from '../scans/run-scan.ts';
 import { getScanById, type ScanRow } from '../scans/store.ts';
-import type { Recheck } from '../scanners/web/types.ts';
+import type { Recheck } from '../../scanners/web/types.ts';
 import { recheckUrlFinding } from '../url-scans/run.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
 import { vulnerabilityChanged } from './events.ts';

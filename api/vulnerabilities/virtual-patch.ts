@@ -3,12 +3,12 @@
 // class. The regexes are deliberately broad for the one parameter they guard — a search box that
 // must never carry a quote loses nothing by refusing one — and all compile under RE2.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { ShieldSiteRow } from '../db/schema.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { ShieldSiteRow } from '../../platform/db/schema.ts';
 import type { VulnerabilityRow } from './store.ts';
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../../platform/http/errors.ts';
 import type { NewPatch } from '../shield/virtual-patches/store.ts';
-import type { AttackClass, WebFindingDetails } from '../scanners/web/types.ts';
+import type { AttackClass, WebFindingDetails } from '../../scanners/web/types.ts';
 
 export const ATTACK_PATTERNS: Record<AttackClass, string> = {
   // Quotes, comments, statement separators, the keywords of UNION/time-based probes, `or 1=1` forms.

@@ -3,11 +3,11 @@
 // schedule is the same whichever worker runs it. The same attempt code serves redeliveries
 // (trigger `manual`) and the synchronous test ping of POST /api/v1/webhooks/:id/test.
 import type { ServerConfig } from '../config.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Db } from '../db/database.ts';
-import type { AttemptTrigger, DeliveryStatus } from '../db/schema.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { AttemptTrigger, DeliveryStatus } from '../../platform/db/schema.ts';
 import { toEvent } from '../events/event-store.ts';
-import { RetryLaterError, type JobHandlers, type JobKindDefinition } from '../jobs/types.ts';
+import { RetryLaterError, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import { DELIVERY_JOB_KIND, type DeliveryJobPayload } from './fanout.ts';
 import { failForDisabledWebhook, loadDelivery, recordAttempt, type LoadedDelivery, type RecordedAttempt } from './delivery-store.ts';
 import { retryDelayMs } from './retry-schedule.ts';

@@ -3,15 +3,15 @@
 // still has the attempt count read before sending: a job reclaimed by another worker (lease lost)
 // cannot record the same attempt twice.
 import { sql } from 'kysely';
-import { recordAudit } from '../audit/audit-log.ts';
-import type { Db } from '../db/database.ts';
-import type { AttemptTrigger, DeliveryStatus, EventRow, WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookRow } from '../db/schema.ts';
+import { recordAudit } from '../../platform/audit-log.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { AttemptTrigger, DeliveryStatus, EventRow, WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookRow } from '../../platform/db/schema.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../../platform/ids.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { SendResult } from './send.ts';
 import { toWebhook } from './store.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 export interface LoadedDelivery {
   delivery: WebhookDeliveryRow;

@@ -3,9 +3,9 @@
 // the transaction that records the events, so an event is never stored without its deliveries
 // (nor delivered without being stored). The caller announces the jobs after commit.
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { EventRow } from '../db/schema.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { EventRow } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 
 export const DELIVERY_JOB_KIND = 'webhook.deliver';
 

@@ -7,7 +7,7 @@
 // 3xx would otherwise lead the POST to an address nobody checked, so it counts as a failure.
 import { isIP } from 'node:net';
 import { request } from 'undici';
-import { everywhere, outboundAgent, tenantRule, type AddressResolver } from '../net/outbound.ts';
+import { everywhere, outboundAgent, tenantRule, type AddressResolver } from '../../platform/net/outbound.ts';
 import { refusalMessage } from './url-policy.ts';
 
 /** Bytes of a response read before the connection is dropped: receivers should answer fast and short. */

@@ -1,17 +1,17 @@
-// Outbound webhooks in the database. The signing secret is stored sealed (api/crypto/secret-box.ts),
+// Outbound webhooks in the database. The signing secret is stored sealed (platform/crypto/secret-box.ts),
 // with the webhook's id as the sealing context, plus its last four characters for recognition; the
 // clear value exists only in the create response.
 import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { WebhookRow } from '../db/schema.ts';
-import type { SecretBox } from '../crypto/secret-box.ts';
-import { newId } from '../ids.ts';
+import type { Db } from '../../platform/db/database.ts';
+import type { WebhookRow } from '../../platform/db/schema.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { newId } from '../../platform/ids.ts';
 import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
 import type { WEBHOOK_EVENTS } from '../../schemas/index.ts';
-import { livemodeOf } from '../orgs/environments.ts';
+import { livemodeOf } from '../../platform/db/environments.ts';
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -4,8 +4,8 @@
 // or reserved address. Checked when a URL is saved — a literal address as it is, a name by every
 // address it resolves to now — and again on every delivery, on the address actually connected to
 // (a name may resolve differently later: DNS rebinding).
-import { configuredResolver } from '../net/guarded-lookup.ts';
-import { urlRefusal, type RefusalWording, type UrlPolicy } from '../net/url-refusal.ts';
+import { configuredResolver } from '../../platform/net/guarded-lookup.ts';
+import { urlRefusal, type RefusalWording, type UrlPolicy } from '../../platform/net/url-refusal.ts';
 
 /** `resolve`: how endpoint names are resolved, at save and at delivery alike. */
 export type WebhookUrlPolicy = UrlPolicy;

@@ -1,8 +1,8 @@
 // Aegis's own scanners for bench/scan-quality.ts, called in-process the way a scan job calls them
 // (scanSecrets / scanSast on a directory, built-in rules), their findings reduced for scoring.
-import { scanSast } from '../../api/scanners/sast/scan.ts';
-import { loadRuleSet, scanSecrets } from '../../api/scanners/secrets/index.ts';
-import type { Finding } from '../../api/scanners/types.ts';
+import { scanSast } from '../../scanners/sast/scan.ts';
+import { loadRuleSet, scanSecrets } from '../../scanners/secrets/index.ts';
+import type { Finding } from '../../scanners/types.ts';
 import type { ToolFinding } from './scan-quality-score.ts';
 
 export interface AegisRun {

@@ -10,7 +10,7 @@ export interface ProtocolServices {
   controller: ServiceDefinition;
 }
 
-const PROTOCOL_DIR = fileURLToPath(new URL('../protocol/', import.meta.url));
+const PROTOCOL_DIR = fileURLToPath(new URL('./', import.meta.url));
 
 function service(root: GrpcObject, packageName: string, name: string): ServiceDefinition {
   const pkg = root[packageName];

@@ -3,7 +3,7 @@
 // schedules, managed-rule exclusions and OpenAPI documents. Offline and pure: the same answers as the API's own checks,
 // through the same code, but for the whole repository at once.
 import { LineCounter, parseDocument } from 'yaml';
-import { unknownRuleRefs } from '../../api/gateway/rules/managed/catalogue.ts';
+import { unknownRuleRefs } from '../../gateway/rules/managed/catalogue.ts';
 import { checkIpRule } from '../../api/shield/ip-access/rule-check.ts';
 import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
 import { compileUserRegex } from '../../api/shield/regex.ts';

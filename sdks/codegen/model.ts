@@ -1,5 +1,5 @@
 // The language-neutral model of the API that the three SDK emitters render: every operation the
-// served OpenAPI document names (`operationId` = `<resource>.<method>`, api/http/operation-ids.ts)
+// served OpenAPI document names (`operationId` = `<resource>.<method>`, api/operation-ids.ts)
 // and every object schema it uses, each given one type name. The document writes all its schemas
 // inline, so names are chosen here:
 //
@@ -328,7 +328,7 @@ export function buildModel(document: OpenApiDocument): SdkModel {
     for (const method of METHODS) {
       const op = operations[method.toLowerCase()];
       if (!op || op['x-aegis-sdk'] === false) continue;
-      if (!op.operationId) throw new Error(`${method} ${path} has no operationId: name it in api/http/operation-ids.ts`);
+      if (!op.operationId) throw new Error(`${method} ${path} has no operationId: name it in api/operation-ids.ts`);
       const [resource, name] = op.operationId.split('.') as [string, string];
       entries.push({ path, method, op, resource, name });
     }

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FALLBACK_LABEL, FALLBACK_MODEL, FAMILIES, MAX_EXPLANATION, familyFor, fallbackTriage } from '../../api/ai/fallback/index.ts';
 import { unknownPlaceholders } from '../../api/ai/fallback/text.ts';
 import type { TriageAnswer, TriageFinding, Verdict } from '../../api/ai/types.ts';
-import { scanSast } from '../../api/scanners/sast/scan.ts';
-import { scanSecrets } from '../../api/scanners/secrets/index.ts';
-import { base62Crc32 } from '../../api/scanners/secrets/validators.ts';
-import { attachSourceWindows } from '../../api/scanners/source-window.ts';
-import type { Finding } from '../../api/scanners/types.ts';
+import { scanSast } from '../../scanners/sast/scan.ts';
+import { scanSecrets } from '../../scanners/secrets/index.ts';
+import { base62Crc32 } from '../../scanners/secrets/validators.ts';
+import { attachSourceWindows } from '../../scanners/source-window.ts';
+import type { Finding } from '../../scanners/types.ts';
 
 // ---------- helpers ----------
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTriagePrompt, DATA_BEGIN, DATA_END, MAX_USER_BYTES } from '../../api/ai/prompt.ts';
 import { VERDICTS, type TriageFinding } from '../../api/ai/types.ts';
-import { base62Crc32 } from '../../api/scanners/secrets/validators.ts';
+import { base62Crc32 } from '../../scanners/secrets/validators.ts';
 
 const body = 'R7kQ2mX9vL4pT8wZ1cN5bH3jF6dS0a';
 const GITHUB_PAT = `gh${'p'}_${body}${base62Crc32(body)}`; // built at run time: no literal secret in this file

@@ -4,8 +4,8 @@
 // run time (a seeded generator), so this file holds none for the repository's own secrets scan.
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { redactSecrets, isPlaceholder } from '../../api/scanners/secrets/redact-text.ts';
-import { base62Crc32 } from '../../api/scanners/secrets/validators.ts';
+import { redactSecrets, isPlaceholder } from '../../scanners/secrets/redact-text.ts';
+import { base62Crc32 } from '../../scanners/secrets/validators.ts';
 
 function generator(seed: number): (alphabet: string, n: number) => string {
   let s = seed >>> 0;

@@ -2,7 +2,7 @@
 // private, loopback, link-local and reserved ones are refused, IPv4-mapped IPv6 included. (A rule
 // for the whole ::ffff:0:0/96 once made Node's BlockList refuse every public IPv4 address.)
 import { describe, expect, it } from 'vitest';
-import { refusedAddress } from '../../api/net/address-policy.ts';
+import { refusedAddress } from '../../platform/net/address-policy.ts';
 
 describe('refusedAddress', () => {
   it('lets public addresses through', () => {

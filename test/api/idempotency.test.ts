@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../../api/http/idempotency.ts';
+import { requestFingerprint } from '../../platform/http/idempotency.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;

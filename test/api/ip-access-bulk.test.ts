@@ -4,11 +4,11 @@ import { rmSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { transactionWithCopy } from '../../api/db/copy.ts';
-import { openDatabase, type DatabaseHandle, type Db } from '../../api/db/database.ts';
-import { PGliteDialect } from '../../api/db/pglite-dialect.ts';
-import type { Database } from '../../api/db/schema.ts';
-import { newId } from '../../api/ids.ts';
+import { transactionWithCopy } from '../../platform/db/copy.ts';
+import { openDatabase, type DatabaseHandle, type Db } from '../../platform/db/database.ts';
+import { PGliteDialect } from '../../platform/db/pglite-dialect.ts';
+import type { Database } from '../../platform/db/schema.ts';
+import { newId } from '../../platform/ids.ts';
 import { insertIpRulesBulk, type StagedIpRule } from '../../api/shield/ip-access/store.ts';
 import { cloneDatabase, type TestDatabase } from '../support/database-template.ts';
 

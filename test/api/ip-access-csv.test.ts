@@ -3,7 +3,7 @@
 // net/ip's parse-and-format.
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { formatIp, networkOf, parseIp, sameIp } from '../../api/net/ip.ts';
+import { formatIp, networkOf, parseIp, sameIp } from '../../platform/net/ip.ts';
 import { parseIpRulesCsv, readCsvRecords } from '../../api/shield/ip-access/csv-import.ts';
 import { checkRuleValue } from '../../api/shield/ip-access/values.ts';
 

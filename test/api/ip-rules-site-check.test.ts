@@ -4,8 +4,8 @@
 import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../api/db/database.ts';
-import { newId } from '../../api/ids.ts';
+import { openDatabase, type DatabaseHandle } from '../../platform/db/database.ts';
+import { newId } from '../../platform/ids.ts';
 import { cloneDatabase, type TestDatabase } from '../support/database-template.ts';
 
 let database: TestDatabase;

@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueue, getJob } from '../../api/jobs/queue.ts';
-import { registerJobKind } from '../../api/jobs/registry.ts';
+import { enqueue, getJob } from '../../platform/jobs/queue.ts';
+import { registerJobKind } from '../../platform/jobs/registry.ts';
 import { startOrigin, type Origin } from '../support/origin.ts';
 import { eventually, viaGateway } from '../support/gateway.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

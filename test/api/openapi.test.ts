@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATION_NAMES } from '../../api/http/operation-ids.ts';
+import { OPERATION_NAMES } from '../../api/operation-ids.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -98,7 +98,7 @@ describe('OpenAPI', () => {
         const route = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`;
         routes.add(route);
         if (operation['x-aegis-sdk'] === false) continue;
-        expect(operation.operationId, `${route} has no entry in api/http/operation-ids.ts`).toMatch(/^[a-z][A-Za-z]*\.[a-z][A-Za-z]*$/);
+        expect(operation.operationId, `${route} has no entry in api/operation-ids.ts`).toMatch(/^[a-z][A-Za-z]*\.[a-z][A-Za-z]*$/);
         expect(seen.get(operation.operationId!), `${operation.operationId} names two operations`).toBeUndefined();
         seen.set(operation.operationId!, route);
       }

@@ -4,8 +4,8 @@
 // list the latest scans, and sum blocks of the last 24 hours per site — not another organisation's,
 // not the sandbox's, not older traffic. A key without a section's read scope gets that section null.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../api/ids.ts';
-import { ensureSandbox } from '../../api/orgs/environments.ts';
+import { newId } from '../../platform/ids.ts';
+import { ensureSandbox } from '../../platform/db/environments.ts';
 import { setPlan } from '../../api/orgs/plans.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FAKE_FILES, DEMO_TARGET_PATH, demoTargetRoutes } from '../../api/sandbox/demo-target.ts';
-import { XSS_MARKER_PREFIX } from '../../api/scanners/dast/active.ts';
-import { scanDast } from '../../api/scanners/dast/scan.ts';
-import { ScanHttp, type HttpExchange, type ScanRequest } from '../../api/scanners/web/http.ts';
-import type { WebFinding, WebScanOutput } from '../../api/scanners/web/types.ts';
+import { XSS_MARKER_PREFIX } from '../../scanners/dast/active.ts';
+import { scanDast } from '../../scanners/dast/scan.ts';
+import { ScanHttp, type HttpExchange, type ScanRequest } from '../../scanners/web/http.ts';
+import type { WebFinding, WebScanOutput } from '../../scanners/web/types.ts';
 
 /** ScanHttp that remembers every request it was asked to send and every exchange it got. */
 class RecordingHttp extends ScanHttp {

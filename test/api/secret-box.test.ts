@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSecretBox, loadServerKey, open, parseServerKey, seal } from '../../api/crypto/secret-box.ts';
+import { createSecretBox, loadServerKey, open, parseServerKey, seal } from '../../platform/crypto/secret-box.ts';
 
 const key = randomBytes(32);
 

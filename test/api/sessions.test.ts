@@ -3,7 +3,7 @@
 // cookie-authenticated writes, the sliding refresh of the cookie, forged cookies and "new device"
 // audit entries. Real server, real SMTP capture, real magic links.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadServerKey } from '../../api/crypto/secret-box.ts';
+import { loadServerKey } from '../../platform/crypto/secret-box.ts';
 import { SessionTokens } from '../../api/sessions/session-token.ts';
 import { request, startTestServer, type Response, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';

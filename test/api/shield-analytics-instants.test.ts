@@ -2,8 +2,8 @@
 // and "last 24 hours"): the granularity the span calls for, rounding outwards to whole buckets,
 // counts and top lists over exactly those minutes, and the validation of the parameters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecisionEvent } from '../../api/gateway/decision.ts';
-import { newId } from '../../api/ids.ts';
+import type { DecisionEvent } from '../../gateway/decision.ts';
+import { newId } from '../../platform/ids.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const MINUTE = 60_000;

@@ -1,9 +1,9 @@
 // GET /api/v1/shield/sites/:id/analytics against decisions written by the real recorder, checked
 // against the stored rows themselves; and the retention that removes old decisions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecisionEvent } from '../../api/gateway/decision.ts';
+import type { DecisionEvent } from '../../gateway/decision.ts';
 import { pruneShieldEvents } from '../../api/housekeeping.ts';
-import { newId } from '../../api/ids.ts';
+import { newId } from '../../platform/ids.ts';
 import { eventually } from '../support/gateway.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -1,8 +1,8 @@
 // GET /api/v1/shield/sites/:id/live over real HTTP connections: delivery, filters, heartbeats,
 // Last-Event-ID resume (from memory and from the database), a stalled reader, shutdown.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecisionEvent } from '../../api/gateway/decision.ts';
-import { newId } from '../../api/ids.ts';
+import type { DecisionEvent } from '../../gateway/decision.ts';
+import { newId } from '../../platform/ids.ts';
 import { eventually } from '../support/gateway.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -7,10 +7,10 @@
 // started the sign-in (its flow cookie) completes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPlan } from '../../api/orgs/plans.ts';
-import { guardedFetch } from '../../api/net/guarded-fetch.ts';
+import { guardedFetch } from '../../platform/net/guarded-fetch.ts';
 import { startFlow } from '../../api/sso/flows.ts';
 import { readIdpMetadata } from '../../api/sso/saml/metadata.ts';
-import type { Db } from '../../api/db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 import { idpMetadataXml, OTHER_CERT, readAuthnRequest, startSamlIdp, type PostedResponse, type ResponseKnobs, type SamlIdp } from '../support/saml-idp.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';

@@ -312,7 +312,7 @@ describe('the address check at delivery time', () => {
 
   it('refuses a name that resolves to a private address when the delivery is made (DNS rebinding)', async () => {
     // A public address at save time. Not 203.0.113.10: TEST-NET-3 is in the refused ranges
-    // (api/net/address-policy.ts), so the save-time check rightly refuses it.
+    // (platform/net/address-policy.ts), so the save-time check rightly refuses it.
     dns.set('hooks.rebind.test', ['93.184.215.14']);
     const saved = await t3.call('POST', '/api/v1/webhooks', { body: { url: 'https://hooks.rebind.test/x', events: ['api_key.created'] } });
     expect(saved.status, saved.text).toBe(201);

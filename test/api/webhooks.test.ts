@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../api/config.ts';
-import { createSecretBox, loadServerKey } from '../../api/crypto/secret-box.ts';
+import { createSecretBox, loadServerKey } from '../../platform/crypto/secret-box.ts';
 import { startServer } from '../../api/server.ts';
 import { openWebhookSecret } from '../../api/webhooks/store.ts';
 import { keyInOrganization } from '../support/orgs.ts';

@@ -30,7 +30,7 @@ const { DOMParser } = createRequire(import.meta.url)('@xmldom/xmldom') as {
   };
 };
 
-// The example of the github-pat rule (api/scanners/secrets/rules/source-control.yaml): passes its CRC check.
+// The example of the github-pat rule (scanners/secrets/rules/source-control.yaml): passes its CRC check.
 const TOKEN = ['ghp_NZdJZqqFFtuqSH7q', 'm6vfIBLZGc15m21DdzWJ'].join('');
 const OTHER = ['github_pat_TanqTvhuMWFYTFycLYsFUs_4sQr17EtpekmWwYmWx', 'Om2qyEMUoBDTTN4xFLJQLWIlAcIkf1QRoiF49kc60'].join('');
 const LOCAL = { AEGIS_API_URL: '', AEGIS_API_KEY: '', NO_COLOR: '1' };

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLEARANCE_COOKIE } from '../../api/gateway/challenge/tokens.ts';
+import { CLEARANCE_COOKIE } from '../../gateway/challenge/tokens.ts';
 import { viaGateway } from '../support/gateway.ts';
 import { startOrigin, type Echo, type Origin } from '../support/origin.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -5,8 +5,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHALLENGE_PATH, Challenges, MAX_FORM_BYTES, safeReturnTo, type SubmitContext } from '../../api/gateway/challenge/challenge.ts';
-import { SOLVER_SOURCE, renderChallengePage } from '../../api/gateway/challenge/page.ts';
+import { CHALLENGE_PATH, Challenges, MAX_FORM_BYTES, safeReturnTo, type SubmitContext } from '../../gateway/challenge/challenge.ts';
+import { SOLVER_SOURCE, renderChallengePage } from '../../gateway/challenge/page.ts';
 import {
   CLEARANCE_COOKIE,
   SEED_TTL_SECONDS,
@@ -22,7 +22,7 @@ import {
   signToken,
   verifyClearance,
   workDigest,
-} from '../../api/gateway/challenge/tokens.ts';
+} from '../../gateway/challenge/tokens.ts';
 
 const serverKey = randomBytes(32);
 const keys = deriveChallengeKeys(serverKey);

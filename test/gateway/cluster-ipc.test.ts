@@ -3,10 +3,10 @@
 // emitters that delivers asynchronously, as process.send does; the primary's side is the real code.
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { IpcRateState, answerRateBatch, answerRateRequest, isRateBatch, type IpcChannel, type RateBatch } from '../../api/gateway/cluster/ipc-rate-state.ts';
-import { workerExecArgv } from '../../api/gateway/cluster/primary.ts';
-import { MemoryRateState } from '../../api/gateway/state/memory-rate-state.ts';
-import { slidingCount } from '../../api/gateway/state/rate-state.ts';
+import { IpcRateState, answerRateBatch, answerRateRequest, isRateBatch, type IpcChannel, type RateBatch } from '../../gateway/cluster/ipc-rate-state.ts';
+import { workerExecArgv } from '../../gateway/cluster/primary.ts';
+import { MemoryRateState } from '../../gateway/state/memory-rate-state.ts';
+import { slidingCount } from '../../gateway/state/rate-state.ts';
 
 /** N workers' channels to one primary holding one state. */
 function primaryWith(workers: number, options: { answer?: boolean } = {}) {

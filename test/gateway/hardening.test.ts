@@ -7,8 +7,8 @@
 import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasEnoughWork } from '../../api/gateway/challenge/tokens.ts';
-import { DEFAULT_BODY_ADMISSION } from '../../api/gateway/proxy/body-admission.ts';
+import { hasEnoughWork } from '../../gateway/challenge/tokens.ts';
+import { DEFAULT_BODY_ADMISSION } from '../../gateway/proxy/body-admission.ts';
 import { eventually, viaGateway } from '../support/gateway.ts';
 import { startOrigin, type Echo, type Origin } from '../support/origin.ts';
 import { rawRequest } from '../support/raw-http.ts';

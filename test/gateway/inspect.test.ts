@@ -1,14 +1,14 @@
-// The gateway's request reading (api/gateway/inspect/): decoding, names, JSON, bodies.
+// The gateway's request reading (gateway/inspect/): decoding, names, JSON, bodies.
 import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { inspectBody, type BodyLimits } from '../../api/gateway/inspect/body.ts';
-import { charsetOf, decodeText } from '../../api/gateway/inspect/charset.ts';
-import { FieldCollector, MAX_FIELDS } from '../../api/gateway/inspect/collector.ts';
-import { contentCodings, decodeContent } from '../../api/gateway/inspect/content-coding.ts';
-import { MAX_JSON_DEPTH, scanJson } from '../../api/gateway/inspect/json-fields.ts';
-import { parameterNames } from '../../api/gateway/inspect/names.ts';
-import { decodePercent, newDecodeFlags } from '../../api/gateway/inspect/percent.ts';
-import { LazyInspectedRequest } from '../../api/gateway/inspected-request.ts';
+import { inspectBody, type BodyLimits } from '../../gateway/inspect/body.ts';
+import { charsetOf, decodeText } from '../../gateway/inspect/charset.ts';
+import { FieldCollector, MAX_FIELDS } from '../../gateway/inspect/collector.ts';
+import { contentCodings, decodeContent } from '../../gateway/inspect/content-coding.ts';
+import { MAX_JSON_DEPTH, scanJson } from '../../gateway/inspect/json-fields.ts';
+import { parameterNames } from '../../gateway/inspect/names.ts';
+import { decodePercent, newDecodeFlags } from '../../gateway/inspect/percent.ts';
+import { LazyInspectedRequest } from '../../gateway/inspected-request.ts';
 
 describe('decodePercent', () => {
   it.each([

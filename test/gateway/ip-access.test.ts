@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileIpAccess, parseAsnValue, type IpAccessSource } from '../../api/gateway/rules/ip-access.ts';
-import { cidrToRange } from '../../api/gateway/rules/ip-ranges.ts';
-import { formatIp, parseIp, type ParsedIp } from '../../api/net/ip.ts';
+import { compileIpAccess, parseAsnValue, type IpAccessSource } from '../../gateway/rules/ip-access.ts';
+import { cidrToRange } from '../../gateway/rules/ip-ranges.ts';
+import { formatIp, parseIp, type ParsedIp } from '../../platform/net/ip.ts';
 
 const ip = (text: string): ParsedIp => {
   const parsed = parseIp(text);

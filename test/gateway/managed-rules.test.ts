@@ -1,18 +1,18 @@
-// Managed rules (api/gateway/rules/managed/): the catalogue, the attack and benign corpora of
+// Managed rules (gateway/rules/managed/): the catalogue, the attack and benign corpora of
 // test/fixtures/shield/, every target a rule can read, exclusions, the fast path and hostile input.
 // Requests are built in process (test/fixtures/shield/build-request.ts) with the gateway's own field
 // collector, so values arrive decoded once, as the origin's framework reads them.
 import RE2 from 're2';
 import { describe, expect, it } from 'vitest';
-import type { ManagedRulesSettings } from '../../api/db/schema.ts';
-import { ANOMALIES } from '../../api/gateway/inspect/fields.ts';
-import { canonicalText, shellForm } from '../../api/gateway/rules/managed/canonicalise.ts';
-import { RULE_DEFINITIONS } from '../../api/gateway/rules/managed/catalogue.ts';
-import { MANAGED_RULE_CATEGORIES, MANAGED_RULES, compileManagedRules, unknownRuleRefs, type ManagedRuleSet } from '../../api/gateway/rules/managed/index.ts';
-import { isInert } from '../../api/gateway/rules/managed/prefilter.ts';
-import { programFor } from '../../api/gateway/rules/managed/program.ts';
-import { hostClasses } from '../../api/gateway/rules/managed/ssrf-hosts.ts';
-import { TARGETS, type ParanoiaLevel } from '../../api/gateway/rules/managed/types.ts';
+import type { ManagedRulesSettings } from '../../platform/db/schema.ts';
+import { ANOMALIES } from '../../gateway/inspect/fields.ts';
+import { canonicalText, shellForm } from '../../gateway/rules/managed/canonicalise.ts';
+import { RULE_DEFINITIONS } from '../../gateway/rules/managed/catalogue.ts';
+import { MANAGED_RULE_CATEGORIES, MANAGED_RULES, compileManagedRules, unknownRuleRefs, type ManagedRuleSet } from '../../gateway/rules/managed/index.ts';
+import { isInert } from '../../gateway/rules/managed/prefilter.ts';
+import { programFor } from '../../gateway/rules/managed/program.ts';
+import { hostClasses } from '../../gateway/rules/managed/ssrf-hosts.ts';
+import { TARGETS, type ParanoiaLevel } from '../../gateway/rules/managed/types.ts';
 import { benignRequest, buildRequest, queryWithValue } from '../fixtures/shield/build-request.ts';
 import { ATTACK_CATEGORIES, loadAttacks, loadBenign } from '../fixtures/shield/corpus.ts';
 

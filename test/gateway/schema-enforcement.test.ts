@@ -3,8 +3,8 @@
 // nullable, patterns, server variables), checked at each strictness level.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { InspectedRequest } from '../../api/gateway/inspected-request.ts';
-import { compileSchemaEnforcer, getSchemaEnforcer, type SchemaEnforcer } from '../../api/gateway/rules/schema-enforcement.ts';
+import type { InspectedRequest } from '../../gateway/inspected-request.ts';
+import { compileSchemaEnforcer, getSchemaEnforcer, type SchemaEnforcer } from '../../gateway/rules/schema-enforcement.ts';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openapi/${name}`, import.meta.url), 'utf8');
 

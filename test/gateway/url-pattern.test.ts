@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileUrlPattern, firstSegment, methodMatches, normalisePath, patternScope, ScopeIndex } from '../../api/gateway/rules/url-pattern.ts';
+import { compileUrlPattern, firstSegment, methodMatches, normalisePath, patternScope, ScopeIndex } from '../../gateway/rules/url-pattern.ts';
 
 describe('normalisePath', () => {
   it.each([

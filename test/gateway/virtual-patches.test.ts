@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { scanJson } from '../../api/gateway/inspect/json-fields.ts';
-import { LazyInspectedRequest, type BodyState, type InspectedRequest } from '../../api/gateway/inspected-request.ts';
-import { compileVirtualPatches, type VirtualPatchSource } from '../../api/gateway/rules/virtual-patches.ts';
+import { scanJson } from '../../gateway/inspect/json-fields.ts';
+import { LazyInspectedRequest, type BodyState, type InspectedRequest } from '../../gateway/inspected-request.ts';
+import { compileVirtualPatches, type VirtualPatchSource } from '../../gateway/rules/virtual-patches.ts';
 
 let counter = 0;
 function patch(fields: Partial<VirtualPatchSource> & Pick<VirtualPatchSource, 'match_param' | 'match_regex'>): VirtualPatchSource {

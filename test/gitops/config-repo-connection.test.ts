@@ -51,7 +51,7 @@ const create = (body: Record<string, unknown>) => t.call<Repo>('POST', '/api/v1/
 
 beforeAll(async () => {
   github = await startGithubStandIn();
-  // http://127.0.0.1 clones need no AEGIS_ALLOW_LOCAL_SOURCES (api/git/url.ts allows http); the
+  // http://127.0.0.1 clones need no AEGIS_ALLOW_LOCAL_SOURCES (platform/git/url.ts allows http); the
   // stand-in's API on a loopback address needs allowPrivateTargets.
   t = await startTestServer({ providers: { ...loadProviderSettings({}), github: github.settings }, allowPrivateTargets: true, rateLimitPerMinute: 100_000 });
   await github.createRepository('acme', 'shop-config', { 'shop.yaml': site('shop') }, { private: true });

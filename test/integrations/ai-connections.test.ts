@@ -183,7 +183,7 @@ describe('OpenAI-compatible model calls', () => {
   it('builds the session from the key and the (trimmed) base URL', () => {
     expect(connector.kind).toBe('ai');
     expect(connector.oauth).toBeNull();
-    // `fetch`: the connector's outbound fetch (api/net/outbound.ts), which the SDK is given.
+    // `fetch`: the connector's outbound fetch (platform/net/outbound.ts), which the SDK is given.
     expect(session).toEqual({ apiBaseUrl: openai.url, authorization: openai.apiKey, metadata: { base_url: openai.url }, fetch: expect.any(Function) });
     const other = connector.tokenSession({ token: 'k', url: 'https://gateway.example/openai/v1//' });
     expect(other.session.apiBaseUrl).toBe('https://gateway.example/openai/v1');

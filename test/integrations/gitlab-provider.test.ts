@@ -7,9 +7,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloneRepository, GitCloneError, RefusedCloneError } from '../../api/git/clone.ts';
-import { tenantPolicy } from '../../api/net/outbound.ts';
-import { parseGitSource, type GitSource } from '../../api/git/url.ts';
+import { cloneRepository, GitCloneError, RefusedCloneError } from '../../platform/git/clone.ts';
+import { tenantPolicy } from '../../platform/net/outbound.ts';
+import { parseGitSource, type GitSource } from '../../platform/git/url.ts';
 import { createGitlabConnector } from '../../api/integrations/gitlab/connector.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError, ProviderUnavailableError } from '../../api/integrations/providers/errors.ts';
 import type { CheckInput, ProviderConnector, ProviderSession, PullRequestRef } from '../../api/integrations/providers/types.ts';
@@ -104,7 +104,7 @@ describe('GitLab pasted tokens', () => {
   it('identifies a personal access token with its scopes', async () => {
     const token = gitlab.issueToken({ scopes: ['api', 'read_repository'] });
     const { session, metadata } = connector.tokenSession({ token: `${token}\n` });
-    // `fetch`: the connector's outbound fetch (api/net/outbound.ts), which every call of the session uses.
+    // `fetch`: the connector's outbound fetch (platform/net/outbound.ts), which every call of the session uses.
     expect(session).toEqual({ apiBaseUrl: `${gitlab.url}/api/v4`, authorization: `Bearer ${token}`, metadata: {}, fetch: expect.any(Function) });
     expect(metadata).toEqual({});
     await expect(connector.identify(session)).resolves.toEqual({ id: String(gitlab.user.id), name: 'aegis-bot', scopes: ['api', 'read_repository'] });

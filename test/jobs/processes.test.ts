@@ -1,15 +1,15 @@
 // Real `aegis worker` processes sharing one PostgreSQL queue (skipped on the embedded database,
 // which one process owns). The test-only kind `test.sleep` stands in for a long scan
-// (AEGIS_TEST_JOB_KINDS=1; api/jobs/test-kinds.ts).
+// (AEGIS_TEST_JOB_KINDS=1; platform/jobs/test-kinds.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { DatabaseHandle } from '../../api/db/database.ts';
-import { openDatabase } from '../../api/db/database.ts';
-import { enqueueMany, getJob } from '../../api/jobs/queue.ts';
-import type { JobRow } from '../../api/jobs/types.ts';
+import type { DatabaseHandle } from '../../platform/db/database.ts';
+import { openDatabase } from '../../platform/db/database.ts';
+import { enqueueMany, getJob } from '../../platform/jobs/queue.ts';
+import type { JobRow } from '../../platform/jobs/types.ts';
 import { ensureOrganization } from '../../api/keys/bootstrap.ts';
 import { insertSchedule } from '../../api/schedules/store.ts';
 import { cloneDatabase, type TestDatabase } from '../support/database-template.ts';

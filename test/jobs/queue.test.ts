@@ -2,7 +2,7 @@
 // with backoff, dead jobs, cancellation, dedupe keys and the per-kind cap across workers.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../api/db/database.ts';
+import type { Db } from '../../platform/db/database.ts';
 import {
   backoffMs,
   claimJobs,
@@ -13,9 +13,9 @@ import {
   reclaimExpired,
   releaseJobs,
   type Attempt,
-} from '../../api/jobs/claim.ts';
-import { cancelJob, enqueue, enqueueMany, getJob, listDeadJobs, retryDeadJob } from '../../api/jobs/queue.ts';
-import type { JobRow } from '../../api/jobs/types.ts';
+} from '../../platform/jobs/claim.ts';
+import { cancelJob, enqueue, enqueueMany, getJob, listDeadJobs, retryDeadJob } from '../../platform/jobs/queue.ts';
+import type { JobRow } from '../../platform/jobs/types.ts';
 import { onPostgres, openJobsDatabase, sleep, type JobsDatabase } from './support.ts';
 
 let t: JobsDatabase;

@@ -2,9 +2,9 @@
 // collapse into one, next_run_at moves past now, and concurrent schedulers never double a run.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../api/db/database.ts';
-import { enqueue } from '../../api/jobs/queue.ts';
-import { Scheduler, SCAN_JOB_KIND, scheduleDedupeKey } from '../../api/jobs/scheduler.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { enqueue } from '../../platform/jobs/queue.ts';
+import { Scheduler, SCAN_JOB_KIND, scheduleDedupeKey } from '../../platform/jobs/scheduler.ts';
 import { ensureOrganization } from '../../api/keys/bootstrap.ts';
 import { insertSchedule, type ScheduleFields } from '../../api/schedules/store.ts';
 import { captureLog, onPostgres, openJobsDatabase, type JobsDatabase } from './support.ts';

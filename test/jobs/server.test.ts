@@ -1,8 +1,8 @@
 // The server runs a worker and the scheduler in its own process (so the embedded database needs
 // no second process), unless AEGIS_WORKER=false.
 import { afterEach, describe, expect, it } from 'vitest';
-import { enqueue, getJob } from '../../api/jobs/queue.ts';
-import { registerJobKind, registerJobKindFactory } from '../../api/jobs/registry.ts';
+import { enqueue, getJob } from '../../platform/jobs/queue.ts';
+import { registerJobKind, registerJobKindFactory } from '../../platform/jobs/registry.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { until } from './support.ts';
 

@@ -5,8 +5,8 @@ import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { inject } from 'vitest';
-import { openDatabase, type DatabaseHandle, type Db } from '../../api/db/database.ts';
-import type { JobLogger } from '../../api/jobs/types.ts';
+import { openDatabase, type DatabaseHandle, type Db } from '../../platform/db/database.ts';
+import type { JobLogger } from '../../platform/jobs/types.ts';
 import { cloneDatabase, type TestDatabase } from '../support/database-template.ts';
 
 export interface JobsDatabase {

@@ -1,7 +1,7 @@
 // CPU-heavy work in a worker thread: TypeScript modules load there, the event loop of the caller
 // stays free, aborting terminates even a loop that never checks its signal, errors come back.
 import { describe, expect, it } from 'vitest';
-import { runInThread, ThreadError, ThreadPool } from '../../api/jobs/thread-runner.ts';
+import { runInThread, ThreadError, ThreadPool } from '../../platform/jobs/thread-runner.ts';
 
 const CPU = new URL('./fixtures/cpu.ts', import.meta.url);
 

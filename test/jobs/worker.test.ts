@@ -2,11 +2,11 @@
 // cancellation of running jobs, lost leases and fenced completion, graceful stop.
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../api/db/database.ts';
-import { claimJobs } from '../../api/jobs/claim.ts';
-import { cancelJob, enqueue, enqueueMany, getJob } from '../../api/jobs/queue.ts';
-import { JobAbortedError, PermanentJobError, type JobHandlers, type JobKindDefinition } from '../../api/jobs/types.ts';
-import { Worker, type WorkerOptions } from '../../api/jobs/worker.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { claimJobs } from '../../platform/jobs/claim.ts';
+import { cancelJob, enqueue, enqueueMany, getJob } from '../../platform/jobs/queue.ts';
+import { JobAbortedError, PermanentJobError, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
+import { Worker, type WorkerOptions } from '../../platform/jobs/worker.ts';
 import { captureLog, gate, onPostgres, openJobsDatabase, sleep, until, type CapturedLog, type JobsDatabase } from './support.ts';
 
 let t: JobsDatabase;

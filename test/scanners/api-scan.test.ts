@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
-import { ApiDocumentError, parseApiDocument, recheckApi, scanApi } from '../../api/scanners/api-scan/scan.ts';
-import { ScanHttp } from '../../api/scanners/web/http.ts';
-import type { WebScanContext, WebScanOutput } from '../../api/scanners/web/types.ts';
+import { ApiDocumentError, parseApiDocument, recheckApi, scanApi } from '../../scanners/api-scan/scan.ts';
+import { ScanHttp } from '../../scanners/web/http.ts';
+import type { WebScanContext, WebScanOutput } from '../../scanners/web/types.ts';
 import { FIXTURE_TOKENS, startVulnerableApi, type VulnerableApi } from '../fixtures/web/vulnerable-api.ts';
 
 function contextFor(url: string): WebScanContext {

@@ -2,12 +2,12 @@
 // unknown ids reported), the template validator's errors, the engine's matchers and extractors, and
 // scans and rechecks against a fixture that imitates vulnerable and patched versions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTemplate } from '../../api/scanners/cve/engine.ts';
-import { bundledTemplates, knownTags, loadTemplates, selectTemplates, templateCatalog } from '../../api/scanners/cve/library.ts';
-import { checkCveSelection, CveSelectionError, recheckCve, scanCve } from '../../api/scanners/cve/scan.ts';
-import { compileTemplate, TemplateError, type CveTemplate } from '../../api/scanners/cve/template.ts';
-import { ScanHttp, type ScanLimits } from '../../api/scanners/web/http.ts';
-import type { WebScanContext, WebScanOutput } from '../../api/scanners/web/types.ts';
+import { runTemplate } from '../../scanners/cve/engine.ts';
+import { bundledTemplates, knownTags, loadTemplates, selectTemplates, templateCatalog } from '../../scanners/cve/library.ts';
+import { checkCveSelection, CveSelectionError, recheckCve, scanCve } from '../../scanners/cve/scan.ts';
+import { compileTemplate, TemplateError, type CveTemplate } from '../../scanners/cve/template.ts';
+import { ScanHttp, type ScanLimits } from '../../scanners/web/http.ts';
+import type { WebScanContext, WebScanOutput } from '../../scanners/web/types.ts';
 import { startCveTarget, type CveTarget } from '../fixtures/web/cve-target.ts';
 
 let vulnerable: CveTarget;

@@ -5,12 +5,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { XSS_MARKER_PREFIX } from '../../api/scanners/dast/active.ts';
-import { dedupeKey, extractLinks, linkRequest } from '../../api/scanners/dast/crawl.ts';
-import { DAST_RULES } from '../../api/scanners/dast/rules.ts';
-import { recheckDast, scanDast } from '../../api/scanners/dast/scan.ts';
-import { ScanHttp, type HttpExchange, type ScanRequest } from '../../api/scanners/web/http.ts';
-import type { WebFinding, WebFindingDetails, WebScanOutput } from '../../api/scanners/web/types.ts';
+import { XSS_MARKER_PREFIX } from '../../scanners/dast/active.ts';
+import { dedupeKey, extractLinks, linkRequest } from '../../scanners/dast/crawl.ts';
+import { DAST_RULES } from '../../scanners/dast/rules.ts';
+import { recheckDast, scanDast } from '../../scanners/dast/scan.ts';
+import { ScanHttp, type HttpExchange, type ScanRequest } from '../../scanners/web/http.ts';
+import type { WebFinding, WebFindingDetails, WebScanOutput } from '../../scanners/web/types.ts';
 import { startVulnerableShop, type Shop } from '../fixtures/web/vulnerable-shop.ts';
 
 /** ScanHttp that also remembers every request it was asked to send, sent or not. */

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanSast } from '../../api/scanners/sast/scan.ts';
-import { componentScript, jsxRawHtmlFindings, templateFindings } from '../../api/scanners/sast/templates.ts';
+import { scanSast } from '../../scanners/sast/scan.ts';
+import { componentScript, jsxRawHtmlFindings, templateFindings } from '../../scanners/sast/templates.ts';
 
 const jsx = (text: string) => jsxRawHtmlFindings(ts.createSourceFile('c.tsx', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX), 'c.tsx');
 

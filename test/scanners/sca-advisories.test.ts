@@ -5,9 +5,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadOsvDirectory, loadOsvZip, MemoryAdvisorySource } from '../../api/scanners/sca/advisory-source.ts';
-import { parseOsvRecord, type OsvRecord } from '../../api/scanners/sca/osv.ts';
-import { isSafeEntryName, readZipEntries, ZipError } from '../../api/scanners/sca/zip.ts';
+import { loadOsvDirectory, loadOsvZip, MemoryAdvisorySource } from '../../scanners/sca/advisory-source.ts';
+import { parseOsvRecord, type OsvRecord } from '../../scanners/sca/osv.ts';
+import { isSafeEntryName, readZipEntries, ZipError } from '../../scanners/sca/zip.ts';
 import { buildZip } from './sca-zip-writer.ts';
 
 const ADVISORIES = resolve('test/fixtures/scanners/sca/advisories');

@@ -1,7 +1,7 @@
 // OSV record validation, the evaluation algorithm, fixed versions and severity.
 import { describe, expect, it } from 'vitest';
-import { cvss3BaseScore, severityFromScore } from '../../api/scanners/sca/cvss.ts';
-import { fixedVersion, fixedVersions, isAffected, matchAffected, parseOsvRecord, recordCwe, recordSeverity, type OsvEvent, type OsvRecord } from '../../api/scanners/sca/osv.ts';
+import { cvss3BaseScore, severityFromScore } from '../../scanners/sca/cvss.ts';
+import { fixedVersion, fixedVersions, isAffected, matchAffected, parseOsvRecord, recordCwe, recordSeverity, type OsvEvent, type OsvRecord } from '../../scanners/sca/osv.ts';
 
 type EventSpec = [keyof OsvEvent, string];
 

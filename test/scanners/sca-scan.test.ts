@@ -6,10 +6,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Finding, ScanOutput } from '../../api/scanners/types.ts';
-import { loadOsvDirectory, MemoryAdvisorySource, type AdvisorySource } from '../../api/scanners/sca/advisory-source.ts';
-import { findingFingerprint, scanSca, type ScaScanOutput } from '../../api/scanners/sca/scan.ts';
-import { parseOsvRecord, type OsvRecord } from '../../api/scanners/sca/osv.ts';
+import type { Finding, ScanOutput } from '../../scanners/types.ts';
+import { loadOsvDirectory, MemoryAdvisorySource, type AdvisorySource } from '../../scanners/sca/advisory-source.ts';
+import { findingFingerprint, scanSca, type ScaScanOutput } from '../../scanners/sca/scan.ts';
+import { parseOsvRecord, type OsvRecord } from '../../scanners/sca/osv.ts';
 
 const FIXTURES = resolve('test/fixtures/scanners/sca');
 const signal = (): AbortSignal => new AbortController().signal;

@@ -1,7 +1,7 @@
 // Version order per ecosystem: each list below is in ascending order, and every pair is checked
 // both ways, so a comparator that is right on neighbours but wrong across the list fails too.
 import { describe, expect, it } from 'vitest';
-import { compareVersions, isPseudoVersion, rangeComparator } from '../../api/scanners/sca/versions/index.ts';
+import { compareVersions, isPseudoVersion, rangeComparator } from '../../scanners/sca/versions/index.ts';
 
 function expectAscending(ecosystem: string, versions: string[]): void {
   for (let i = 0; i < versions.length; i++) {

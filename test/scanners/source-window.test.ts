@@ -6,10 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanSast } from '../../api/scanners/sast/scan.ts';
-import { scanSecrets } from '../../api/scanners/secrets/index.ts';
-import { attachSourceWindows, type SourceWindow } from '../../api/scanners/source-window.ts';
-import type { Finding } from '../../api/scanners/types.ts';
+import { scanSast } from '../../scanners/sast/scan.ts';
+import { scanSecrets } from '../../scanners/secrets/index.ts';
+import { attachSourceWindows, type SourceWindow } from '../../scanners/source-window.ts';
+import type { Finding } from '../../scanners/types.ts';
 
 // fake secrets built at run time, so this file holds none
 const STRIPE = 'sk' + '_live_' + 'q8TzL3vN0pR7wX2yB5cJ9kF4hM6dG1sA';

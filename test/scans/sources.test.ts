@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArchiveError, detectArchiveKind, extractArchive, type ArchiveKind } from '../../api/scans/sources/archive.ts';
-import { cloneRepository, GitCloneError } from '../../api/git/clone.ts';
-import { checkRef, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from '../../api/git/url.ts';
-import { withWorkspace } from '../../api/git/workspace.ts';
-import { tenantPolicy } from '../../api/net/outbound.ts';
+import { cloneRepository, GitCloneError } from '../../platform/git/clone.ts';
+import { checkRef, parseGitSource, redactText, redactUrl, withoutCredentials, type GitSource } from '../../platform/git/url.ts';
+import { withWorkspace } from '../../platform/git/workspace.ts';
+import { tenantPolicy } from '../../platform/net/outbound.ts';
 
 // ---------------------------------------------------------------------------------------------
 // URLs and refs

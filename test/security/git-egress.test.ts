@@ -1,4 +1,4 @@
-// How a clone's git reaches the network (api/git/egress.ts, api/net/egress-proxy.ts), with real git,
+// How a clone's git reaches the network (platform/git/egress.ts, platform/net/egress-proxy.ts), with real git,
 // git http-backend, git daemon, ssh and listeners on loopback: every transport goes through the
 // clone's egress proxy, so the outbound policy judges what git, curl and ssh connect to.
 //   - allowed (private targets allowed, as AEGIS_ALLOW_PRIVATE_TARGETS=true): http, git:// and ssh
@@ -16,11 +16,11 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloneRepository, GitCloneError, RefusedCloneError } from '../../api/git/clone.ts';
-import { parseGitSource, type GitSource } from '../../api/git/url.ts';
-import { withWorkspace } from '../../api/git/workspace.ts';
-import { everywhere, tenantPolicy, tenantRefusal, type OutboundPolicy } from '../../api/net/outbound.ts';
-import { systemResolver } from '../../api/net/guarded-lookup.ts';
+import { cloneRepository, GitCloneError, RefusedCloneError } from '../../platform/git/clone.ts';
+import { parseGitSource, type GitSource } from '../../platform/git/url.ts';
+import { withWorkspace } from '../../platform/git/workspace.ts';
+import { everywhere, tenantPolicy, tenantRefusal, type OutboundPolicy } from '../../platform/net/outbound.ts';
+import { systemResolver } from '../../platform/net/guarded-lookup.ts';
 import { initBareRepository, commitFiles, readBody, serveGitHttp } from '../support/providers/git-host.ts';
 import { startTripwire, type Tripwire } from '../support/tripwire.ts';
 

@@ -6,12 +6,12 @@
 // (metadataAddress) and the one decoder both use; then the outbound fetch and the guarded lookup
 // with such addresses, so no connection is attempted either.
 import { describe, expect, it } from 'vitest';
-import { refusedAddress } from '../../api/net/address-policy.ts';
-import { guardedLookup } from '../../api/net/guarded-lookup.ts';
-import { parseIp } from '../../api/net/ip.ts';
-import { embeddedIpv4s } from '../../api/net/ipv4-in-ipv6.ts';
-import { metadataAddress } from '../../api/net/metadata-address.ts';
-import { outboundFetch, RefusedAddressError, tenantPolicy } from '../../api/net/outbound.ts';
+import { refusedAddress } from '../../platform/net/address-policy.ts';
+import { guardedLookup } from '../../platform/net/guarded-lookup.ts';
+import { parseIp } from '../../platform/net/ip.ts';
+import { embeddedIpv4s } from '../../platform/net/ipv4-in-ipv6.ts';
+import { metadataAddress } from '../../platform/net/metadata-address.ts';
+import { outboundFetch, RefusedAddressError, tenantPolicy } from '../../platform/net/outbound.ts';
 
 const dotted = (value: number): string => [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.');
 function decode(address: string): string[] {
@@ -20,7 +20,7 @@ function decode(address: string): string[] {
   return embeddedIpv4s(ip.groups).map((e) => `${e.form} ${dotted(e.value)}`);
 }
 
-describe('the one decoder (api/net/ipv4-in-ipv6.ts)', () => {
+describe('the one decoder (platform/net/ipv4-in-ipv6.ts)', () => {
   it.each([
     ['::ffff:7f00:1', ['IPv4-mapped 127.0.0.1']],
     ['::ffff:0:7f00:1', ['IPv4-translated 127.0.0.1']],

@@ -6,8 +6,8 @@
 // must be in INVENTORY below with what it does, its trust class and why; a file that is not
 // fails the test, and so does an entry whose primitives changed. Files of the server that reach a
 // tenant's or an origin's address must obtain their connections from the policy module
-// (api/net/outbound.ts, guarded-fetch.ts) — directly, or through an adapter listed here that does.
-// The policy module itself (api/net/) is where connections are made and is not listed.
+// (platform/net/outbound.ts, guarded-fetch.ts) — directly, or through an adapter listed here that does.
+// The policy module itself (platform/net/) is where connections are made and is not listed.
 //
 // So an `await fetch(url)` added to a route file fails here twice: the file is not listed, and a
 // listed tenant file must import the policy module (the "a new call site" test shows it on a copy of a
@@ -18,11 +18,11 @@ import { describe, expect, it } from 'vitest';
 import { outboundPrimitives, valueImports, type Primitive } from '../support/outbound-scan.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SCANNED = ['api', 'cli', 'reconciler', 'provider', 'bin'];
+const SCANNED = ['api', 'platform', 'gateway', 'scanners', 'cli', 'reconciler', 'provider', 'bin'];
 /** The outbound policy module: where connections are made, under a trust class. */
-const POLICY_MODULE = 'api/net/';
+const POLICY_MODULE = 'platform/net/';
 /** What the module hands out connections through. */
-const POLICY_ENTRIES = ['api/net/outbound.ts', 'api/net/guarded-fetch.ts'];
+const POLICY_ENTRIES = ['platform/net/outbound.ts', 'platform/net/guarded-fetch.ts'];
 
 type Trust = 'tenant' | 'origin' | 'operator' | 'self' | 'local';
 
@@ -51,37 +51,37 @@ const awsService = (what: string): Entry => ({
 
 export const INVENTORY: Record<string, Entry> = {
   // Tenant traffic: URLs customers give.
-  'api/git/clone.ts': { primitives: ['spawn git'], trust: ['tenant'], via: 'api/git/egress.ts', why: 'clones scan targets, config repositories and pull-request heads; git, curl and ssh reach the network only through the clone\'s egress proxy (http.proxy, core.gitProxy, ssh ProxyCommand); redirects followed by curl, each hop judged by the proxy' },
-  'api/git/egress.ts': { primitives: ['outbound policy'], trust: ['tenant'], via: 'api/net/outbound.ts', why: 'starts the per-clone egress proxy under the clone\'s policy (the tenant policy; the operator\'s configured provider endpoints excepted)' },
-  'api/webhooks/send.ts': { primitives: ['undici', 'outbound policy'], trust: ['tenant'], via: 'api/net/outbound.ts', why: 'webhook deliveries: an undici request through the outbound agent (tenant rule, AEGIS_WEBHOOK_DNS_SERVERS); redirects refused (a 3xx is a failed delivery); 4 KiB read' },
-  'api/scanners/web/http.ts': { primitives: ['outbound policy'], trust: ['tenant'], via: 'api/net/outbound.ts', why: 'URL scans (DAST, API, CVE) and their OpenAPI document_url: the outbound agent under the tenant rule with pinned names (scope.resolve); redirects never followed (they are findings\' data)' },
-  'api/oidc/client.ts': { primitives: ['openid-client', 'outbound policy'], trust: ['tenant'], via: 'api/net/guarded-fetch.ts', why: 'OpenID Connect discovery, JWKS and token calls of organisations\' SSO issuers (and Google\'s, which login/google.ts holds to the same rule) through guardedFetch; redirects refused; 1 MiB, 10 s' },
-  'api/sso/routes.ts': { primitives: ['outbound policy'], trust: ['tenant'], via: 'api/net/guarded-fetch.ts', why: 'SAML metadata URLs organisations give, fetched with guardedFetch; redirects refused; 1 MiB, 10 s' },
+  'platform/git/clone.ts': { primitives: ['spawn git'], trust: ['tenant'], via: 'platform/git/egress.ts', why: 'clones scan targets, config repositories and pull-request heads; git, curl and ssh reach the network only through the clone\'s egress proxy (http.proxy, core.gitProxy, ssh ProxyCommand); redirects followed by curl, each hop judged by the proxy' },
+  'platform/git/egress.ts': { primitives: ['outbound policy'], trust: ['tenant'], via: 'platform/net/outbound.ts', why: 'starts the per-clone egress proxy under the clone\'s policy (the tenant policy; the operator\'s configured provider endpoints excepted)' },
+  'api/webhooks/send.ts': { primitives: ['undici', 'outbound policy'], trust: ['tenant'], via: 'platform/net/outbound.ts', why: 'webhook deliveries: an undici request through the outbound agent (tenant rule, AEGIS_WEBHOOK_DNS_SERVERS); redirects refused (a 3xx is a failed delivery); 4 KiB read' },
+  'scanners/web/http.ts': { primitives: ['outbound policy'], trust: ['tenant'], via: 'platform/net/outbound.ts', why: 'URL scans (DAST, API, CVE) and their OpenAPI document_url: the outbound agent under the tenant rule with pinned names (scope.resolve); redirects never followed (they are findings\' data)' },
+  'api/oidc/client.ts': { primitives: ['openid-client', 'outbound policy'], trust: ['tenant'], via: 'platform/net/guarded-fetch.ts', why: 'OpenID Connect discovery, JWKS and token calls of organisations\' SSO issuers (and Google\'s, which login/google.ts holds to the same rule) through guardedFetch; redirects refused; 1 MiB, 10 s' },
+  'api/sso/routes.ts': { primitives: ['outbound policy'], trust: ['tenant'], via: 'platform/net/guarded-fetch.ts', why: 'SAML metadata URLs organisations give, fetched with guardedFetch; redirects refused; 1 MiB, 10 s' },
   // Provider APIs: a base URL an admin gives is tenant traffic; the configured endpoints are the operator's.
-  'api/integrations/providers/http.ts': { primitives: ['outbound policy'], trust: PROVIDER_TRUST, via: 'api/net/outbound.ts', why: 'the connectors\' fetch: the server\'s tenant policy, AEGIS_<PROVIDER>_URL/_API_URL endpoints as operator; up to 5 redirects, each judged, credentials dropped across origins; 16 MiB' },
+  'api/integrations/providers/http.ts': { primitives: ['outbound policy'], trust: PROVIDER_TRUST, via: 'platform/net/outbound.ts', why: 'the connectors\' fetch: the server\'s tenant policy, AEGIS_<PROVIDER>_URL/_API_URL endpoints as operator; up to 5 redirects, each judged, credentials dropped across origins; 16 MiB' },
   'api/integrations/github/client.ts': { primitives: ['@octokit'], trust: PROVIDER_TRUST, via: PROVIDERS_VIA, why: 'Octokit with the session\'s outbound fetch (sessionFetch), not its global one' },
   'api/integrations/openai/connector.ts': { primitives: ['openai'], trust: PROVIDER_TRUST, via: PROVIDERS_VIA, why: 'the OpenAI SDK given the session\'s outbound fetch; an OpenAI-compatible base URL is the admin\'s' },
   'api/integrations/anthropic/connector.ts': { primitives: ['@anthropic-ai/sdk'], trust: PROVIDER_TRUST, via: PROVIDERS_VIA, why: 'the Anthropic SDK given the session\'s outbound fetch; another base URL is the admin\'s' },
   // Shield origins.
-  'api/gateway/proxy/forward.ts': { primitives: ['undici', 'outbound policy'], trust: ['origin'], via: 'api/net/outbound.ts', why: 'the gateway\'s pools to origins, connected by the outbound connector under the origin rule (no metadata or link-local unless AEGIS_ALLOW_METADATA_ORIGINS); responses are streamed, redirects passed to the client' },
+  'gateway/proxy/forward.ts': { primitives: ['undici', 'outbound policy'], trust: ['origin'], via: 'platform/net/outbound.ts', why: 'the gateway\'s pools to origins, connected by the outbound connector under the origin rule (no metadata or link-local unless AEGIS_ALLOW_METADATA_ORIGINS); responses are streamed, redirects passed to the client' },
   // Operator endpoints.
-  'api/attack-surface/aws/clients.ts': { primitives: ['outbound policy'], trust: ['operator'], via: 'api/net/outbound.ts', why: 'node agents from the policy module for every AWS SDK client (operator: AWS endpoints or AEGIS_AWS_ENDPOINT_URL; the default credential chain may read the instance metadata service on purpose)' },
+  'api/attack-surface/aws/clients.ts': { primitives: ['outbound policy'], trust: ['operator'], via: 'platform/net/outbound.ts', why: 'node agents from the policy module for every AWS SDK client (operator: AWS endpoints or AEGIS_AWS_ENDPOINT_URL; the default credential chain may read the instance metadata service on purpose)' },
   'api/attack-surface/aws/credentials.ts': awsService('STS AssumeRole and GetCallerIdentity'),
   'api/attack-surface/aws/api-gateway.ts': awsService('API Gateway v1/v2 listing'),
   'api/attack-surface/aws/cloudfront.ts': awsService('CloudFront listing'),
   'api/attack-surface/aws/ec2.ts': awsService('EC2 listing'),
   'api/attack-surface/aws/elb.ts': awsService('Elastic Load Balancing listing'),
   'api/attack-surface/aws/route53.ts': awsService('Route 53 listing'),
-  'api/metrics/tracing.ts': { primitives: ['otlp exporter', 'outbound policy'], trust: ['operator'], via: 'api/net/outbound.ts', why: 'OTLP/HTTP traces to OTEL_EXPORTER_OTLP_*, through the policy module\'s node agents' },
-  'api/mail/mailer.ts': { primitives: ['nodemailer'], trust: ['operator'], via: null, why: 'SMTP to SMTP_URL, the operator\'s relay; nothing a tenant gives changes where it connects' },
-  'api/db/database.ts': { primitives: ['pg'], trust: ['operator'], via: null, why: 'the PostgreSQL pool of DATABASE_URL' },
-  'api/db/listen-connection.ts': { primitives: ['pg'], trust: ['operator'], via: null, why: 'the LISTEN connection to DATABASE_URL' },
+  'platform/metrics/tracing.ts': { primitives: ['otlp exporter', 'outbound policy'], trust: ['operator'], via: 'platform/net/outbound.ts', why: 'OTLP/HTTP traces to OTEL_EXPORTER_OTLP_*, through the policy module\'s node agents' },
+  'platform/mail/mailer.ts': { primitives: ['nodemailer'], trust: ['operator'], via: null, why: 'SMTP to SMTP_URL, the operator\'s relay; nothing a tenant gives changes where it connects' },
+  'platform/db/database.ts': { primitives: ['pg'], trust: ['operator'], via: null, why: 'the PostgreSQL pool of DATABASE_URL' },
+  'platform/db/listen-connection.ts': { primitives: ['pg'], trust: ['operator'], via: null, why: 'the LISTEN connection to DATABASE_URL' },
   'api/server.ts': { primitives: ['ioredis'], trust: ['operator'], via: null, why: 'Redis of REDIS_URL (API rate limits)' },
-  'api/gateway/events/redis-live-bus.ts': { primitives: ['ioredis'], trust: ['operator'], via: null, why: 'Redis of REDIS_URL (live decision bus)' },
-  'api/gateway/state/redis-rate-state.ts': { primitives: ['ioredis'], trust: ['operator'], via: null, why: 'Redis of REDIS_URL (gateway rate-limit state)' },
+  'gateway/events/redis-live-bus.ts': { primitives: ['ioredis'], trust: ['operator'], via: null, why: 'Redis of REDIS_URL (live decision bus)' },
+  'gateway/state/redis-rate-state.ts': { primitives: ['ioredis'], trust: ['operator'], via: null, why: 'Redis of REDIS_URL (gateway rate-limit state)' },
   // Self and local.
-  'api/git/connect-helper.mjs': { primitives: ['node:net connect'], trust: ['self'], via: null, why: 'git\'s core.gitProxy and ssh\'s ProxyCommand: connects only to the clone\'s egress proxy on 127.0.0.1 (AEGIS_EGRESS_PROXY) and asks it for host:port with CONNECT; the proxy judges the destination' },
-  'api/scanners/secrets/history.ts': { primitives: ['spawn git'], trust: ['local'], via: null, why: 'git log/show on a checkout already cloned: no remote is contacted (shallow or full clones, never partial ones with a promisor)' },
+  'platform/git/connect-helper.mjs': { primitives: ['node:net connect'], trust: ['self'], via: null, why: 'git\'s core.gitProxy and ssh\'s ProxyCommand: connects only to the clone\'s egress proxy on 127.0.0.1 (AEGIS_EGRESS_PROXY) and asks it for host:port with CONNECT; the proxy judges the destination' },
+  'scanners/secrets/history.ts': { primitives: ['spawn git'], trust: ['local'], via: null, why: 'git log/show on a checkout already cloned: no remote is contacted (shallow or full clones, never partial ones with a promisor)' },
   'reconciler/client/client.ts': { primitives: ['fetch()'], trust: ['self'], via: null, why: 'the typed REST client of the Aegis API (AEGIS_API_URL, the provider\'s url, config syncs\' own API URL): the reconciler and the provider import nothing of the server' },
   'reconciler/client/generate-types.ts': { primitives: ['fetch()'], trust: ['self'], via: null, why: 'npm run client:types: the OpenAPI document of a throwaway local server it starts' },
   'cli/advisories.ts': { primitives: ['fetch()'], trust: ['self'], via: null, why: 'aegis advisories import: posts to AEGIS_API_URL' },
@@ -127,7 +127,7 @@ function problems(found: Map<string, Primitive[]>, inventory: Record<string, Ent
   for (const [file, primitives] of found) {
     const entry = inventory[file];
     if (!entry) {
-      out.push(`${file}: ${primitives.join(', ')} — not in the outbound inventory (list it with its trust class, and obtain connections from api/net/outbound.ts)`);
+      out.push(`${file}: ${primitives.join(', ')} — not in the outbound inventory (list it with its trust class, and obtain connections from platform/net/outbound.ts)`);
       continue;
     }
     if (JSON.stringify([...entry.primitives].sort()) !== JSON.stringify(primitives)) out.push(`${file}: found ${primitives.join(', ')}, listed ${entry.primitives.join(', ')}`);
@@ -137,7 +137,7 @@ function problems(found: Map<string, Primitive[]>, inventory: Record<string, Ent
     if (!found.has(file)) continue;
     // The global fetch follows redirects anywhere and judges no address: only client-side code
     // calling the Aegis API itself may use it.
-    if (entry.primitives.includes('fetch()') && entry.trust.some((t) => t !== 'self')) out.push(`${file}: calls the global fetch; ${entry.trust.join('/')} traffic uses outboundFetch (api/net/outbound.ts)`);
+    if (entry.primitives.includes('fetch()') && entry.trust.some((t) => t !== 'self')) out.push(`${file}: calls the global fetch; ${entry.trust.join('/')} traffic uses outboundFetch (platform/net/outbound.ts)`);
     if (entry.via === null) {
       if (entry.trust.includes('tenant') || entry.trust.includes('origin')) out.push(`${file}: ${entry.trust.join('/')} traffic must obtain its connections from the policy module`);
       continue;
@@ -187,13 +187,13 @@ describe('outbound inventory', () => {
     expect(found.has(route)).toBe(false);
     const patched = `${read(route)}\nexport async function leak(url: string): Promise<string> {\n  return (await fetch(url)).text();\n}\n`;
     const withLeak = new Map(found).set(route, [...outboundPrimitives(patched, route)].sort());
-    expect(problems(withLeak, INVENTORY, (file) => (file === route ? patched : read(file)))).toEqual([`${route}: fetch() — not in the outbound inventory (list it with its trust class, and obtain connections from api/net/outbound.ts)`]);
+    expect(problems(withLeak, INVENTORY, (file) => (file === route ? patched : read(file)))).toEqual([`${route}: fetch() — not in the outbound inventory (list it with its trust class, and obtain connections from platform/net/outbound.ts)`]);
     // Listed as tenant traffic, it still fails: the global fetch is not the policy's, and the file
     // takes nothing from the policy module (its type-only import of OutboundPolicy does not count).
-    const listed = { ...INVENTORY, [route]: { primitives: ['fetch()'], trust: ['tenant'], via: 'api/net/outbound.ts', why: 'a leak' } satisfies Entry };
+    const listed = { ...INVENTORY, [route]: { primitives: ['fetch()'], trust: ['tenant'], via: 'platform/net/outbound.ts', why: 'a leak' } satisfies Entry };
     expect(problems(withLeak, listed, (file) => (file === route ? patched : read(file)))).toEqual([
-      `${route}: calls the global fetch; tenant traffic uses outboundFetch (api/net/outbound.ts)`,
-      `${route}: does not import api/net/outbound.ts`,
+      `${route}: calls the global fetch; tenant traffic uses outboundFetch (platform/net/outbound.ts)`,
+      `${route}: does not import platform/net/outbound.ts`,
     ]);
   });
 });

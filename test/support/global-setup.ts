@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { openDatabase } from '../../api/db/database.ts';
-import { migrateToLatest } from '../../api/db/migrate.ts';
+import { openDatabase } from '../../platform/db/database.ts';
+import { migrateToLatest } from '../../platform/db/migrate.ts';
 import { quoteIdent, type DatabaseTemplate } from './database-template.ts';
 
 declare module 'vitest' {

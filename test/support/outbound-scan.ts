@@ -49,7 +49,7 @@ const CLIENTS: readonly [RegExp, RegExp, Primitive][] = [
   [/^@aws-sdk\/client-/, /Client$/, '@aws-sdk'],
 ];
 
-/** What the outbound policy module (api/net/outbound.ts, guarded-fetch.ts) hands out to open connections. */
+/** What the outbound policy module (platform/net/outbound.ts, guarded-fetch.ts) hands out to open connections. */
 const POLICY_EXPORTS = new Set(['outboundFetch', 'outboundAgent', 'outboundConnector', 'outboundNodeAgents', 'outboundSocket', 'startEgressProxy', 'ruleLookup', 'guardedFetch']);
 
 /** node: modules whose named members open connections. */

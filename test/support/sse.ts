@@ -1,7 +1,7 @@
 // A minimal EventSource over node:http for tests of the Shield live stream; it can also stop
 // reading to play a stalled client.
 import http from 'node:http';
-import type { DecisionEvent } from '../../api/gateway/decision.ts';
+import type { DecisionEvent } from '../../gateway/decision.ts';
 import { eventually } from './gateway.ts';
 import type { TestServer } from './server.ts';
 

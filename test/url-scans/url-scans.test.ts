@@ -6,7 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusedAddress } from '../../api/net/address-policy.ts';
+import { refusedAddress } from '../../platform/net/address-policy.ts';
 import { startCveTarget } from '../fixtures/web/cve-target.ts';
 import { startVulnerableApi } from '../fixtures/web/vulnerable-api.ts';
 import { startVulnerableShop } from '../fixtures/web/vulnerable-shop.ts';

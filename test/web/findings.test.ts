@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { browserSuite, checkPage, expectAccessible, startDashboard, watchConsole, type Dashboard, type SignedIn } from '../support/browser.ts';
 import { eventually } from '../support/gateway.ts';
-import { newId } from '../../api/ids.ts';
+import { newId } from '../../platform/ids.ts';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { startJiraStandIn, type JiraStandIn } from '../support/providers/jira.ts';
 

@@ -1,7 +1,7 @@
 // A one-line unified diff against a file, built from the finding's source window (the only copy of
 // the code the engine has). It refuses whenever the window cannot be trusted to be the file's exact
 // text around the line, because a patch that does not apply is worse than none. Stored windows
-// drop the CR of CRLF lines (api/scanners/source-window.ts), so on a CRLF file the patch needs
+// drop the CR of CRLF lines (scanners/source-window.ts), so on a CRLF file the patch needs
 // `git apply --ignore-whitespace`.
 import type { SourceWindow } from './view.ts';
 

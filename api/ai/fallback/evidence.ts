@@ -108,7 +108,7 @@ function scaSignals(v: FindingView): Signal[] {
   return out;
 }
 
-// Request data the SAST taint rules start from (api/scanners/sast/rules/injection.yaml), and DOM
+// Request data the SAST taint rules start from (scanners/sast/rules/injection.yaml), and DOM
 // sources; a taint step note `source …` says the same.
 const REQUEST_SOURCE = /^(?:req|request|ctx|context|event|c\.req|location|window\.location|document\.(?:location|URL|cookie))\b/;
 
@@ -179,7 +179,7 @@ interface UrlRuleEvidence {
   reason: string;
 }
 
-// What each URL scanner rule's evidence shows when it is confirmed (api/scanners/dast/active.ts,
+// What each URL scanner rule's evidence shows when it is confirmed (scanners/dast/active.ts,
 // passive.ts, api-scan/checks.ts). Active checks compare against a baseline, so a confirmed one is
 // strong; passive ones are observed facts whose impact depends on the page.
 const URL_RULES: Record<string, UrlRuleEvidence> = {

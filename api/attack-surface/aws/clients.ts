@@ -7,7 +7,7 @@
 // address rule applies, and a VPC endpoint that resolves to a private address keeps working.
 import type http from 'node:http';
 import type https from 'node:https';
-import { operatorPolicy, outboundNodeAgents } from '../../net/outbound.ts';
+import { operatorPolicy, outboundNodeAgents } from '../../../platform/net/outbound.ts';
 import type { AwsSettings } from '../providers/settings.ts';
 
 export interface AwsCredentials {

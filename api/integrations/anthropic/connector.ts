@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { callModelApi } from '../ai-errors.ts';
 import { hostOf, keyAccountId, keySession, LISTED_MODELS, NO_WEBHOOKS } from '../openai/key-session.ts';
 import { ProviderRequestError } from '../providers/errors.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, AiModelClient, ModelReply, ModelRequest, ProviderConnector, ProviderSession } from '../providers/types.ts';

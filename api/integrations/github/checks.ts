@@ -12,7 +12,7 @@
 // repository falls back to a status there too. A status has no annotations: the summary comment,
 // posted either way, lists the new findings. The check id kept for a status is `status:<context>`;
 // posting the same context again replaces the status GitHub shows for that commit.
-import { redactUrl } from '../../git/url.ts';
+import { redactUrl } from '../../../platform/git/url.ts';
 import { ProviderError, ProviderRequestError } from '../providers/errors.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AnnotationInput, CheckInput, ProviderSession, PullRequestRef, SourceControlClient } from '../providers/types.ts';

@@ -4,7 +4,7 @@
 // personal access token; both are sent as `Authorization: Bearer`. GitHub refuses check runs to
 // personal access tokens, so a pasted token's session says it is one (./checks.ts reports a commit
 // status for it instead).
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { ProviderConnector } from '../providers/types.ts';

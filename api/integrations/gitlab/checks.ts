@@ -8,7 +8,7 @@
 // (a retried `running`) is refused with 400 "Cannot transition status via :run from :running"; when
 // the state named after "from" is the one asked for, the status is as asked and that is success. Annotations cannot be shown on
 // GitLab; the caller lists them in the summary note instead, so they are ignored here.
-import { redactUrl, parseGitSource } from '../../git/url.ts';
+import { redactUrl, parseGitSource } from '../../../platform/git/url.ts';
 import { ProviderError, ProviderRequestError } from '../providers/errors.ts';
 import type { CheckInput, ProviderSession, PullRequestRef, SourceControlClient } from '../providers/types.ts';
 import { api, PROVIDER, projectId, tokenOf } from './api.ts';

@@ -3,7 +3,7 @@
 // merge request checks (./checks.ts), Merge Request Hook deliveries (./webhooks.ts). Disconnecting
 // revokes a pasted personal access token with itself (revokeToken below).
 import { ProviderError, ProviderRequestError } from '../providers/errors.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, ProviderConnector, ProviderSession, TokenRevocation } from '../providers/types.ts';

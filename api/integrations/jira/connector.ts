@@ -3,7 +3,7 @@
 // goes through api.atlassian.com/ex/jira/<cloud id>, so identify finds the site's cloud id
 // (accessible-resources) and hands back the API base to keep with the connection.
 import { errorForStatus, ProviderAuthError, ProviderRequestError } from '../providers/errors.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, OAuthFlow, ProviderConnector, ProviderSession, TokenSet } from '../providers/types.ts';

@@ -2,7 +2,7 @@
 // is GraphQL at <api>/graphql; a personal key goes in the Authorization header as is, an OAuth
 // access token as `Bearer …` (Linear documents both so).
 import { errorForStatus, ProviderAuthError, ProviderUnavailableError } from '../providers/errors.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, OAuthFlow, ProviderConnector, TokenSet } from '../providers/types.ts';

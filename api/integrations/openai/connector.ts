@@ -5,7 +5,7 @@
 import OpenAI from 'openai';
 import { callModelApi } from '../ai-errors.ts';
 import { ProviderRequestError } from '../providers/errors.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';
 import type { ProviderSettings } from '../providers/settings.ts';
 import type { AccountInfo, AiModelClient, ModelReply, ModelRequest, ProviderConnector, ProviderSession } from '../providers/types.ts';

@@ -5,7 +5,7 @@
 // operator configured stay reachable wherever they are. Redirects are followed (providers answer
 // renamed repositories and moved resources so) at most MAX_REDIRECTS times, each hop judged again,
 // credentials dropped on a hop to another origin.
-import { outboundFetch, tenantPolicy, type OutboundPolicy } from '../../net/outbound.ts';
+import { outboundFetch, tenantPolicy, type OutboundPolicy } from '../../../platform/net/outbound.ts';
 import type { ProviderSettings } from './settings.ts';
 import type { ProviderSession } from './types.ts';
 

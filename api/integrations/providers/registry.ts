@@ -6,7 +6,7 @@ import { createJiraConnector } from '../jira/connector.ts';
 import { createLinearConnector } from '../linear/connector.ts';
 import { createOpenAiConnector } from '../openai/connector.ts';
 import { createAnthropicConnector } from '../anthropic/connector.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import type { ProvidersSettings } from './settings.ts';
 import type { ProviderConnector, ProviderName } from './types.ts';
 

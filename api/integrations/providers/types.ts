@@ -9,10 +9,10 @@
 
 /** Providers connected by OAuth or a pasted token/API key. Cloud accounts (a role, no token) are ../../attack-surface. */
 export type ProviderName = 'github' | 'gitlab' | 'jira' | 'linear' | 'openai' | 'anthropic';
-export type { IntegrationKind } from '../../db/schema.ts';
+export type { IntegrationKind } from '../../../platform/db/schema.ts';
 /** Any connection's provider: the above, or a cloud (../../attack-surface). */
 export type IntegrationProvider = ProviderName | 'aws';
-import type { IntegrationKind } from '../../db/schema.ts';
+import type { IntegrationKind } from '../../../platform/db/schema.ts';
 
 /** A live credential for one call. */
 export interface ProviderSession {

@@ -3,10 +3,10 @@
 // check run and the summary comment: a push of a new head resets the row for that head (the comment
 // carries over, to be edited in place; the check run belongs to the old head and does not), and the
 // job's dedupe key (row, head) makes a redelivery or a second event for the same head a no-op.
-import type { IntegrationRow, IntegrationSettings, PullRequestCheckRow } from '../../db/schema.ts';
-import { newId } from '../../ids.ts';
-import { enqueue } from '../../jobs/queue.ts';
-import { announceEnqueued } from '../../jobs/signals.ts';
+import type { IntegrationRow, IntegrationSettings, PullRequestCheckRow } from '../../../platform/db/schema.ts';
+import { newId } from '../../../platform/ids.ts';
+import { enqueue } from '../../../platform/jobs/queue.ts';
+import { announceEnqueued } from '../../../platform/jobs/signals.ts';
 import type { PullRequestEvent } from '../providers/types.ts';
 import type { IntegrationDeps } from '../sessions.ts';
 

@@ -12,18 +12,18 @@
 // retried with the queue's backoff; a refused credential or request cannot get better by retrying,
 // so the row ends `failed` with the reason (a refused credential also puts the connection in
 // `error`, in withProviderSession).
-import type { Db } from '../../db/database.ts';
-import type { IntegrationRow, PullRequestCheckRow } from '../../db/schema.ts';
-import { ThreadPool } from '../../jobs/thread-runner.ts';
-import { PermanentJobError, RetryLaterError, type Job, type JobContext, type JobHandlers, type JobKindDefinition } from '../../jobs/types.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { IntegrationRow, PullRequestCheckRow } from '../../../platform/db/schema.ts';
+import { ThreadPool } from '../../../platform/jobs/thread-runner.ts';
+import { PermanentJobError, RetryLaterError, type Job, type JobContext, type JobHandlers, type JobKindDefinition } from '../../../platform/jobs/types.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../providers/errors.ts';
 import type { CheckInput, ProviderSession, PullRequestRef, SourceControlClient } from '../providers/types.ts';
 import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../sessions.ts';
 import { PULL_REQUEST_JOB_KIND, pullRequestSettings, type PullRequestJobPayload } from './events.ts';
 import { checkOf, commentOf, compareFindings, IN_PROGRESS_CHECK, summaryOf } from './report.ts';
 import { SCAN_THREAD, scanHeadAndBase } from './scan.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
-import { RefusedCloneError } from '../../git/clone.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
+import { RefusedCloneError } from '../../../platform/git/clone.ts';
 
 export interface PullRequestJobDeps extends IntegrationDeps {
   publicUrl: () => string;

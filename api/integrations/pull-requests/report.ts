@@ -2,8 +2,8 @@
 // fingerprint, which does not depend on line numbers, so code moved by the change is not "new"),
 // as annotations, a check title and summary, and the summary comment. Pure functions of the two
 // scans and the connection's settings.
-import { countBySeverity, locationText, messageOf, SEVERITY_ORDER, SEVERITY_RANK, sortFindings } from '../../scanners/report/index.ts';
-import type { Finding, Severity } from '../../scanners/types.ts';
+import { countBySeverity, locationText, messageOf, SEVERITY_ORDER, SEVERITY_RANK, sortFindings } from '../../../scanners/report/index.ts';
+import type { Finding, Severity } from '../../../scanners/types.ts';
 import type { AnnotationInput, CheckInput } from '../providers/types.ts';
 import type { PullRequestSettingsValue } from './events.ts';
 

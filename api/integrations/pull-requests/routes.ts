@@ -3,12 +3,12 @@
 // it says what the scans of pull requests found, nothing about the connection's credentials.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
-import type { PullRequestCheckRow } from '../../db/schema.ts';
-import { notFound } from '../../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../../http/pagination.ts';
-import { listResponseSchema, pageQueryProperties, timestampSchema } from '../../http/schemas.ts';
-import { livemodeOf } from '../../orgs/environments.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { PullRequestCheckRow } from '../../../platform/db/schema.ts';
+import { notFound } from '../../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
+import { listResponseSchema, pageQueryProperties, timestampSchema } from '../../../platform/http/schemas.ts';
+import { livemodeOf } from '../../../platform/db/environments.ts';
 import { iso } from '../../resources/timestamps.ts';
 
 export interface PullRequestRoutesOptions {

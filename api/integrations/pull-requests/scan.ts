@@ -2,18 +2,18 @@
 // server code scan uses: secrets and SAST in a scan thread (the CPU-heavy part, off the event loop
 // the API shares), SCA here against the advisories in the database. The two trees are cloned and
 // scanned at the same time. The authenticated clone URL is built by the connector and handed
-// straight to git (api/git/clone.ts redacts it from any error); it is never logged or stored.
+// straight to git (platform/git/clone.ts redacts it from any error); it is never logged or stored.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DbAdvisoryStore } from '../../advisories/store.ts';
-import type { Db } from '../../db/database.ts';
-import { cloneRepository } from '../../git/clone.ts';
-import type { OutboundPolicy } from '../../net/outbound.ts';
-import { withWorkspace } from '../../git/workspace.ts';
-import type { ThreadPool } from '../../jobs/thread-runner.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { cloneRepository } from '../../../platform/git/clone.ts';
+import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
+import { withWorkspace } from '../../../platform/git/workspace.ts';
+import type { ThreadPool } from '../../../platform/jobs/thread-runner.ts';
 import type { CodeScanInput } from '../../scans/scan-thread.ts';
-import { scanSca } from '../../scanners/sca/scan.ts';
-import type { CodeScanType, Finding, ScanOutput } from '../../scanners/types.ts';
+import { scanSca } from '../../../scanners/sca/scan.ts';
+import type { CodeScanType, Finding, ScanOutput } from '../../../scanners/types.ts';
 
 export const SCAN_THREAD = new URL('../../scans/scan-thread.ts', import.meta.url);
 

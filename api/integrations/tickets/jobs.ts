@@ -3,8 +3,8 @@
 // closes the ticket of a finding resolved in Aegis. Provider failures map onto the queue: a rate
 // limit retries after the provider's Retry-After, an outage with the queue's backoff, a refusal
 // (credential, unknown project) fails the job at once and says why on the ticket.
-import { LeaseLostError, PermanentJobError, RetryLaterError, type Job, type JobHandlers, type JobKindDefinition } from '../../jobs/types.ts';
-import type { IntegrationRow, VulnerabilityTicketRow } from '../../db/schema.ts';
+import { LeaseLostError, PermanentJobError, RetryLaterError, type Job, type JobHandlers, type JobKindDefinition } from '../../../platform/jobs/types.ts';
+import type { IntegrationRow, VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
 import type { VulnerabilityRow } from '../../vulnerabilities/store.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../providers/errors.ts';
 import type { TicketTrackerClient } from '../providers/types.ts';
@@ -12,7 +12,7 @@ import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps 
 import { closingComment, findingUrl, ticketDescription, ticketLabels, ticketTitle } from './content.ts';
 import { enqueueTicketClose, TICKET_CLOSE_JOB, TICKET_CREATE_JOB, type TicketJobPayload } from './queue.ts';
 import { moveTicket, noteTicketError, type TicketRequest } from './store.ts';
-import { announceEnqueued } from '../../jobs/signals.ts';
+import { announceEnqueued } from '../../../platform/jobs/signals.ts';
 
 export type TicketJobDeps = IntegrationDeps & { publicUrl: () => string };
 

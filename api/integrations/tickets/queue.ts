@@ -1,9 +1,9 @@
 // The ticket jobs' kinds and how they are queued. Kept free of provider and event imports: the
 // event store calls queueTicketCloses for every batch of events it records.
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { EventRow } from '../../db/schema.ts';
-import { enqueue, enqueueMany } from '../../jobs/queue.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { EventRow } from '../../../platform/db/schema.ts';
+import { enqueue, enqueueMany } from '../../../platform/jobs/queue.ts';
 
 export const TICKET_CREATE_JOB = 'ticket.create';
 export const TICKET_CLOSE_JOB = 'ticket.close';

@@ -3,11 +3,11 @@
 // creates the ticket, in one transaction, and its primary key refuses a second (409 with the
 // link). A `failed` one may be requested again; the same row is reused.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../../audit/audit-log.ts';
+import { auditRequest } from '../../../platform/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { VulnerabilityTicketRow } from '../../db/schema.ts';
-import { conflict, notFound, validationFailed } from '../../http/errors.ts';
-import { announceEnqueued } from '../../jobs/signals.ts';
+import type { VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
+import { conflict, notFound, validationFailed } from '../../../platform/http/errors.ts';
+import { announceEnqueued } from '../../../platform/jobs/signals.ts';
 import { findVulnerability } from '../../vulnerabilities/store.ts';
 import type { ProviderName } from '../providers/types.ts';
 import type { IntegrationDeps } from '../sessions.ts';

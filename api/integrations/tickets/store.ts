@@ -1,8 +1,8 @@
 // Ticket links in the database: one row per finding (vulnerability_tickets), the resource the API
 // shows, and the state changes the jobs and the inbound sync make.
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { TicketState, VulnerabilityTicketRow } from '../../db/schema.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { TicketState, VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
 import { iso } from '../../resources/timestamps.ts';
 import type { ProviderName } from '../providers/types.ts';
 

@@ -4,9 +4,9 @@
 // records finds it `closed` and queues no close back to the tracker (./queue.ts): no echo. The same
 // change twice changes nothing the second time.
 import { sql } from 'kysely';
-import { recordAudit } from '../../audit/audit-log.ts';
-import type { Db } from '../../db/database.ts';
-import type { IntegrationRow, VulnerabilityTicketRow } from '../../db/schema.ts';
+import { recordAudit } from '../../../platform/audit-log.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { IntegrationRow, VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
 import { announceDeliveries, recordEvents } from '../../events/event-store.ts';
 import { vulnerabilityChanged } from '../../vulnerabilities/events.ts';
 import type { VulnerabilityRow, VulnerabilityStatus } from '../../vulnerabilities/store.ts';

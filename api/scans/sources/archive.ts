@@ -27,8 +27,8 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { readZipEntries, ZipError } from '../../scanners/sca/zip.ts';
-import { withWorkspace } from '../../git/workspace.ts';
+import { readZipEntries, ZipError } from '../../../scanners/sca/zip.ts';
+import { withWorkspace } from '../../../platform/git/workspace.ts';
 
 export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
 

@@ -3,8 +3,8 @@
 // events. The recorder writes both in one transaction, so for any minute-aligned range the rollups'
 // `recorded` equals the number of rows in shield_events exactly.
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { DecisionAction } from '../../gateway/decision.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { DecisionAction } from '../../../gateway/decision.ts';
 
 export const ACTIONS = ['allow', 'block', 'challenge', 'log'] as const satisfies readonly DecisionAction[];
 export const TOP_LIMIT = 10;

@@ -4,9 +4,9 @@
 // rounded outwards to whole buckets so that counts and top lists cover the same minutes.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
-import type { DecisionAction } from '../../gateway/decision.ts';
-import { badRequest } from '../../http/errors.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { DecisionAction } from '../../../gateway/decision.ts';
+import { badRequest } from '../../../platform/http/errors.ts';
 import { siteParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { ACTIONS, BUCKET_MS, TOP_LIMIT, topLists, totalsAndSeries, type Granularity } from './queries.ts';

@@ -13,10 +13,10 @@ import {
   VirtualPatchSpec,
   VirtualPatchUpdate,
 } from '../../../schemas/index.ts';
-import type { Db } from '../../db/database.ts';
-import { fieldProblems } from '../../http/error-handler.ts';
-import { ApiError, type ErrorCode, type ErrorDetails } from '../../http/errors.ts';
-import { compileStrict } from '../../http/validation.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { fieldProblems } from '../../../platform/http/error-handler.ts';
+import { ApiError, type ErrorCode, type ErrorDetails } from '../../../platform/http/errors.ts';
+import { compileStrict } from '../../../platform/http/validation.ts';
 import { checkIpRule, checkIpRuleExpiry } from '../ip-access/rule-check.ts';
 import { deleteIpRules, existingRuleKeys, insertIpRules, ruleKey, toIpRule, updateIpRule } from '../ip-access/store.ts';
 import { deleteRateLimits, insertRateLimits, newRateLimitFrom, toRateLimit, updateRateLimit } from '../rate-limits/store.ts';

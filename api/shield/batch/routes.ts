@@ -4,9 +4,9 @@
 // against the rate limit. Each operation is the body of the kind's single route, checked and stored
 // exactly as there (operations.ts); the gateway sees the change through the same version triggers.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { auditRequest } from '../../audit/audit-log.ts';
+import { auditRequest } from '../../../platform/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
+import type { Db } from '../../../platform/db/database.ts';
 import { siteParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { applyOperations, BATCH_KINDS, BATCH_OPS, checkOperations, MAX_BATCH_OPERATIONS, type BatchKind, type BatchOutcome } from './operations.ts';

@@ -9,7 +9,7 @@
 // messages are ajv's, exactly as on the JSON route).
 import { parse } from 'csv-parse/sync';
 import { IP_RULE_ACTIONS, IP_RULE_TYPES, IpAccessRuleSpec } from '../../../schemas/index.ts';
-import { compileStrict } from '../../http/validation.ts';
+import { compileStrict } from '../../../platform/http/validation.ts';
 import { checkIpRule } from './rule-check.ts';
 import { ruleKey, type NewIpRule } from './store.ts';
 import type { IpRuleType } from './values.ts';

@@ -2,14 +2,14 @@
 // delete, and the all-or-nothing CSV import.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { IP_RULE_ACTIONS, IP_RULE_TYPES, IpAccessRuleResource, IpAccessRuleSpec, IpAccessRuleUpdate } from '../../../schemas/index.ts';
-import { auditRequest } from '../../audit/audit-log.ts';
+import { auditRequest } from '../../../platform/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
-import { transactionWithCopy } from '../../db/copy.ts';
-import type { Db } from '../../db/database.ts';
-import { ApiError, conflict, notFound, validationFailed } from '../../http/errors.ts';
-import { parseEnumList } from '../../http/filters.ts';
-import { decodeCursor, pageLimit, toPage } from '../../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties } from '../../http/schemas.ts';
+import { transactionWithCopy } from '../../../platform/db/copy.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { ApiError, conflict, notFound, validationFailed } from '../../../platform/http/errors.ts';
+import { parseEnumList } from '../../../platform/http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';

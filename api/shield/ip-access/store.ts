@@ -1,13 +1,13 @@
 // IP access rules in the database.
 import { sql } from 'kysely';
-import { copyField, CopyText, type CopyIn } from '../../db/copy.ts';
-import type { Db } from '../../db/database.ts';
-import type { IpAccessRuleRow } from '../../db/schema.ts';
-import { newId } from '../../ids.ts';
+import { copyField, CopyText, type CopyIn } from '../../../platform/db/copy.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { IpAccessRuleRow } from '../../../platform/db/schema.ts';
+import { newId } from '../../../platform/ids.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
-import { livemodeOf } from '../../orgs/environments.ts';
+import { livemodeOf } from '../../../platform/db/environments.ts';
 
 export interface NewIpRule {
   type: string;

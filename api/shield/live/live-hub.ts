@@ -16,10 +16,10 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Selectable } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { ShieldEventsTable } from '../../db/schema.ts';
-import type { DecisionAction, DecisionEvent, RuleKind } from '../../gateway/decision.ts';
-import type { LiveBus } from '../../gateway/events/live-bus.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { ShieldEventsTable } from '../../../platform/db/schema.ts';
+import type { DecisionAction, DecisionEvent, RuleKind } from '../../../gateway/decision.ts';
+import type { LiveBus } from '../../../gateway/events/live-bus.ts';
 
 export interface LiveFilter {
   /** Only these actions; all when undefined. */

@@ -2,12 +2,12 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
-import type { RuleKind } from '../../gateway/decision.ts';
-import type { LiveBus } from '../../gateway/events/live-bus.ts';
-import { ApiError, badRequest } from '../../http/errors.ts';
-import { parseEnumList } from '../../http/filters.ts';
-import { errorEnvelopeSchema, filterParam } from '../../http/schemas.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { RuleKind } from '../../../gateway/decision.ts';
+import type { LiveBus } from '../../../gateway/events/live-bus.ts';
+import { ApiError, badRequest } from '../../../platform/http/errors.ts';
+import { parseEnumList } from '../../../platform/http/filters.ts';
+import { errorEnvelopeSchema, filterParam } from '../../../platform/http/schemas.ts';
 import { ACTIONS } from '../analytics/queries.ts';
 import { siteParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
@@ -19,7 +19,7 @@ const EVENT_ID = /^dec_[0-9a-z]{26}$/;
 
 const nullable = (type: string, description: string) => ({ type: [type, 'null'], description });
 /**
- * The JSON of each `decision` event (api/gateway/decision.ts DecisionEvent). OpenAPI 3.1 has no
+ * The JSON of each `decision` event (gateway/decision.ts DecisionEvent). OpenAPI 3.1 has no
  * place for the schema of a stream's events (3.2's `itemSchema`), so it goes in an extension that
  * the SDK generator reads.
  */

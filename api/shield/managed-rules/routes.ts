@@ -2,7 +2,7 @@
 // on by paranoia level, and whose ids and categories its exclusions name (as Cloudflare lists the
 // rules of its managed rulesets).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { MANAGED_RULE_CATEGORIES, MANAGED_RULES } from '../../gateway/rules/managed/index.ts';
+import { MANAGED_RULE_CATEGORIES, MANAGED_RULES } from '../../../gateway/rules/managed/index.ts';
 
 const ruleSchema = {
   type: 'object',

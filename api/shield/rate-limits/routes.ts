@@ -1,12 +1,12 @@
 // /api/v1/shield/sites/:id/rate-limits: list, get, create, update, delete.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { RateLimitRuleResource, RateLimitRuleSpec, RateLimitRuleUpdate } from '../../../schemas/index.ts';
-import { auditRequest } from '../../audit/audit-log.ts';
+import { auditRequest } from '../../../platform/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
-import { notFound } from '../../http/errors.ts';
-import { decodeCursor, pageLimit, toPage } from '../../http/pagination.ts';
-import { listResponseSchema, pageQueryProperties } from '../../http/schemas.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { notFound } from '../../../platform/http/errors.ts';
+import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
+import { listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';

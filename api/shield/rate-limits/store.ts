@@ -1,14 +1,14 @@
 // Rate-limit rules in the database.
 import { sql } from 'kysely';
 import type { HttpMethod } from '../../../schemas/index.ts';
-import type { Db } from '../../db/database.ts';
-import type { RateLimitRuleRow } from '../../db/schema.ts';
-import { newId } from '../../ids.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { RateLimitRuleRow } from '../../../platform/db/schema.ts';
+import { newId } from '../../../platform/ids.ts';
 import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
-import { livemodeOf } from '../../orgs/environments.ts';
+import { livemodeOf } from '../../../platform/db/environments.ts';
 
 export interface RateLimitFields {
   identity: string;

@@ -4,9 +4,9 @@
 // row is enforced at the default strictness.
 import { sql } from 'kysely';
 import { SCHEMA_STRICTNESS } from '../../../schemas/index.ts';
-import type { Db } from '../../db/database.ts';
-import type { ShieldSchemaConfigRow, ShieldSchemaRow, ShieldSiteRow } from '../../db/schema.ts';
-import { livemodeOf } from '../../orgs/environments.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { ShieldSchemaConfigRow, ShieldSchemaRow, ShieldSiteRow } from '../../../platform/db/schema.ts';
+import { livemodeOf } from '../../../platform/db/environments.ts';
 import { iso } from '../../resources/timestamps.ts';
 import type { SchemaOperation } from './openapi-document.ts';
 

@@ -1,17 +1,17 @@
 // /api/v1/shield/sites: list, get, create, update (mode, origin_url, labels), delete.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { ShieldSiteResource, ShieldSiteSpec, ShieldSiteUpdate } from '../../../schemas/index.ts';
-import { auditRequest } from '../../audit/audit-log.ts';
+import { auditRequest } from '../../../platform/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
-import { conflict, notFound, validationFailed } from '../../http/errors.ts';
-import { unknownRuleRefs } from '../../gateway/rules/managed/index.ts';
-import type { ManagedRulesSettings } from '../../db/schema.ts';
-import { parseEnumList, parseList } from '../../http/filters.ts';
-import { decodeCursor, pageLimit, toPage } from '../../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties } from '../../http/schemas.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { conflict, notFound, validationFailed } from '../../../platform/http/errors.ts';
+import { unknownRuleRefs } from '../../../gateway/rules/managed/index.ts';
+import type { ManagedRulesSettings } from '../../../platform/db/schema.ts';
+import { parseEnumList, parseList } from '../../../platform/http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
-import { originRefusal, type OriginPolicy } from '../../net/origin-policy.ts';
+import { originRefusal, type OriginPolicy } from '../../../platform/net/origin-policy.ts';
 import { deleteSite, domainTaken, findSite, insertSite, listSites, MANAGED_RULES_DEFAULT, toSite, updateSite } from './store.ts';
 
 import { siteParams as siteIdParams } from '../params.ts';

@@ -1,13 +1,13 @@
 // Shield sites in the database.
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { ManagedRulesSettings, ShieldSiteRow } from '../../db/schema.ts';
-import { notFound } from '../../http/errors.ts';
-import { newId } from '../../ids.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { ManagedRulesSettings, ShieldSiteRow } from '../../../platform/db/schema.ts';
+import { notFound } from '../../../platform/http/errors.ts';
+import { newId } from '../../../platform/ids.ts';
 import { jsonColumns } from '../../resources/json-columns.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { iso } from '../../resources/timestamps.ts';
-import { livemodeOf } from '../../orgs/environments.ts';
+import { livemodeOf } from '../../../platform/db/environments.ts';
 
 export interface SiteFields {
   domain: string;

@@ -1,13 +1,13 @@
 // /api/v1/shield/sites/:id/virtual-patches: list, get, create, update (labels), delete.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { VirtualPatchResource, VirtualPatchSpec, VirtualPatchUpdate } from '../../../schemas/index.ts';
-import { auditRequest } from '../../audit/audit-log.ts';
+import { auditRequest } from '../../../platform/audit-log.ts';
 import { principalOf } from '../../auth/plugin.ts';
-import type { Db } from '../../db/database.ts';
-import { notFound, validationFailed } from '../../http/errors.ts';
-import { parseEnumList } from '../../http/filters.ts';
-import { decodeCursor, pageLimit, toPage } from '../../http/pagination.ts';
-import { filterParam, listResponseSchema, pageQueryProperties } from '../../http/schemas.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { notFound, validationFailed } from '../../../platform/http/errors.ts';
+import { parseEnumList } from '../../../platform/http/filters.ts';
+import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
+import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { sitePatchParams, siteParams } from '../params.ts';
 import { compileUserRegex } from '../regex.ts';

@@ -1,13 +1,13 @@
 // Virtual patches in the database.
 import { sql } from 'kysely';
 import type { HttpMethod } from '../../../schemas/index.ts';
-import type { Db } from '../../db/database.ts';
-import type { VirtualPatchRow } from '../../db/schema.ts';
-import { newId } from '../../ids.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import type { VirtualPatchRow } from '../../../platform/db/schema.ts';
+import { newId } from '../../../platform/ids.ts';
 import { labelsContain } from '../../resources/labels.ts';
 import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
-import { livemodeOf } from '../../orgs/environments.ts';
+import { livemodeOf } from '../../../platform/db/environments.ts';
 
 const DAY_MS = 86_400_000;
 

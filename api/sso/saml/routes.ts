@@ -14,9 +14,9 @@
 import formBody from '@fastify/formbody';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { AuthChanges } from '../../auth/auth-changes.ts';
-import type { SecretBox } from '../../crypto/secret-box.ts';
-import type { Db } from '../../db/database.ts';
-import { ApiError } from '../../http/errors.ts';
+import type { SecretBox } from '../../../platform/crypto/secret-box.ts';
+import type { Db } from '../../../platform/db/database.ts';
+import { ApiError } from '../../../platform/http/errors.ts';
 import type { SessionTokens } from '../../sessions/session-token.ts';
 import { auditSsoRefusal, completeSsoSignIn } from '../complete.ts';
 import { findSsoConnection, rememberSamlAssertion } from '../connection-store.ts';

@@ -1,0 +1,44 @@
+// Starts the gateway from server settings; `aegis serve` and `aegis shield` both come through here.
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../api/config.ts';
+import type { Db } from '../platform/db/database.ts';
+import type { DecisionRecorder } from './events/recorder.ts';
+import type { GatewayMetrics } from '../platform/metrics/metrics.ts';
+import { startGateway, type RunningGateway } from './gateway.ts';
+import type { RateState } from './state/rate-state.ts';
+import { AsnDatabase } from './rules/asn-db.ts';
+import { originPolicy } from '../platform/net/origin-policy.ts';
+import type { Environment } from '../platform/db/environments.ts';
+
+export interface LaunchDeps {
+  db: Db;
+  log: Logger;
+  recorder: DecisionRecorder;
+  serverKey: Buffer;
+  metrics?: GatewayMetrics | undefined;
+  rateState?: RateState | undefined;
+}
+
+/** The production gateway on `shieldPort`, or with `environment: 'test'` the sandbox's on `sandboxShieldPort`. */
+export async function launchGateway(config: ServerConfig, deps: LaunchDeps, environment: Environment = 'live'): Promise<RunningGateway> {
+  const asnDb = config.asnDbPath ? await AsnDatabase.load(config.asnDbPath) : undefined;
+  if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
+  return startGateway({
+    ...deps,
+    host: config.host,
+    port: environment === 'test' ? (config.sandboxShieldPort ?? 0) : config.shieldPort,
+    environment,
+    trustedProxies: config.trustedProxies,
+    redisUrl: config.redisUrl,
+    asnDb,
+    refreshMs: config.shieldRefreshMs,
+    bodyLimits: { inspectBytes: config.shieldInspectBytes, multipartBytes: config.shieldMultipartBytes, maxRatio: config.shieldMaxDecompressionRatio },
+    bodyBudget: config.shieldBodyBudget,
+    challengeDifficultyBits: config.challengeDifficultyBits,
+    upstream: {
+      headersTimeoutMs: config.upstreamTimeoutMs,
+      bodyTimeoutMs: config.upstreamTimeoutMs,
+      originPolicy: originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers }),
+    },
+  });
+}
