@@ -25,7 +25,7 @@ import inputGuard, { clientErrorHandler, frameworkErrors } from '../platform/htt
 import openApi from '../platform/http/openapi.ts';
 import rateLimit from '../platform/http/rate-limit.ts';
 import { requestIdFor } from '../platform/http/request-id.ts';
-import { createValidatorCompiler } from '../platform/http/validation.ts';
+import { createValidatorCompiler } from '../schemas/validation.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { webPlugin } from './web/plugin.ts';

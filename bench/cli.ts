@@ -16,9 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { generateKey } from '../api/auth/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
-import { staleInput } from '../bin/build.mjs';
+import { staleInput } from '../build/bundle.mjs';
 import { applyPlan } from '../reconciler/apply/apply.ts';
-import { createAegisClient } from '../reconciler/client/client.ts';
+import { createAegisClient } from '../client/client.ts';
 import { preparePlan } from '../reconciler/cli/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { createScratchDatabase } from './support/scratch-database.ts';
@@ -78,7 +78,7 @@ async function measure(label: string, args: string[], code: number, extra: NodeJ
   return { build: median(times.build), sources: median(times.sources) };
 }
 
-const built = await run(process.execPath, [join(ROOT, 'bin/build.mjs'), '--if-stale'], process.env);
+const built = await run(process.execPath, [join(ROOT, 'build/bundle.mjs'), '--if-stale'], process.env);
 if (built.code !== 0) throw new Error(`build failed:\n${built.stderr}`);
 if (staleInput() !== undefined) throw new Error(`dist/ is stale after building (${staleInput()}): is someone editing the sources?`);
 

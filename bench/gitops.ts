@@ -13,7 +13,7 @@ import { generateKey } from '../api/auth/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
-import { createAegisClient } from '../reconciler/client/client.ts';
+import { createAegisClient } from '../client/client.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { reconcile } from '../reconciler/sync/reconcile.ts';
 import { watchConfig } from '../reconciler/sync/watch.ts';

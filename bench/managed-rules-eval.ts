@@ -20,10 +20,10 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RULE_DEFINITIONS } from '../gateway/rules/managed/catalogue.ts';
+import { RULE_DEFINITIONS } from '../schemas/managed-rules/catalogue.ts';
 import { compileManagedRules, type ManagedRuleSet } from '../gateway/rules/managed/index.ts';
 import { programFor } from '../gateway/rules/managed/program.ts';
-import type { ParanoiaLevel } from '../gateway/rules/managed/types.ts';
+import type { ParanoiaLevel } from '../schemas/managed-rules/types.ts';
 import { benignRequest, buildRequest } from '../test/fixtures/shield/build-request.ts';
 import { ATTACK_CATEGORIES, loadBenign, type AttackCategory } from '../test/fixtures/shield/corpus.ts';
 

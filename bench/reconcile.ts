@@ -16,7 +16,7 @@ import { generateKey } from '../api/auth/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer, type RunningServer } from '../api/server.ts';
 import { applyPlan } from '../reconciler/apply/apply.ts';
-import { createAegisClient, type AegisClient } from '../reconciler/client/client.ts';
+import { createAegisClient, type AegisClient } from '../client/client.ts';
 import { preparePlan } from '../reconciler/cli/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { summarise } from '../reconciler/plan/plan.ts';

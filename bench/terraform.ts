@@ -23,10 +23,10 @@ import { startServer } from '../api/server.ts';
 import { DEFAULT_LAUNCHER, installProvider } from '../provider/install/install.ts';
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from '../provider/server/serve.ts';
 import { applyPlan } from '../reconciler/apply/apply.ts';
-import { createAegisClient } from '../reconciler/client/client.ts';
+import { createAegisClient } from '../client/client.ts';
 import { preparePlan } from '../reconciler/cli/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
-import { buildDist, staleInput } from '../bin/build.mjs';
+import { buildDist, staleInput } from '../build/bundle.mjs';
 import { createScratchDatabase } from './support/scratch-database.ts';
 import { writeSiteRepo } from './support/site-repo.ts';
 

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { buildWeb, webStaleInput } from '../bin/build-web.mjs';
+import { buildWeb, webStaleInput } from '../build/web.mjs';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
 import { CHROMIUM, launchBrowser, SESSION_COOKIE, signInOnPage } from '../test/support/browser-launch.ts';

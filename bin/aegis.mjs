@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `aegis` command. Runs the esbuild bundle in dist/ (bin/build.mjs: `npm run build`; `npm ci`
+// The `aegis` command. Runs the esbuild bundle in dist/ (build/bundle.mjs: `npm run build`; `npm ci`
 // builds it through the `prepare` script) when it is there and up to date: `aegis --help` then starts
 // in well under 300 ms. Otherwise it runs the TypeScript sources through tsx's loader, as before
 // there was a build (about a second to start, no build step needed after a checkout).
@@ -13,7 +13,7 @@
 // Checking the stamps costs a few milliseconds (one stat per input file).
 //
 // AEGIS_FROM_SOURCE=1 always runs the sources (the tests set it: they test the tree, never a build).
-import { staleInput } from './build.mjs';
+import { staleInput } from '../build/bundle.mjs';
 
 const fromSource = Boolean(process.env.AEGIS_FROM_SOURCE) && process.env.AEGIS_FROM_SOURCE !== '0';
 const stale = fromSource ? 'AEGIS_FROM_SOURCE' : staleInput();

@@ -22,7 +22,7 @@
 // after all — solving a puzzle once must not open the way past IP denies, rate limits and patches.
 import type { DecisionAction, RuleKind } from './decision.ts';
 import type { InspectedRequest } from './inspected-request.ts';
-import type { ParsedIp } from '../platform/net/ip.ts';
+import type { ParsedIp } from '../schemas/checks/ip.ts';
 import type { AsnDatabase } from './rules/asn-db.ts';
 import { REFUSAL_STATUS } from './inspect/body.ts';
 import { identityKeys, ruleApplies } from './rules/rate-limits.ts';

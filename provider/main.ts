@@ -1,6 +1,6 @@
 // The Aegis provider: its own configuration (where the API is, which key) and the resources and
 // data sources of provider/resources. The plugin-protocol server (provider/server) serves this.
-import { createAegisClient } from '../reconciler/client/client.ts';
+import { createAegisClient } from '../client/client.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import type { Diagnostic, ProviderDefinition, TfObject, TfValue } from './framework.ts';
 import { aegisResources, NotConfiguredError, type Connection } from './resources/index.ts';

@@ -1,4 +1,4 @@
-// The dashboard's build (bin/build-web.mjs runs it; `npm run web:dev` serves it with hot reload).
+// The dashboard's build (build/web.mjs runs it; `npm run web:dev` serves it with hot reload).
 // Output: web/dist/, served by the API process (api/web/plugin.ts). Hashed file names under
 // assets/ let the server cache them for a year; index.html is the only file that is revalidated.
 import { fileURLToPath } from 'node:url';

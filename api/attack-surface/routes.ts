@@ -13,7 +13,7 @@ import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.
 import { listResponseSchema } from '../../platform/http/schemas.ts';
 import type { OriginPolicy } from '../../platform/net/origin-policy.ts';
 import { insertSchedule, toSchedule, type ScheduleFields } from '../schedules/store.ts';
-import { nextRunAt, scheduleIssues, type FieldIssue } from '../schedules/validate.ts';
+import { nextRunAt, scheduleIssues, type FieldIssue } from '../../schemas/checks/schedule.ts';
 import { checkOrigin } from '../shield/sites/routes.ts';
 import { domainTaken, insertSite, MANAGED_RULES_DEFAULT, toSite } from '../shield/sites/store.ts';
 import { coveringScheduleCondition } from './coverage.ts';

@@ -4,7 +4,7 @@ import { CONFIG_SYNC_JOB_KIND } from './store.ts';
 import { configSyncJobKind, type SyncJobOptions } from './sync-job.ts';
 
 export { ConfigRepoPoller } from './poller.ts';
-export type { ConfigSync } from './config-sync.ts';
+export type { ConfigSync } from '../../schemas/config-sync.ts';
 export { CONFIG_SYNC_JOB_KIND } from './store.ts';
 
 /** The `config-repo-sync` kind, bound to this database and the API its syncs talk to. */

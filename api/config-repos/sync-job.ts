@@ -23,7 +23,7 @@ import type { OutboundPolicy } from '../../platform/net/outbound.ts';
 import { parseGitSource, redactText } from '../../platform/git/url.ts';
 import { withWorkspace } from '../../platform/git/workspace.ts';
 import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } from '../../platform/jobs/types.ts';
-import type { ConfigSync, ConfigSyncOutcome, ConfigSyncSummary } from './config-sync.ts';
+import type { ConfigSync, ConfigSyncOutcome, ConfigSyncSummary } from '../../schemas/config-sync.ts';
 import type { FailureStage, RepoStatus, SyncResult, SyncTrigger } from './schemas.ts';
 import { cloneUrlOf, nextPollAt, openSyncKey, toSync, type SyncJobPayload } from './store.ts';
 import { announceDeliveries, recordEvents } from '../events/event-store.ts';

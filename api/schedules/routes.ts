@@ -11,7 +11,7 @@ import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../resources/labels.ts';
 import { deleteSchedule, findSchedule, insertSchedule, listSchedules, toSchedule, updateSchedule, type ScheduleFields } from './store.ts';
-import { nextRunAt, scheduleIssues, type FieldIssue, type ScanType } from './validate.ts';
+import { nextRunAt, scheduleIssues, type FieldIssue, type ScanType } from '../../schemas/checks/schedule.ts';
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
 

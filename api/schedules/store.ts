@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.ts';
 import { jsonColumns } from '../resources/json-columns.ts';
 import { labelsContain } from '../resources/labels.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
-import type { ScanType } from './validate.ts';
+import type { ScanType } from '../../schemas/checks/schedule.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';
 
 export interface ScheduleFields {

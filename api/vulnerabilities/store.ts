@@ -3,7 +3,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import type { VulnerabilitiesTable } from '../../platform/db/schema.ts';
 import { iso, isoOrNull } from '../resources/timestamps.ts';
-import type { ScanType } from '../schedules/validate.ts';
+import type { ScanType } from '../../schemas/checks/schedule.ts';
 import type { Severity } from '../../scanners/types.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';
 import { afterCursor, sortKey, sortKeyText, type SortCursor, type SortSpec } from './sort.ts';

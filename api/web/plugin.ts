@@ -3,7 +3,7 @@
 //
 // - Hashed files under /assets/ are cached for a year (`immutable`); index.html is revalidated on
 //   every visit, so a new build is picked up at once.
-// - Precompressed .br/.gz files are sent to browsers that accept them (bin/build-web.mjs writes them).
+// - Precompressed .br/.gz files are sent to browsers that accept them (build/web.mjs writes them).
 // - The dashboard's pages carry a strict Content-Security-Policy: scripts and styles only from this
 //   origin (no inline script, no eval), no framing, no plugins.
 // - Client-side routes (/findings/…, /settings/…) answer index.html; everything else keeps the API's
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 
-/** The built dashboard: web/dist/, or AEGIS_WEB_DIST (the folder bin/build-web.mjs built into). */
+/** The built dashboard: web/dist/, or AEGIS_WEB_DIST (the folder build/web.mjs built into). */
 export const WEB_ROOT = process.env.AEGIS_WEB_DIST ? `${resolve(process.env.AEGIS_WEB_DIST)}/` : fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 export const DASHBOARD_CSP = [

@@ -25,7 +25,7 @@ import { MemoryRateState } from '../state/memory-rate-state.ts';
 import { answerRateBatch, isRateBatch } from './ipc-rate-state.ts';
 import { WORKER_ENV, isWorkerMessage, type PrimaryMessage, type WorkerMetrics, type WorkerSetup } from './messages.ts';
 
-/** In the dist/ bundle bin/build.mjs rewrites this URL to the bundled worker (THREAD_ENTRIES). */
+/** In the dist/ bundle build/bundle.mjs rewrites this URL to the bundled worker (THREAD_ENTRIES). */
 const WORKER_ENTRY = new URL('./worker-bootstrap.mjs', import.meta.url);
 
 /** PostgreSQL connections a single gateway process opens; a cluster shares them among its workers. */

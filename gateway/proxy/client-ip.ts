@@ -3,7 +3,7 @@
 // and the first address not ours is the client. Entries further left were written by the client
 // and prove nothing, so they are never taken.
 import type { IncomingMessage } from 'node:http';
-import { networkOf, parseIp, sameIp, type ParsedIp } from '../../platform/net/ip.ts';
+import { networkOf, parseIp, sameIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 
 interface Network {
   base: ParsedIp;

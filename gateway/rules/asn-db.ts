@@ -12,8 +12,8 @@
 // and is loaded at start (about 0.2 s per 400k IPv4 rows here) — and ranges go into an
 // IpRangeTable (binary search per lookup).
 import { readFileSync } from 'node:fs';
-import type { ParsedIp } from '../../platform/net/ip.ts';
-import { parseIp } from '../../platform/net/ip.ts';
+import type { ParsedIp } from '../../schemas/checks/ip.ts';
+import { parseIp } from '../../schemas/checks/ip.ts';
 import { IpRangeTableBuilder, v6ToBigInt, type IpRangeTable } from './ip-ranges.ts';
 
 export interface AsnOrigin {

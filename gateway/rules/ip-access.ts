@@ -12,7 +12,7 @@
 // Rows are validated again here and unreadable ones ignored (the API refuses them already; a
 // compile must never throw on stored data). Rows whose `expires_at` has passed are ignored too.
 import type { IpAccessRuleRow } from '../../platform/db/schema.ts';
-import type { ParsedIp } from '../../platform/net/ip.ts';
+import type { ParsedIp } from '../../schemas/checks/ip.ts';
 import { cidrToRange, IpRangeTableBuilder, type IpRange, type IpRangeTable } from './ip-ranges.ts';
 
 export type IpAccessAction = 'allow' | 'deny' | 'challenge';

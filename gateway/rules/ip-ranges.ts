@@ -14,8 +14,8 @@
 // IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are the IPv4 address in disguise: a lookup of one is
 // a lookup of the IPv4 address, and the part of an added IPv6 range that lies in ::ffff:0:0/96 is
 // also added as IPv4, so rules written either way catch clients arriving either way.
-import type { ParsedIp } from '../../platform/net/ip.ts';
-import { parseIp } from '../../platform/net/ip.ts';
+import type { ParsedIp } from '../../schemas/checks/ip.ts';
+import { parseIp } from '../../schemas/checks/ip.ts';
 
 export type IpRange = { version: 4; start: number; end: number } | { version: 6; start: bigint; end: bigint };
 

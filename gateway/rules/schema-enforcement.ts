@@ -44,7 +44,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import RE2 from 're2';
-import { externalReferences, listOperations, numericExclusiveBounds, openApiVersionOf, parseDocumentText } from '../../api/shield/schema/openapi-document.ts';
+import { externalReferences, listOperations, numericExclusiveBounds, openApiVersionOf, parseDocumentText } from '../../schemas/openapi/document.ts';
 import type { InspectedRequest } from '../inspected-request.ts';
 
 export type Strictness = 'lenient' | 'standard' | 'strict';

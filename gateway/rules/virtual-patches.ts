@@ -27,7 +27,7 @@
 // than by trying every pattern.
 import RE2 from 're2';
 import type { VirtualPatchRow } from '../../platform/db/schema.ts';
-import { compileUserRegex, type CompiledPattern } from '../../api/shield/regex.ts';
+import { compileUserRegex, type CompiledPattern } from '../../schemas/checks/regex.ts';
 import type { InspectedRequest } from '../inspected-request.ts';
 import { compileUrlPattern, methodMatches, ScopeIndex } from './url-pattern.ts';
 

@@ -14,7 +14,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { ScanScheduleRow } from '../db/schema.ts';
-import { nextRunAt } from '../../api/schedules/validate.ts';
+import { nextRunAt } from '../../schemas/checks/schedule.ts';
 import { enqueue } from './queue.ts';
 import { announceEnqueued } from './signals.ts';
 import { Ticker } from './ticker.ts';

@@ -10,8 +10,8 @@
 // `::ffff:7f00:1`, `::7f00:1`, `2002:7f00:1::1` and `64:ff9b:1::7f00:1` all end at 127.0.0.1.
 // Ranges are matched on parsed numbers (ip.ts), not with node:net's BlockList, which applies IPv4
 // rules to some IPv6 notations and not to others.
-import { formatIp, networkOf, parseIp, sameIp, type ParsedIp } from './ip.ts';
-import { embeddedIpv4s } from './ipv4-in-ipv6.ts';
+import { formatIp, networkOf, parseIp, sameIp, type ParsedIp } from '../../schemas/checks/ip.ts';
+import { embeddedIpv4s } from '../../schemas/checks/ipv4-in-ipv6.ts';
 
 interface Range {
   network: ParsedIp;

@@ -26,8 +26,8 @@
 //     (64:ff9b::a.b.c.d, RFC 6052, and the local-use 64:ff9b:1::/48, RFC 8215), 6to4
 //     (2002:a9fe:a9fe::/48) and Teredo (server and client address).
 // Names are judged by what they resolve to (guarded-lookup.ts), never by how they are spelled.
-import { formatIp, parseIp } from './ip.ts';
-import { embeddedIpv4s } from './ipv4-in-ipv6.ts';
+import { formatIp, parseIp } from '../../schemas/checks/ip.ts';
+import { embeddedIpv4s } from '../../schemas/checks/ipv4-in-ipv6.ts';
 
 const v4 = (text: string): number => {
   const ip = parseIp(text);

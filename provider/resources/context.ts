@@ -1,8 +1,8 @@
 // What resources need from the configured provider, and how failures become diagnostics.
 // Resources are built before ConfigureProvider runs, so they reach the connection through a
 // getter that fails with a clear message if Terraform (or a test) calls them too early.
-import type { AegisClient } from '../../reconciler/client/client.ts';
-import { AegisApiError } from '../../reconciler/client/client.ts';
+import type { AegisClient } from '../../client/client.ts';
+import { AegisApiError } from '../../client/client.ts';
 import type { ResourceApi } from '../../reconciler/live/resources.ts';
 import type { AttributePath, Diagnostic } from '../framework.ts';
 

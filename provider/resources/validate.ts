@@ -3,7 +3,7 @@
 // the offline checks the API runs beyond the schema (RE2 patterns, IP rule values), which each kind's
 // registry entry holds.
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { compileStrict } from '../../platform/http/validation.ts';
+import { compileStrict } from '../../schemas/validation.ts';
 import { kindEntry } from '../../reconciler/kinds/index.ts';
 import type { AttributePath, Diagnostic, TfObject, TfType } from '../framework.ts';
 import type { KindSchema } from './schema.ts';

@@ -1,6 +1,6 @@
 // What plan and apply share: load and check the config, read live state, compute the plan and the
 // warnings and errors that go with it.
-import { createAegisClient } from '../client/client.ts';
+import { createAegisClient } from '../../client/client.ts';
 import { validateSource } from '../config/validate-command.ts';
 import { readLiveState } from '../live/read.ts';
 import { restResources } from '../live/rest-resources.ts';

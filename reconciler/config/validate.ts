@@ -3,12 +3,12 @@
 // schedules, managed-rule exclusions and OpenAPI documents. Offline and pure: the same answers as the API's own checks,
 // through the same code, but for the whole repository at once.
 import { LineCounter, parseDocument } from 'yaml';
-import { unknownRuleRefs } from '../../gateway/rules/managed/catalogue.ts';
-import { checkIpRule } from '../../api/shield/ip-access/rule-check.ts';
-import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
-import { compileUserRegex } from '../../api/shield/regex.ts';
-import { openApiVersionOf } from '../../api/shield/schema/openapi-document.ts';
-import { scheduleIssues, type ScanType } from '../../api/schedules/validate.ts';
+import { unknownRuleRefs } from '../../schemas/managed-rules/catalogue.ts';
+import { checkIpRule } from '../../schemas/checks/ip-rule.ts';
+import { checkRuleValue, type IpRuleType } from '../../schemas/checks/ip-values.ts';
+import { compileUserRegex } from '../../schemas/checks/regex.ts';
+import { openApiVersionOf } from '../../schemas/openapi/document.ts';
+import { scheduleIssues, type ScanType } from '../../schemas/checks/schedule.ts';
 import type { ConfigProblem, DesiredObject, LoadResult, SourceLocation } from '../model.ts';
 import { isSiteKind } from './envelope-schema.ts';
 import { loadConfigDirDetailed, type RejectedDocument } from './load.ts';

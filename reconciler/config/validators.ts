@@ -1,6 +1,6 @@
 // The config's JSON Schema validators. ajv turns a schema into JavaScript when it compiles it —
 // about 100 ms for the config document schema, most of a cold `aegis validate` or `aegis plan`. The
-// build (bin/build.mjs) writes that JavaScript ahead of time (ajv "standalone" code) into
+// build (build/bundle.mjs) writes that JavaScript ahead of time (ajv "standalone" code) into
 // dist/validators/, one CommonJS file per schema named by a digest of the schema, its flavour and
 // ajv's version; a validator is loaded from there when its file exists and compiled otherwise
 // (running from the sources, or a schema changed since the build), so a stale file is never used.

@@ -1,7 +1,7 @@
 // IpAccessRule: allow, deny or challenge clients by address, network, AS or country, on one site.
 // Nested under `ip_access`, where an item may leave out its name. Its identity compares values
 // the way the API stores them (`2001:DB8::/48` and `2001:db8::/48` are one rule).
-import { checkRuleValue, type IpRuleType } from '../../api/shield/ip-access/values.ts';
+import { checkRuleValue, type IpRuleType } from '../../schemas/checks/ip-values.ts';
 import { IP_RULE_TYPES, ipAccessRuleMeta } from '../../schemas/index.ts';
 import { asFields, collectionEndpoints, defineKind, requireSite, type Body, type Fields, type FieldNote } from './kind.ts';
 import { lowered, reasons } from './weakening.ts';

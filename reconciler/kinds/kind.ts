@@ -6,7 +6,7 @@
 // Entries hold no reference to the `Kind` union: `Kind` is derived from the registry (index.ts),
 // and an entry type that mentioned it would make that derivation circular.
 import { KINDS, type KindDefinition } from '../../schemas/index.ts';
-import type { AegisClient, paths } from '../client/client.ts';
+import type { AegisClient, paths } from '../../client/client.ts';
 
 /** An object's fields as the API returns or takes them. */
 export type Fields = Record<string, unknown>;

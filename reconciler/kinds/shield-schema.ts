@@ -4,7 +4,7 @@
 // the planner compares hashes; config may keep the document in a file of its own (`document_file`).
 import { createHash } from 'node:crypto';
 import { shieldSchemaMeta } from '../../schemas/index.ts';
-import { AegisApiError, textBody, type AegisClient } from '../client/client.ts';
+import { AegisApiError, textBody, type AegisClient } from '../../client/client.ts';
 import { asFields, defineKind, identityFields, requireSite, type Body, type Fields } from './kind.ts';
 import { lowered, reasons } from './weakening.ts';
 

@@ -1,6 +1,6 @@
 // ShieldSite: the protected domain, and the parent of every Shield rule kind. Config files and
 // `dump` give each site a file of its own with its rules nested in it.
-import { unknownRuleRefs } from '../../gateway/rules/managed/catalogue.ts';
+import { unknownRuleRefs } from '../../schemas/managed-rules/catalogue.ts';
 import { shieldSiteMeta } from '../../schemas/index.ts';
 import { canonicalJson } from '../plan/canonical-json.ts';
 import { asFields, collectionEndpoints, defineKind, identityFields, type Body, type FieldChange, type FieldNote } from './kind.ts';

@@ -1,6 +1,6 @@
 // VirtualPatch: a rule that blocks requests exploiting a known vulnerability, on one site. Nested
 // in the site's config file under `virtual_patches`.
-import { compileUserRegex } from '../../api/shield/regex.ts';
+import { compileUserRegex } from '../../schemas/checks/regex.ts';
 import { virtualPatchMeta } from '../../schemas/index.ts';
 import { asFields, collectionEndpoints, defineKind, identityFields, requireSite, type Body } from './kind.ts';
 import { lowered, reasons } from './weakening.ts';

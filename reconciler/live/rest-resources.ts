@@ -1,7 +1,7 @@
 // ResourceApi over the typed REST client: each kind's registry entry (reconciler/kinds) knows its
 // endpoints, so this only dispatches and counts. Rules of a site may also go many at a time through
 // the site's rule batch endpoint.
-import type { AegisClient } from '../client/client.ts';
+import type { AegisClient } from '../../client/client.ts';
 import { kindEntry, type Kind } from '../kinds/index.ts';
 import type { ResourceApi, RuleBatchOperation, RuleBatchResult } from './resources.ts';
 

@@ -1,8 +1,8 @@
 // The reconciler's side of a config-repo sync: it implements the API's port
-// (api/config-repos/config-sync.ts; the API never imports this) with one reconciliation pass over a
+// (schemas/config-sync.ts; the API never imports this) with one reconciliation pass over a
 // checked-out directory, through the REST API with the repository's key — exactly as `aegis apply` would.
-import type { ConfigSyncRequest } from '../../api/config-repos/config-sync.ts';
-import { createAegisClient } from '../client/client.ts';
+import type { ConfigSyncRequest } from '../../schemas/config-sync.ts';
+import { createAegisClient } from '../../client/client.ts';
 import { restResources } from '../live/rest-resources.ts';
 import { normaliseSource } from '../plan/ownership.ts';
 import { PROJECT_FILE, readProjectFile } from '../project/project-file.ts';

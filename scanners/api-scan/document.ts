@@ -6,7 +6,7 @@
 // references to the same schema becomes exponentially large once written out. The scanner follows
 // references itself where it reads (operations.ts) and hands ajv only the parts a schema refers to
 // (schemaBundle).
-import { analyseDocument, analyseInWorker, DEFAULT_WORKER_LIMITS, openApiVersionOf, parseDocumentText, resolvePointer, type DocumentFormat, type WorkerLimits } from '../../api/shield/schema/openapi-document.ts';
+import { analyseDocument, analyseInWorker, DEFAULT_WORKER_LIMITS, openApiVersionOf, parseDocumentText, resolvePointer, type DocumentFormat, type WorkerLimits } from '../../schemas/openapi/document.ts';
 
 export type JsonObject = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
 // schema — strings honouring format, length and (checked with RE2) pattern, numbers within their
 // bounds, arrays of their minimum length, objects with every property that is not readOnly
 // (optional ones too, since they reach code paths the required ones do not).
-import { compileUserRegex, type CompiledPattern } from '../../api/shield/regex.ts';
+import { compileUserRegex, type CompiledPattern } from '../../schemas/checks/regex.ts';
 import { deref, isObject, type JsonObject } from './document.ts';
 import { isJsonMedia, type ApiOperation, type ApiParameter } from './operations.ts';
 

@@ -9,8 +9,8 @@ import type { CodeOptions, ErrorObject, Options, ValidateFunction } from 'ajv';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
-import { compileUserRegex } from '../../api/shield/regex.ts';
-import { numericExclusiveBounds } from '../../api/shield/schema/openapi-document.ts';
+import { compileUserRegex } from '../../schemas/checks/regex.ts';
+import { numericExclusiveBounds } from '../../schemas/openapi/document.ts';
 import { deref, errorMessage, isObject, type JsonObject, type SchemaBundle } from './document.ts';
 
 export type Dialect = '3.0' | '3.1';

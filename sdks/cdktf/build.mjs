@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Compiles the bindings (index.ts + gen/, TypeScript with `.ts` import specifiers) into dist/: the
 // JavaScript and .d.ts files the package's "exports" point at. Run by the repository's build
-// (bin/build.mjs, so `npm ci` leaves a working package behind the `file:` dependency that
+// (build/bundle.mjs, so `npm ci` leaves a working package behind the `file:` dependency that
 // examples/cdktf imports) and before `npm pack`.
 //
 //   node sdks/cdktf/build.mjs              build
@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wr
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { stampOf as sharedStampOf } from '../../bin/build-stamps.mjs';
+import { stampOf as sharedStampOf } from '../../build/stamps.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const distDir = join(here, 'dist');

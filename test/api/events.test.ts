@@ -151,7 +151,7 @@ describe('events from a real scan', () => {
 
   it('a receiver in another project verifies the same delivery with `aegis/webhooks`, the package export', async () => {
     // The export points into dist/ (npm ci builds it); rebuilt here only if the sources are newer.
-    await execFileAsync(process.execPath, ['bin/build.mjs', '--if-stale'], { timeout: 120_000 });
+    await execFileAsync(process.execPath, ['build/bundle.mjs', '--if-stale'], { timeout: 120_000 });
     const project = await mkdtemp(join(tmpdir(), 'aegis-receiver-'));
     try {
       await mkdir(join(project, 'node_modules'));

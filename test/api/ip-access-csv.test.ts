@@ -3,9 +3,9 @@
 // net/ip's parse-and-format.
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { formatIp, networkOf, parseIp, sameIp } from '../../platform/net/ip.ts';
+import { formatIp, networkOf, parseIp, sameIp } from '../../schemas/checks/ip.ts';
 import { parseIpRulesCsv, readCsvRecords } from '../../api/shield/ip-access/csv-import.ts';
-import { checkRuleValue } from '../../api/shield/ip-access/values.ts';
+import { checkRuleValue } from '../../schemas/checks/ip-values.ts';
 
 // A small deterministic generator, so a failure can be replayed.
 function random(seed: number) {

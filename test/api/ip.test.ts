@@ -1,7 +1,7 @@
 // The address parser is checked against ipaddr.js, an independent implementation.
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { formatIp, networkOf, parseIp } from '../../platform/net/ip.ts';
+import { formatIp, networkOf, parseIp } from '../../schemas/checks/ip.ts';
 
 describe('IP parsing', () => {
   const v6 = ['::', '::1', '2001:db8::1', '2001:DB8:0:0:0:0:0:1', 'fe80::1:2:3:4', '2001:db8:0:1::', '1:0:0:1:0:0:0:1', '::ffff:192.0.2.1', '64:ff9b::192.0.2.33', '1:2:3:4:5:6:7:8', '2001:0db8:0000:0000:0001:0000:0000:0001'];

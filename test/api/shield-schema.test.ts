@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { analyseInWorker } from '../../api/shield/schema/openapi-document.ts';
+import { analyseInWorker } from '../../schemas/openapi/document.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileUserRegex } from '../../api/shield/regex.ts';
+import { compileUserRegex } from '../../schemas/checks/regex.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -1,4 +1,4 @@
-// The built command (dist/, bin/build.mjs) runs on its own: built here when missing or stale, so this
+// The built command (dist/, build/bundle.mjs) runs on its own: built here when missing or stale, so this
 // never passes by skipping. And the staleness rule bin/aegis.mjs applies to it.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,14 +8,14 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { stampOf, staleInput } from '../../bin/build.mjs';
+import { stampOf, staleInput } from '../../build/bundle.mjs';
 import { precompiledSchemas } from '../../reconciler/config/precompile-validators.ts';
 import { createAjv, validatorFileName } from '../../reconciler/config/validators.ts';
 import { runAegis, runBuiltAegis } from '../support/cli.ts';
 
 beforeAll(async () => {
   const built = await new Promise<{ code: number; stderr: string }>((resolve) =>
-    execFile(process.execPath, ['bin/build.mjs', '--if-stale'], { timeout: 120_000 }, (error, _stdout, stderr) =>
+    execFile(process.execPath, ['build/bundle.mjs', '--if-stale'], { timeout: 120_000 }, (error, _stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr }),
     ),
   );

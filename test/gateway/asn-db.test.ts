@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AsnDatabase } from '../../gateway/rules/asn-db.ts';
-import { formatIp, parseIp, type ParsedIp } from '../../platform/net/ip.ts';
+import { formatIp, parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 
 const ip = (text: string): ParsedIp => {
   const parsed = parseIp(text);

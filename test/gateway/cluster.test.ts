@@ -229,7 +229,7 @@ describe.skipIf(!onPostgres)('aegis shield --workers 2', () => {
 
   it('runs its workers from the dist/ bundle when started from it', async () => {
     const built = await new Promise<{ code: number; stderr: string }>((done) =>
-      execFile(process.execPath, ['bin/build.mjs', '--if-stale'], { timeout: 120_000 }, (error, _stdout, stderr) => done({ code: error ? 1 : 0, stderr })),
+      execFile(process.execPath, ['build/bundle.mjs', '--if-stale'], { timeout: 120_000 }, (error, _stdout, stderr) => done({ code: error ? 1 : 0, stderr })),
     );
     expect(built.code, built.stderr).toBe(0);
     const cluster = await startCluster({ DATABASE_URL: t.database.databaseUrl }, t.database.dataDir, BUILT);

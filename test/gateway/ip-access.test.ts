@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileIpAccess, parseAsnValue, type IpAccessSource } from '../../gateway/rules/ip-access.ts';
 import { cidrToRange } from '../../gateway/rules/ip-ranges.ts';
-import { formatIp, parseIp, type ParsedIp } from '../../platform/net/ip.ts';
+import { formatIp, parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 
 const ip = (text: string): ParsedIp => {
   const parsed = parseIp(text);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cidrToRange, IpRangeTableBuilder, ipToRange, prefixToRange, v6ToBigInt, type IpRange } from '../../gateway/rules/ip-ranges.ts';
-import { parseIp, type ParsedIp } from '../../platform/net/ip.ts';
+import { parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 
 const ip = (text: string): ParsedIp => {
   const parsed = parseIp(text);

@@ -5,14 +5,14 @@
 import RE2 from 're2';
 import { describe, expect, it } from 'vitest';
 import type { ManagedRulesSettings } from '../../platform/db/schema.ts';
-import { ANOMALIES } from '../../gateway/inspect/fields.ts';
+import { ANOMALIES } from '../../schemas/managed-rules/anomalies.ts';
 import { canonicalText, shellForm } from '../../gateway/rules/managed/canonicalise.ts';
-import { RULE_DEFINITIONS } from '../../gateway/rules/managed/catalogue.ts';
+import { RULE_DEFINITIONS } from '../../schemas/managed-rules/catalogue.ts';
 import { MANAGED_RULE_CATEGORIES, MANAGED_RULES, compileManagedRules, unknownRuleRefs, type ManagedRuleSet } from '../../gateway/rules/managed/index.ts';
 import { isInert } from '../../gateway/rules/managed/prefilter.ts';
 import { programFor } from '../../gateway/rules/managed/program.ts';
 import { hostClasses } from '../../gateway/rules/managed/ssrf-hosts.ts';
-import { TARGETS, type ParanoiaLevel } from '../../gateway/rules/managed/types.ts';
+import { TARGETS, type ParanoiaLevel } from '../../schemas/managed-rules/types.ts';
 import { benignRequest, buildRequest, queryWithValue } from '../fixtures/shield/build-request.ts';
 import { ATTACK_CATEGORIES, loadAttacks, loadBenign } from '../fixtures/shield/corpus.ts';
 

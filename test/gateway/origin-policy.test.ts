@@ -23,7 +23,7 @@ describe('metadata and link-local address classification', () => {
     '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::FFFF:A9FE:A9FE', '0:0:0:0:0:ffff:a9fe:a9fe', '::ffff:100.100.100.200', '::ffff:6464:64c8', '::ffff:168.63.129.16', '::ffff:192.0.0.192',
     '::ffff:0:a9fe:a9fe', '::169.254.169.254', '::a9fe:a9fe', '64:ff9b::a9fe:a9fe', '64:ff9b::100.100.100.200',
     // 6to4, Teredo (server, and client: the inverted low 32 bits) and local-use NAT64 forms of them
-    // (platform/net/ipv4-in-ipv6.ts; 2002:a9fe:a9fe::1 was allowed before the one shared decoder)
+    // (schemas/checks/ipv4-in-ipv6.ts; 2002:a9fe:a9fe::1 was allowed before the one shared decoder)
     '2002:a9fe:a9fe::1', '2001:0:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601', '64:ff9b:1::a9fe:a9fe',
   ];
   it.each(refused)('refuses %s', (address) => {

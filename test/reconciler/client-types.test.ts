@@ -1,9 +1,9 @@
-// reconciler/client/api-types.ts must be what `npm run client:types` makes of the document the
+// client/api-types.ts must be what `npm run client:types` makes of the document the
 // server serves today: a route schema change without regenerating fails here.
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OpenAPI3 } from 'openapi-typescript';
-import { API_TYPES_FILE, renderApiTypes } from '../../reconciler/client/generate-types.ts';
+import { API_TYPES_FILE, renderApiTypes } from '../../build/client-types.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;

@@ -3,8 +3,8 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AegisApiError, createAegisClient, textBody, type AegisClient } from '../../reconciler/client/client.ts';
-import { backoffMs, retryAfterMs } from '../../reconciler/client/transport.ts';
+import { AegisApiError, createAegisClient, textBody, type AegisClient } from '../../client/client.ts';
+import { backoffMs, retryAfterMs } from '../../client/transport.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;

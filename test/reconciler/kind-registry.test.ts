@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KINDS } from '../../schemas/index.ts';
 import { JSON_DIR } from '../../schemas/export-json.ts';
-import { createAegisClient, type FetchFn } from '../../reconciler/client/client.ts';
+import { createAegisClient, type FetchFn } from '../../client/client.ts';
 import { loadConfigDir } from '../../reconciler/config/index.ts';
 import { ALL_KINDS, KIND_REGISTRY, SITE_KINDS, childrenOf, kindEntry, type Entry, type Kind } from '../../reconciler/kinds/index.ts';
 import type { Endpoint } from '../../reconciler/kinds/kind.ts';

@@ -1,8 +1,8 @@
 // The SDKs cannot go stale: the Node, Python and Go code generated from the OpenAPI document the
 // server serves today must be exactly what is committed (npm run sdks:generate writes it).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fetchServedDocument } from '../../reconciler/client/generate-types.ts';
-import { renderSdks, staleFiles } from '../../sdks/codegen/generate.ts';
+import { fetchServedDocument } from '../../build/client-types.ts';
+import { renderSdks, staleFiles } from '../../build/sdks.ts';
 import type { OpenApiDocument } from '../../sdks/codegen/model.ts';
 
 let served: OpenApiDocument;

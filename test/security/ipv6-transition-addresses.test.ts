@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { refusedAddress } from '../../platform/net/address-policy.ts';
 import { guardedLookup } from '../../platform/net/guarded-lookup.ts';
-import { parseIp } from '../../platform/net/ip.ts';
-import { embeddedIpv4s } from '../../platform/net/ipv4-in-ipv6.ts';
+import { parseIp } from '../../schemas/checks/ip.ts';
+import { embeddedIpv4s } from '../../schemas/checks/ipv4-in-ipv6.ts';
 import { metadataAddress } from '../../platform/net/metadata-address.ts';
 import { outboundFetch, RefusedAddressError, tenantPolicy } from '../../platform/net/outbound.ts';
 
@@ -20,7 +20,7 @@ function decode(address: string): string[] {
   return embeddedIpv4s(ip.groups).map((e) => `${e.form} ${dotted(e.value)}`);
 }
 
-describe('the one decoder (platform/net/ipv4-in-ipv6.ts)', () => {
+describe('the one decoder (schemas/checks/ipv4-in-ipv6.ts)', () => {
   it.each([
     ['::ffff:7f00:1', ['IPv4-mapped 127.0.0.1']],
     ['::ffff:0:7f00:1', ['IPv4-translated 127.0.0.1']],

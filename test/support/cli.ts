@@ -25,7 +25,7 @@ export function runAegis(args: string[], env: Record<string, string> = {}): Prom
   return run(process.execPath, [AEGIS, ...args], { AEGIS_FROM_SOURCE: '1', ...env });
 }
 
-/** The bundle in dist/ itself (no fallback to the sources): build it first (bin/build.mjs). */
+/** The bundle in dist/ itself (no fallback to the sources): build it first (build/bundle.mjs). */
 export function runBuiltAegis(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   const bundle = resolve('dist/aegis.js');
   const script = `const { main } = await import(${JSON.stringify(`file://${bundle}`)}); process.exitCode = await main(process.argv.slice(1));`;

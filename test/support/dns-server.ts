@@ -5,7 +5,7 @@
 // between two lookups (DNS rebinding).
 import { createSocket, type RemoteInfo } from 'node:dgram';
 import { isIPv4 } from 'node:net';
-import { parseIp } from '../../platform/net/ip.ts';
+import { parseIp } from '../../schemas/checks/ip.ts';
 
 export interface DnsServer {
   /** `127.0.0.1:port`, as AEGIS_SHIELD_DNS_SERVERS takes it. */

@@ -18,7 +18,7 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The dashboard's tests drive the built app (web/dist/), as `npm start` serves it.
-  const { buildWeb, webStaleInput } = await import('../../bin/build-web.mjs');
+  const { buildWeb, webStaleInput } = await import('../../build/web.mjs');
   if (webStaleInput() !== undefined) await buildWeb({ quiet: true });
   const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {

@@ -16,11 +16,11 @@ import {
 import type { Db } from '../../../platform/db/database.ts';
 import { fieldProblems } from '../../../platform/http/error-handler.ts';
 import { ApiError, type ErrorCode, type ErrorDetails } from '../../../platform/http/errors.ts';
-import { compileStrict } from '../../../platform/http/validation.ts';
-import { checkIpRule, checkIpRuleExpiry } from '../ip-access/rule-check.ts';
+import { compileStrict } from '../../../schemas/validation.ts';
+import { checkIpRule, checkIpRuleExpiry } from '../../../schemas/checks/ip-rule.ts';
 import { deleteIpRules, existingRuleKeys, insertIpRules, ruleKey, toIpRule, updateIpRule } from '../ip-access/store.ts';
 import { deleteRateLimits, insertRateLimits, newRateLimitFrom, toRateLimit, updateRateLimit } from '../rate-limits/store.ts';
-import { compileUserRegex } from '../regex.ts';
+import { compileUserRegex } from '../../../schemas/checks/regex.ts';
 import { deletePatches, insertPatches, newPatchFrom, toPatch, updatePatchLabels } from '../virtual-patches/store.ts';
 
 export const MAX_BATCH_OPERATIONS = 1000;

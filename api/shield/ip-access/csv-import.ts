@@ -9,10 +9,10 @@
 // messages are ajv's, exactly as on the JSON route).
 import { parse } from 'csv-parse/sync';
 import { IP_RULE_ACTIONS, IP_RULE_TYPES, IpAccessRuleSpec } from '../../../schemas/index.ts';
-import { compileStrict } from '../../../platform/http/validation.ts';
-import { checkIpRule } from './rule-check.ts';
+import { compileStrict } from '../../../schemas/validation.ts';
+import { checkIpRule } from '../../../schemas/checks/ip-rule.ts';
 import { ruleKey, type NewIpRule } from './store.ts';
-import type { IpRuleType } from './values.ts';
+import type { IpRuleType } from '../../../schemas/checks/ip-values.ts';
 
 export const MAX_IMPORT_ROWS = 100_000;
 export const MAX_IMPORT_BYTES = 10 * 1024 * 1024;

@@ -14,7 +14,7 @@ import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts'
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, parseIpRulesCsv, separateConflicts, type RowProblem } from './csv-import.ts';
-import { checkIpRule, checkIpRuleExpiry } from './rule-check.ts';
+import { checkIpRule, checkIpRuleExpiry } from '../../../schemas/checks/ip-rule.ts';
 import { deleteIpRule, existingRuleKeys, findIpRule, insertIpRule, insertIpRulesBulk, listIpRules, ruleKey, toIpRule, updateIpRule } from './store.ts';
 
 const importResultSchema = {

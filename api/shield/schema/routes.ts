@@ -11,7 +11,7 @@ import type { Db } from '../../../platform/db/database.ts';
 import { notFound, validationFailed } from '../../../platform/http/errors.ts';
 import { siteParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
-import { analyseInWorker, type DocumentFormat } from './openapi-document.ts';
+import { analyseInWorker, type DocumentFormat } from '../../../schemas/openapi/document.ts';
 import {
   deleteSchema,
   effectiveConfig,

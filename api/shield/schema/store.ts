@@ -8,7 +8,7 @@ import type { Db } from '../../../platform/db/database.ts';
 import type { ShieldSchemaConfigRow, ShieldSchemaRow, ShieldSiteRow } from '../../../platform/db/schema.ts';
 import { livemodeOf } from '../../../platform/db/environments.ts';
 import { iso } from '../../resources/timestamps.ts';
-import type { SchemaOperation } from './openapi-document.ts';
+import type { SchemaOperation } from '../../../schemas/openapi/document.ts';
 
 export type Strictness = (typeof SCHEMA_STRICTNESS)[number];
 

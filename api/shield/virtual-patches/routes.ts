@@ -10,7 +10,7 @@ import { decodeCursor, pageLimit, toPage } from '../../../platform/http/paginati
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
 import { sitePatchParams, siteParams } from '../params.ts';
-import { compileUserRegex } from '../regex.ts';
+import { compileUserRegex } from '../../../schemas/checks/regex.ts';
 import { requireSite } from '../sites/store.ts';
 import { deletePatch, findPatch, insertPatch, listPatches, newPatchFrom, toPatch, updatePatchLabels } from './store.ts';
 

@@ -11,10 +11,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ManagedRulesSettings } from '../../../platform/db/schema.ts';
 import type { InspectedRequest } from '../../inspected-request.ts';
-import { RULE_DEFINITIONS } from './catalogue.ts';
+import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { compileExclusions, isExcluded, type CompiledExclusions } from './exclusions.ts';
 import { programFor, type LevelProgram, type RuleHits } from './program.ts';
-import type { ParanoiaLevel } from './types.ts';
+import type { ParanoiaLevel } from '../../../schemas/managed-rules/types.ts';
 
 export interface ManagedRuleHit {
   ruleId: string;

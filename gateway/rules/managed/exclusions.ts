@@ -9,7 +9,7 @@
 // parameter, so parameter-scoped exclusions never switch those off.
 import type { ManagedRulesSettings } from '../../../platform/db/schema.ts';
 import { compileUrlPattern } from '../url-pattern.ts';
-import { expandRuleRef, RULE_DEFINITIONS } from './catalogue.ts';
+import { expandRuleRef, RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 
 export interface ScopedExclusion {
   matchesPath: ((path: string) => boolean) | null;

@@ -10,5 +10,5 @@
 //   program.ts      per paranoia level: one RE2.Set per target and form, shared by all sites
 //   exclusions.ts   a site's exclusions by rule/category, URL pattern and parameter
 //   engine.ts       matching a request
-export { MANAGED_RULE_CATEGORIES, MANAGED_RULES, unknownRuleRefs, type ManagedRuleInfo } from './catalogue.ts';
+export { MANAGED_RULE_CATEGORIES, MANAGED_RULES, unknownRuleRefs, type ManagedRuleInfo } from '../../../schemas/managed-rules/catalogue.ts';
 export { compileManagedRules, type ManagedRuleHit, type ManagedRuleSet } from './engine.ts';

@@ -10,10 +10,10 @@
 import RE2 from 're2';
 import type { Anomaly } from '../../inspect/fields.ts';
 import { canonicalForms, mayHoldCommand, shellForm, type CanonicalOptions } from './canonicalise.ts';
-import { RULE_DEFINITIONS } from './catalogue.ts';
+import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { isInert } from './prefilter.ts';
 import { hostClasses, mayHoldHost } from './ssrf-hosts.ts';
-import { TARGETS, type Form, type HostClass, type ParanoiaLevel, type Target } from './types.ts';
+import { TARGETS, type Form, type HostClass, type ParanoiaLevel, type Target } from '../../../schemas/managed-rules/types.ts';
 
 type RegexSet = InstanceType<typeof RE2.Set>;
 

@@ -15,9 +15,9 @@
 //     the end, a port or a path (`169.254.169.254/latest/meta-data`). Bare numbers and short dotted
 //     forms (`10.5`, `2852039166`) are not read without a scheme: they are prices and ids far more often.
 // At most MAX_AUTHORITIES hosts are read from one text.
-import { embeddedIpv4, formatIp, parseIp, type ParsedIp } from '../../../platform/net/ip.ts';
+import { embeddedIpv4, formatIp, parseIp, type ParsedIp } from '../../../schemas/checks/ip.ts';
 import { isLinkLocalV4, isLinkLocalV6, METADATA_ENDPOINTS_V4, METADATA_ENDPOINTS_V6 } from '../../../platform/net/metadata-address.ts';
-import type { HostClass } from './types.ts';
+import type { HostClass } from '../../../schemas/managed-rules/types.ts';
 
 const MAX_AUTHORITIES = 16;
 /** `@`-separated pieces of one authority read as hosts, beyond the whole. */

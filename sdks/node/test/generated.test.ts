@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { renderNode } from '../../codegen/emit-node.ts';
 import { buildModel, type OpenApiDocument } from '../../codegen/model.ts';
 import { camelCase } from '../../codegen/names.ts';
-import { staleFiles } from '../../codegen/generate.ts';
+import { staleFiles } from '../../../build/sdks.ts';
 import { Aegis, OPERATIONS } from '../src/index.ts';
 
 const document = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;

@@ -1,6 +1,6 @@
 // The API's types, generated from the OpenAPI document the server serves (`npm run client:types`
 // writes them once for every client in the repository; a test fails when they are stale).
-import type { paths } from '../../../reconciler/client/api-types.ts';
+import type { paths } from '../../../client/api-types.ts';
 
 export type { paths };
 

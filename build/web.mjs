@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the dashboard (web/) with Vite into web/dist/, which the API process serves
 // (api/web/plugin.ts). Run by `npm run build` (and so by `npm ci` and a stale `npm start`) after
-// the server's bundle; on its own: `node bin/build-web.mjs [--if-stale]`.
+// the server's bundle; on its own: `node build/web.mjs [--if-stale]`.
 //
 // Every asset is also written compressed (.br and .gz beside it): the server sends the file the
 // browser accepts, with no compression work per request. web/dist/build-info.json stamps the inputs
@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { stampOf } from './build-stamps.mjs';
+import { stampOf } from './stamps.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const webDir = join(root, 'web');
@@ -32,7 +32,7 @@ function* filesUnder(dir) {
 
 /** The files the dashboard is built from (root-relative). */
 function webInputs() {
-  const files = ['web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'reconciler/client/api-types.ts', 'package.json', 'bin/build-web.mjs'];
+  const files = ['web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'client/api-types.ts', 'package.json', 'build/web.mjs'];
   for (const file of filesUnder(join(webDir, 'src'))) files.push(toPosix(relative(root, file)));
   return files;
 }

@@ -2,7 +2,7 @@
 // Pure functions: each check returns the problem (or null) so a route can report every failing
 // field at once, the way schema failures are reported.
 import { createRequire } from 'node:module';
-import type { SCAN_TYPES } from '../../schemas/index.ts';
+import type { SCAN_TYPES } from '../index.ts';
 
 // cron-parser brings luxon (~25 ms to load): loaded on first use, so commands that meet no
 // schedule (`aegis validate` of a config without one) do not pay for it.

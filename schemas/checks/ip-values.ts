@@ -2,7 +2,7 @@
 // uniqueness is decided on (so `2001:DB8::1` and `2001:db8::1` are one rule). The value itself is
 // stored as written, so a config file and the API never disagree about it.
 import { isIPv4, isIPv6 } from 'node:net';
-import { formatIp, formatV6, networkOf, parseIp, parseV4, sameIp } from '../../../platform/net/ip.ts';
+import { formatIp, formatV6, networkOf, parseIp, parseV4, sameIp } from './ip.ts';
 import { ISO_COUNTRIES } from './countries.ts';
 
 export type IpRuleType = 'ip' | 'cidr' | 'asn' | 'country';

@@ -7,12 +7,12 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fetchServedDocument } from '../../reconciler/client/generate-types.ts';
-import { renderGo } from './emit-go.ts';
-import { renderNode } from './emit-node.ts';
-import { renderPython } from './emit-python.ts';
-import { buildModel, type OpenApiDocument } from './model.ts';
-import type { EmitterOutput, GeneratedFile } from './output.ts';
+import { fetchServedDocument } from './client-types.ts';
+import { renderGo } from '../sdks/codegen/emit-go.ts';
+import { renderNode } from '../sdks/codegen/emit-node.ts';
+import { renderPython } from '../sdks/codegen/emit-python.ts';
+import { buildModel, type OpenApiDocument } from '../sdks/codegen/model.ts';
+import type { EmitterOutput, GeneratedFile } from '../sdks/codegen/output.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SNAPSHOT = 'sdks/openapi.json';

@@ -2,7 +2,7 @@
 // runs in linear time) tested against the canonical form of some parts of the request, or a check
 // that regular expressions are the wrong tool for (URL host classification, protocol anomalies the
 // request reader records, the method, a missing header) — or both, under one id.
-import type { Anomaly } from '../../inspect/fields.ts';
+import type { Anomaly } from './anomalies.ts';
 
 export const MANAGED_RULE_CATEGORIES = ['sqli', 'xss', 'traversal', 'cmdi', 'ssrf', 'protocol'] as const;
 export type Category = (typeof MANAGED_RULE_CATEGORIES)[number];

@@ -1,5 +1,5 @@
-// The stamp of a build input (size and mtime), shared by the server's build (bin/build.mjs) and the
-// dashboard's (bin/build-web.mjs) for their staleness checks.
+// The stamp of a build input (size and mtime), shared by the server's build (build/bundle.mjs) and the
+// dashboard's (build/web.mjs) for their staleness checks.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

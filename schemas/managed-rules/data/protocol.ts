@@ -8,7 +8,7 @@
 //   - invalid_utf8 — level 2: old clients and some non-UTF-8 forms still send Latin-1 bytes (%E9);
 //   - duplicate_json_key — level 3: a parser-differential trick, but some serialisers emit repeats;
 //   - parameter_pollution — level 4: `tag=a&tag=b` is how many forms send lists.
-import type { Anomaly } from '../../../inspect/fields.ts';
+import type { Anomaly } from '../anomalies.ts';
 import type { ParanoiaLevel, RuleDefinition } from '../types.ts';
 
 const ANOMALY_RULES: Record<Anomaly, { level: ParanoiaLevel; description: string }> = {

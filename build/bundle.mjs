@@ -3,9 +3,9 @@
 // build is stale): bundles the `aegis` command, the server and the job threads with esbuild into
 // dist/, which bin/aegis.mjs runs instead of the TypeScript sources (start-up ~100 ms instead of ~1 s).
 //
-//   node bin/build.mjs              build
-//   node bin/build.mjs --if-stale   build only when dist/ is missing or older than the sources
-//   node bin/build.mjs --warn-only  a failed build is a warning, exit 0 (`prepare`: an install must
+//   node build/bundle.mjs              build
+//   node build/bundle.mjs --if-stale   build only when dist/ is missing or older than the sources
+//   node build/bundle.mjs --warn-only  a failed build is a warning, exit 0 (`prepare`: an install must
 //                                   not fail for it; bin/aegis.mjs then runs the sources)
 //
 // ESM, platform node, packages external (node_modules is used as installed: native re2, PGlite's
@@ -27,7 +27,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { stampOf } from './build-stamps.mjs';
+import { stampOf } from './stamps.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const distDir = join(root, 'dist');
@@ -139,7 +139,7 @@ export async function buildDist({ quiet = false } = {}) {
       plugins: [sourceLocations(used)],
     });
     const missing = Object.keys(THREAD_ENTRIES).filter((file) => !used.has(file));
-    if (missing.length > 0) throw new Error(`thread scripts no longer started by \`new URL('…', import.meta.url)\`: ${missing.join(', ')} (update THREAD_ENTRIES in bin/build.mjs)`);
+    if (missing.length > 0) throw new Error(`thread scripts no longer started by \`new URL('…', import.meta.url)\`: ${missing.join(', ')} (update THREAD_ENTRIES in build/bundle.mjs)`);
     // ajv's compile step done ahead of time (reconciler/config/validators.ts): ~100 ms off every
     // `aegis validate`/`plan`/`apply`.
     const { writePrecompiledValidators } = await import(pathToFileURL(join(temporary, 'precompile-validators.js')).href);
@@ -151,7 +151,7 @@ export async function buildDist({ quiet = false } = {}) {
   // Stamps taken after the build; a file saved while it ran is stamped as changed, so the build
   // counts as stale rather than silently missing the edit.
   const inputs = {};
-  const files = [...Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('aegis-build:')), 'bin/build.mjs', 'bin/build-stamps.mjs', 'tsconfig.json', 'package.json'];
+  const files = [...Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('aegis-build:')), 'build/bundle.mjs', 'build/stamps.mjs', 'tsconfig.json', 'package.json'];
   for (const file of files) {
     const stats = statSync(join(root, file));
     inputs[file] = stats.mtimeMs > started ? 'changed-during-build' : `${stats.size}:${stats.mtimeMs}`;
@@ -182,7 +182,7 @@ if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.m
   try {
     if (!ifStale || staleInput() !== undefined) await buildDist();
     // The dashboard (web/dist/): served by the same process, so built with it.
-    const { buildWeb, webStaleInput } = await import('./build-web.mjs');
+    const { buildWeb, webStaleInput } = await import('./web.mjs');
     if (!ifStale || webStaleInput() !== undefined) await buildWeb();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

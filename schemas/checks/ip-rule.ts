@@ -1,6 +1,6 @@
 // The checks a JSON Schema cannot express for an IP access rule, shared by the JSON route and the
 // CSV import so both refuse exactly the same rules.
-import { checkRuleValue, type IpRuleType } from './values.ts';
+import { checkRuleValue, type IpRuleType } from './ip-values.ts';
 
 export interface FieldProblem {
   field: string;
