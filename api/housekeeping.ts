@@ -7,12 +7,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db/database.ts';
 import { sweepIdempotencyKeys } from '../platform/http/idempotency.ts';
 import { failOrphanedScans } from './scans/run-scan.ts';
-import { pruneEvents } from './events/event-store.ts';
+import { pruneEvents } from '../platform/events/event-store.ts';
 import { failOrphanedSyncs, pruneSyncHistory } from './config-repos/store.ts';
 import { sweepExpiredRules } from './shield/sweep.ts';
-import { sweepLoginTokens } from './login/magic-links.ts';
-import { sweepFlows } from './sso/flows.ts';
-import { recheckDomains } from './orgs/domain-recheck.ts';
+import { sweepLoginTokens } from './accounts/login/magic-links.ts';
+import { sweepFlows } from './accounts/sign-in/flows.ts';
+import { recheckDomains } from './accounts/people/domain-recheck.ts';
 import type { TxtLookup } from '../platform/net/txt-records.ts';
 
 const DAY_MS = 86_400_000;

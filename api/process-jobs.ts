@@ -1,13 +1,15 @@
 // The job kinds a process runs, the same in `aegis serve` and `aegis worker`: scans and
 // verify-fix, webhook deliveries, integrations (tickets, pull-request checks) and, when the process
-// knows the API to act through, config-repository syncs. One place, so a worker never lacks a kind
-// the server enqueues.
+// knows the API to act through, config-repository syncs; and the periodic work that runs beside
+// the scheduler. One place, so a worker never lacks a kind the server enqueues.
 import type { ServerConfig } from './config.ts';
 import { configRepoJobHandlers, type ConfigSync } from './config-repos/index.ts';
 import type { SecretBox } from '../platform/crypto/secret-box.ts';
 import type { Db } from '../platform/db/database.ts';
 import { cloneAccess, createConnectors, integrationJobHandlers } from './integrations/index.ts';
 import type { JobHandlers } from '../platform/jobs/types.ts';
+import type { PeriodicWork } from '../platform/jobs/index.ts';
+import { startShieldAlertCloser } from './events/shield-alerts.ts';
 import { triageJobHandlers } from './ai/index.ts';
 import { attackSurfaceJobHandlers } from './attack-surface/index.ts';
 import { scanJobHandlers } from './scans/index.ts';
@@ -37,4 +39,9 @@ export function processJobHandlers({ db, secretBox, config, publicUrl, configRep
     ...attackSurfaceJobHandlers({ db, cloud: config.cloud }),
     ...(configRepos ? configRepoJobHandlers({ db, allowLocalSources: config.allowLocalSources, outbound, secretBox, apiUrl: configRepos.apiUrl, configSync: configRepos.configSync, cloneAccess: clones }) : {}),
   };
+}
+
+/** Periodic work that runs where the scheduler runs: Shield alert windows closing into events. */
+export function processPeriodicWork(config: Pick<ServerConfig, 'shieldAlertWindowMs'>): PeriodicWork[] {
+  return [({ db, log }) => startShieldAlertCloser({ db, log, windowMs: config.shieldAlertWindowMs })];
 }

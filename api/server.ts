@@ -4,11 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { buildApp } from './app.ts';
-import { Authenticator } from './auth/authenticator.ts';
-import { AuthChanges } from './auth/auth-changes.ts';
+import { Authenticator } from './accounts/keys/authenticator.ts';
+import { AuthChanges } from './accounts/auth/auth-changes.ts';
 import { createMailer } from '../platform/mail/mailer.ts';
-import { SessionAuthenticator } from './sessions/session-authenticator.ts';
-import { SessionTokens } from './sessions/session-token.ts';
+import { SessionAuthenticator } from './accounts/sessions/session-authenticator.ts';
+import { SessionTokens } from './accounts/sessions/session-token.ts';
 import type { ServerConfig } from './config.ts';
 import { openDatabase, type DatabaseHandle } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
@@ -16,13 +16,14 @@ import { createSecretBox, loadServerKey } from '../platform/crypto/secret-box.ts
 import { startHousekeeping } from './housekeeping.ts';
 import { txtLookup } from '../platform/net/txt-records.ts';
 import { DiscoveryScheduler } from './attack-surface/index.ts';
-import { bootstrapKey, type BootstrapResult } from './keys/bootstrap.ts';
+import { bootstrapKey, type BootstrapResult } from './accounts/keys/bootstrap.ts';
 import { createShieldEvents, type ShieldEvents } from '../gateway/events/index.ts';
 import type { RunningGateway } from '../gateway/gateway.ts';
 import { launchGateway } from '../gateway/launch.ts';
 import { startJobs } from '../platform/jobs/index.ts';
 import { scheduledScanStarter } from './scans/index.ts';
-import { processJobHandlers } from './process-jobs.ts';
+import { processJobHandlers, processPeriodicWork } from './process-jobs.ts';
+import { installEventSubscribers } from './event-subscribers.ts';
 import { ConfigRepoPoller, type ConfigSync } from './config-repos/index.ts';
 import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../platform/metrics/index.ts';
 
@@ -71,6 +72,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
   let authChanges: AuthChanges | undefined;
   try {
     await migrateToLatest(database.db);
+    installEventSubscribers();
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
     const authLog = pino({ level: config.logLevel, name: 'auth' }, config.logStream);
     authChanges = new AuthChanges({ databaseUrl: config.databaseUrl, log: authLog });
@@ -143,7 +145,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       databaseUrl: config.databaseUrl,
       handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => publicUrl ?? url, configRepos: services.configSync ? { apiUrl: url, configSync: services.configSync } : undefined }),
       observe: jobObserver(observability),
-      shieldAlertWindowMs: config.shieldAlertWindowMs,
+      periodic: processPeriodicWork(config),
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => publicUrl ?? url }),
     });
     const poller = jobs.scheduler ? new ConfigRepoPoller({ db: database.db, log: app.log }).start() : undefined;

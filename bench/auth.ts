@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { startSmtpServer, linkIn, type SmtpCapture } from '../test/support/smtp.ts';
 import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database.ts';
 

@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAwsConnector } from '../api/attack-surface/aws/connector.ts';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
 import { startAwsStandIn, type AwsInventory } from '../test/support/providers/aws.ts';

@@ -24,12 +24,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { loadProviderSettings } from '../api/integrations/providers/settings.ts';
 import { startServer } from '../api/server.ts';
 import { scanCommand, type ScanIo } from '../cli/scan.ts';
-import { startGithubStandIn } from '../test/support/providers/github.ts';
+import { startGithubStandIn } from '../test/support/providers/github/index.ts';
 import { createScratchDatabase } from './support/scratch-database.ts';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));

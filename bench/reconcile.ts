@@ -12,12 +12,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer, type RunningServer } from '../api/server.ts';
 import { applyPlan } from '../reconciler/apply/apply.ts';
 import { createAegisClient, type AegisClient } from '../client/client.ts';
-import { preparePlan } from '../reconciler/cli/session.ts';
+import { preparePlan } from '../reconciler/sync/session.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import { summarise } from '../reconciler/plan/plan.ts';
 import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database.ts';

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
 import { onEachDatabase } from './support/scratch-database.ts';

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
 

@@ -39,7 +39,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool, request } from 'undici';
-import { generateKey } from '../api/auth/key-material.ts';
+import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
 

@@ -15,9 +15,10 @@ import { loadConfig } from '../api/config.ts';
 import { createSecretBox } from '../platform/crypto/secret-box.ts';
 import { openDatabase, type DatabaseHandle } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
-import { publishEvents, toEvent, type NewEvent } from '../api/events/event-store.ts';
+import { installEventSubscribers } from '../api/event-subscribers.ts';
+import { publishEvents, toEvent, type NewEvent } from '../platform/events/event-store.ts';
 import { Worker } from '../platform/jobs/worker.ts';
-import { ensureOrganization } from '../api/keys/bootstrap.ts';
+import { ensureOrganization } from '../api/accounts/keys/bootstrap.ts';
 import { webhookJobHandlers } from '../api/webhooks/delivery-job.ts';
 import { signatureHeader } from '../api/webhooks/signature.ts';
 import { insertWebhook } from '../api/webhooks/store.ts';
@@ -80,6 +81,7 @@ async function run(label: string, databaseUrl: string | undefined): Promise<void
   const workers: Worker[] = [];
   try {
     await migrateToLatest(main.db);
+    installEventSubscribers();
     await receiver.start();
     const box = createSecretBox(Buffer.alloc(32, 7));
     const orgId = await ensureOrganization(main.db, 'default');

@@ -3,9 +3,9 @@
 import { loadConfig } from '../api/config.ts';
 import { openDatabase } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
-import { SCOPES, type Scope } from '../api/auth/scopes.ts';
-import { ensureOrganization } from '../api/keys/bootstrap.ts';
-import { insertKey } from '../api/keys/key-store.ts';
+import { SCOPES, type Scope } from '../api/accounts/auth/scopes.ts';
+import { ensureOrganization } from '../api/accounts/keys/bootstrap.ts';
+import { insertKey } from '../api/accounts/keys/key-store.ts';
 import { dataSpaceOf } from '../platform/db/environments.ts';
 import { recordAudit } from '../platform/audit-log.ts';
 

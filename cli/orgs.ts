@@ -6,8 +6,8 @@ import { loadConfig } from '../api/config.ts';
 import { openDatabase } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { recordAudit } from '../platform/audit-log.ts';
-import { AuthChanges } from '../api/auth/auth-changes.ts';
-import { asPlan, isPlan, PLANS, setPlan } from '../api/orgs/plans.ts';
+import { AuthChanges } from '../api/accounts/auth/auth-changes.ts';
+import { asPlan, isPlan, PLANS, setPlan } from '../api/accounts/people/plans.ts';
 
 export interface OrgsSetPlanOptions {
   org?: string | undefined;

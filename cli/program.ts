@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, Command, CommanderError, Option, type HelpConfiguration } from 'commander';
 import { colourEnabled } from '../reconciler/cli/colour.ts';
+import { errorMessage } from '../schemas/json-value.ts';
 
 /** Thrown by a command for a usage mistake its module notices (UsageError in reconciler/cli/source.ts). */
 const isUsageError = (err: unknown): err is Error => err instanceof Error && err.name === 'UsageError';
@@ -95,7 +96,7 @@ export function buildProgram(io: ProgramOutput = processOutput): AegisProgram {
         if (err instanceof CommanderError) throw err;
         // A usage mistake gets commander's treatment: message, pointer to --help, exit 1.
         if (isUsageError(err)) cmd.error(`error: ${err.message}`);
-        io.err(`aegis ${commandPath(cmd)}: ${err instanceof Error ? err.message : String(err)}\n`);
+        io.err(`aegis ${commandPath(cmd)}: ${errorMessage(err)}\n`);
         exitCode = 1;
       }
     };

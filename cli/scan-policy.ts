@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ScanPolicy } from '../scanners/web/policy.ts';
 
 const MARKS: ReadonlySet<string> = new Set(['ignore', 'warn', 'fail']);
-/** The API takes at most this many entries (api/url-scans/schemas.ts). */
+/** The API takes at most this many entries (api/scans/url/schemas.ts). */
 const MAX_RULES = 200;
 
 /** Reads and checks a policy file; the message of what it throws names the file and the entry at fault. */

@@ -2,7 +2,7 @@
 // --fail-on and --baseline of the code scans (./scan.ts).
 //
 // Local mode (no AEGIS_API_URL, or --local) runs the same scanners the `scan` job runs
-// (api/url-scans/run.ts: scanDast, scanApi, scanCve) in this process, through a ScanHttp held to
+// (api/scans/url/run.ts: scanDast, scanApi, scanCve) in this process, through a ScanHttp held to
 // TARGET's host. The address policy that keeps a shared server from probing its own network does
 // not apply here: the CLI runs on the user's machine, and scanning a dev server on localhost is the
 // point. Server mode (AEGIS_API_URL and AEGIS_API_KEY) starts the scan through the API (POST
@@ -37,10 +37,11 @@ import {
   type ScanIo,
   type URL_SCAN_TYPES,
 } from './scan.ts';
+import { errorMessage } from '../schemas/json-value.ts';
 
 export type UrlScanType = (typeof URL_SCAN_TYPES)[number];
 
-/** The same bounds as the API's request bodies (api/url-scans/schemas.ts). */
+/** The same bounds as the API's request bodies (api/scans/url/schemas.ts). */
 const LIMITS = {
   maxDepth: { min: 0, max: 10 },
   maxRequests: { min: 1, max: 100_000 },
@@ -130,12 +131,12 @@ async function planOf(scanType: UrlScanType, targetArg: string | undefined, opti
     if (/^https?:\/\//i.test(where)) plan.document = { kind: 'url', url: httpUrl(where, '--openapi') };
     else {
       const text = await readFile(where, 'utf8').catch((err: unknown) => {
-        throw new ScanError(`--openapi ${where}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new ScanError(`--openapi ${where}: ${errorMessage(err)}`);
       });
       if (Buffer.byteLength(text) > MAX_DOCUMENT_BYTES) throw new ScanError(`--openapi ${where}: larger than 5 MiB`);
       const { parseApiDocument } = await import('../scanners/api-scan/scan.ts');
       await parseApiDocument(text).catch((err: unknown) => {
-        throw new ScanError(`--openapi ${where}: not a valid OpenAPI document: ${err instanceof Error ? err.message : String(err)}`);
+        throw new ScanError(`--openapi ${where}: not a valid OpenAPI document: ${errorMessage(err)}`);
       });
       plan.document = { kind: 'text', text };
     }
@@ -212,7 +213,7 @@ async function localUrlScan(plan: UrlScanPlan, io: ScanIo, progress: boolean): P
       const { parseApiDocument, scanApi } = await import('../scanners/api-scan/scan.ts');
       const text = plan.document!.kind === 'text' ? plan.document!.text : await fetchDocument(plan.document!.url);
       const document = await parseApiDocument(text).catch((err: unknown) => {
-        throw new ScanError(`--openapi: not a valid OpenAPI document: ${err instanceof Error ? err.message : String(err)}`);
+        throw new ScanError(`--openapi: not a valid OpenAPI document: ${errorMessage(err)}`);
       });
       output = await scanApi({ document, baseUrl: plan.target }, ctx);
     } else {
@@ -230,7 +231,7 @@ async function localUrlScan(plan: UrlScanPlan, io: ScanIo, progress: boolean): P
 
 async function fetchDocument(url: string): Promise<string> {
   const res = await fetch(url, { headers: { accept: 'application/json, application/yaml, text/yaml, */*' } }).catch((err: unknown) => {
-    throw new ScanError(`--openapi ${url}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ScanError(`--openapi ${url}: ${errorMessage(err)}`);
   });
   if (res.status !== 200) throw new ScanError(`--openapi ${url}: answered ${res.status}`);
   const text = await res.text();

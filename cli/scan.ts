@@ -21,6 +21,7 @@ import { baselineFingerprints, renderJson, renderJunit, renderSarif, renderText,
 import type { ScanPolicy } from '../scanners/web/policy.ts';
 import { colourEnabled } from '../reconciler/cli/colour.ts';
 import { readPolicy, withoutIgnored } from './scan-policy.ts';
+import { errorMessage } from '../schemas/json-value.ts';
 
 export const CODE_SCAN_TYPES = ['secrets', 'sast', 'sca'] as const;
 export const URL_SCAN_TYPES = ['dast', 'api', 'cve'] as const;
@@ -99,7 +100,7 @@ export async function scanCommand(type: string, path: string | undefined, option
   try {
     return await runScanCommand(type, path, options, env, io);
   } catch (err) {
-    io.stderr(`aegis scan: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr(`aegis scan: ${errorMessage(err)}\n`);
     return 2;
   }
 }
@@ -192,7 +193,7 @@ export async function policyOption(options: ScanCommandOptions): Promise<ScanPol
   try {
     return await readPolicy(options.policy);
   } catch (err) {
-    throw new ScanError(`--policy ${options.policy}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ScanError(`--policy ${options.policy}: ${errorMessage(err)}`);
   }
 }
 
@@ -214,12 +215,12 @@ export async function readBaseline(file: string): Promise<Set<string>> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new ScanError(`--baseline ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ScanError(`--baseline ${file}: ${errorMessage(err)}`);
   }
   try {
     return baselineFingerprints(text);
   } catch (err) {
-    throw new ScanError(`--baseline ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ScanError(`--baseline ${file}: ${errorMessage(err)}`);
   }
 }
 

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { ServerConfig } from '../api/config.ts';
-import { connect } from '../reconciler/cli/session.ts';
+import { connect } from '../reconciler/sync/session.ts';
 import { resolveSource } from '../reconciler/cli/source.ts';
 import { describeEvent, type WatchEvent } from '../reconciler/sync/watch-events.ts';
 import { watchConfig, type ConfigWatcher } from '../reconciler/sync/watch.ts';

@@ -51,7 +51,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
   if (shieldWorkers > 1) {
     try {
       // After startServer, which migrated; the API process keeps AEGIS_METRICS_PORT for its own metrics.
-      gatewayCluster = await startGatewayCluster(config, { workers: shieldWorkers, flags: gatewayFlags, log: pino({ level: config.logLevel }, config.logStream), serveMetrics: false });
+      gatewayCluster = await startGatewayCluster(config, { workers: shieldWorkers, log: pino({ level: config.logLevel }, config.logStream), serveMetrics: false });
     } catch (err) {
       await server.close();
       throw err;

@@ -55,7 +55,6 @@ export async function shieldCommand(values: ShieldOptions): Promise<number> {
   let started = false;
   const cluster = await startGatewayCluster(config, {
     workers,
-    flags,
     log,
     onWorkerReady: ({ slot, pid }) => {
       if (started) process.stdout.write(`Shield worker ${slot} restarted (pid ${pid})\n`);

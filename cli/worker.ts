@@ -10,7 +10,8 @@ import { loadJobsConfig } from '../platform/jobs/config.ts';
 import { startJobs } from '../platform/jobs/index.ts';
 import { createMetrics, jobObserver, startMetricsServer, startTracing, type Observability, type RunningMetricsServer } from '../platform/metrics/index.ts';
 import { scheduledScanStarter } from '../api/scans/index.ts';
-import { processJobHandlers } from '../api/process-jobs.ts';
+import { processJobHandlers, processPeriodicWork } from '../api/process-jobs.ts';
+import { installEventSubscribers } from '../api/event-subscribers.ts';
 import { ConfigRepoPoller } from '../api/config-repos/index.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 
@@ -42,6 +43,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
   let metricsServer: RunningMetricsServer | undefined;
   try {
     await migrateToLatest(database.db);
+    installEventSubscribers();
     // The same kinds and schedule runner as `aegis serve` (api/server.ts). Config-repo syncs act
     // through the API, so they run here only when AEGIS_API_URL says where it is.
     const apiUrl = process.env.AEGIS_API_URL;
@@ -52,7 +54,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       config: jobsConfig,
       role: 'worker',
       observe: jobObserver(observability),
-      shieldAlertWindowMs: config.shieldAlertWindowMs,
+      periodic: processPeriodicWork(config),
       handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}`, configRepos: apiUrl ? { apiUrl, configSync: syncConfigDirectory } : undefined }),
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}` }),
     });

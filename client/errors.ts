@@ -1,3 +1,4 @@
+import { isObject } from '../schemas/json-value.ts';
 // The one error an Aegis API answer turns into: the status, and the envelope the API always sends
 // (`{"error": {"code", "message", "details"}}`, README "API conventions"), plus the request id so a
 // failure in a reconciler run can be found in the server's logs.
@@ -24,10 +25,9 @@ export class AegisApiError extends Error {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
-  if (!isRecord(body) || !isRecord(body.error)) return false;
+  if (!isObject(body) || !isObject(body.error)) return false;
   const { code, message } = body.error;
   return typeof code === 'string' && typeof message === 'string';
 }
@@ -36,7 +36,7 @@ export function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
 export function apiErrorFrom(response: Response, body: unknown, request: string): AegisApiError {
   const requestId = response.headers.get('x-request-id') ?? undefined;
   if (isErrorEnvelope(body)) {
-    const details = isRecord(body.error.details) ? body.error.details : {};
+    const details = isObject(body.error.details) ? body.error.details : {};
     return new AegisApiError(response.status, body.error.code, body.error.message, details, requestId, request);
   }
   const text = typeof body === 'string' ? body.slice(0, 200) : '';

@@ -1,6 +1,6 @@
 // Starts the gateway from server settings; `aegis serve` and `aegis shield` both come through here.
 import type { Logger } from 'pino';
-import type { ServerConfig } from '../api/config.ts';
+import type { GatewaySettings } from './settings.ts';
 import type { Db } from '../platform/db/database.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
 import type { GatewayMetrics } from '../platform/metrics/metrics.ts';
@@ -20,7 +20,7 @@ export interface LaunchDeps {
 }
 
 /** The production gateway on `shieldPort`, or with `environment: 'test'` the sandbox's on `sandboxShieldPort`. */
-export async function launchGateway(config: ServerConfig, deps: LaunchDeps, environment: Environment = 'live'): Promise<RunningGateway> {
+export async function launchGateway(config: GatewaySettings, deps: LaunchDeps, environment: Environment = 'live'): Promise<RunningGateway> {
   const asnDb = config.asnDbPath ? await AsnDatabase.load(config.asnDbPath) : undefined;
   if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
   return startGateway({

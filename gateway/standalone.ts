@@ -1,7 +1,7 @@
 // A gateway-only process (`aegis shield`, or one worker of its cluster): its own pool on the shared
 // PostgreSQL server, its own decision recorder and live-stream publisher, no API routes.
 import pino from 'pino';
-import type { ServerConfig } from '../api/config.ts';
+import type { LocalGatewaySettings } from './settings.ts';
 import { loadServerKey } from '../platform/crypto/secret-box.ts';
 import { openDatabase } from '../platform/db/database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
@@ -28,7 +28,7 @@ export interface StandaloneGateway extends RunningGateway {
   metrics: ServerMetrics | undefined;
 }
 
-export async function startStandaloneGateway(config: ServerConfig, options: StandaloneOptions = {}): Promise<StandaloneGateway> {
+export async function startStandaloneGateway(config: LocalGatewaySettings, options: StandaloneOptions = {}): Promise<StandaloneGateway> {
   const log = pino({ level: config.logLevel }, config.logStream);
   // Challenge clearances must verify on every node: with several nodes, give them one AEGIS_SECRET_KEY.
   const serverKey = await loadServerKey(config.dataDir, config.secretKey);

@@ -1,7 +1,7 @@
 // The append-only audit trail. Callers pass the transaction that makes the change, so an action and
 // its record commit together or not at all.
 import type { FastifyRequest } from 'fastify';
-import type { Actor } from '../api/auth/principal.ts';
+import type { Actor } from '../api/accounts/auth/principal.ts';
 import type { Db } from './db/database.ts';
 import type { AuditEventRow } from './db/schema.ts';
 import { newId } from './ids.ts';

@@ -2,7 +2,7 @@
 // data sources of provider/resources. The plugin-protocol server (provider/server) serves this.
 import { createAegisClient } from '../client/client.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
-import type { Diagnostic, ProviderDefinition, TfObject, TfValue } from './framework.ts';
+import type { Diagnostic, ProviderDefinition, TfObject, TfValue } from './framework/contract.ts';
 import { aegisResources, NotConfiguredError, type Connection } from './resources/index.ts';
 
 export interface AegisProviderOptions {

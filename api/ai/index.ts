@@ -3,7 +3,7 @@
 // by the event store (./auto.ts).
 import type { FastifyPluginAsync } from 'fastify';
 import type { ServerConfig } from '../config.ts';
-import type { IntegrationDeps } from '../integrations/sessions.ts';
+import type { IntegrationDeps } from '../integrations/connections/sessions.ts';
 import type { JobHandlers } from '../../platform/jobs/types.ts';
 import { triageJobs } from './jobs.ts';
 import { triageRoutes } from './routes.ts';

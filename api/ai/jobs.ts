@@ -3,7 +3,7 @@
 // onto the queue as for tickets: a rate limit retries after the provider's Retry-After, an outage
 // with the queue's backoff; a refused key or request fails the triage at once and says why.
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../integrations/providers/errors.ts';
-import { IntegrationUnavailableError } from '../integrations/sessions.ts';
+import { IntegrationUnavailableError } from '../integrations/connections/sessions.ts';
 import { LeaseLostError, PermanentJobError, RetryLaterError, type Job, type JobContext, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import type { TriageDeps } from './index.ts';
 import { budgetExhaustedMessage } from './limits.ts';
@@ -11,12 +11,12 @@ import { storeTriage, TRIAGE_JOB, triageOf, type TriageJobPayload } from './queu
 import { askModel, completedTriage, engineOf, failedTriage, fallbackOutcome, loadFinding, tokensOf, toTriageFinding } from './triage.ts';
 import type { StoredTriage } from './types.ts';
 import { addUsage, readUsage, tokenBudgetOf } from './usage.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 const BACKOFF = { baseMs: 2_000, maxMs: 5 * 60_000 };
 /** Per worker: each triage mostly waits on the provider, whose rate limits are per key. */
 const CONCURRENCY = 4;
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Retrying cannot help: the provider refused the key or the request, or the connection is gone. */
 const isPermanent = (err: unknown): boolean => err instanceof ProviderAuthError || err instanceof ProviderRequestError || err instanceof IntegrationUnavailableError;
@@ -24,7 +24,7 @@ const isPermanent = (err: unknown): boolean => err instanceof ProviderAuthError 
 function reasonOf(err: unknown): string {
   if (err instanceof ProviderAuthError) return `the provider refused the API key (${err.message}); the connection is now in error — connect it again`;
   if (err instanceof IntegrationUnavailableError) return `the AI connection cannot be used: ${err.message}`;
-  return messageOf(err);
+  return errorMessage(err);
 }
 
 function forQueue(err: unknown): unknown {
@@ -54,7 +54,7 @@ async function runTriage(deps: TriageDeps, job: Job<TriageJobPayload>, ctx: JobC
       return await finish(completedTriage(pending, fallbackOutcome(finding)));
     } catch (err) {
       if (ctx.signal.aborted || err instanceof LeaseLostError) throw err;
-      if (job.attempts >= job.max_attempts) await storeTriage(deps.db, row.id, job.id, failedTriage(pending, `the fallback engine failed: ${messageOf(err)}`));
+      if (job.attempts >= job.max_attempts) await storeTriage(deps.db, row.id, job.id, failedTriage(pending, `the fallback engine failed: ${errorMessage(err)}`));
       throw err;
     }
   }

@@ -5,12 +5,12 @@
 // that one and concurrent requests cannot pass the quota.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { errorEnvelopeSchema } from '../../platform/http/schemas.ts';
 import { announceEnqueued } from '../../platform/jobs/signals.ts';
-import { findVulnerability } from '../vulnerabilities/store.ts';
+import { findVulnerability } from '../findings/store.ts';
 import { chooseEngine } from './engine-choice.ts';
 import type { TriageDeps } from './index.ts';
 import { budgetExhausted, quotaExceeded } from './limits.ts';

@@ -5,8 +5,8 @@
 import type { IntegrationRow } from '../../platform/db/schema.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { ProviderConnector, ProviderName, ProviderSession } from '../integrations/providers/types.ts';
-import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../integrations/sessions.ts';
-import type { VulnerabilityRow } from '../vulnerabilities/store.ts';
+import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../integrations/connections/sessions.ts';
+import type { VulnerabilityRow } from '../findings/store.ts';
 import { FALLBACK_MODEL, fallbackTriage } from './fallback/engine.ts';
 import { buildTriagePrompt } from './prompt.ts';
 import type { StoredTriage, TriageAnswer, TriageEngine, TriageFinding, TriageUsage } from './types.ts';

@@ -5,6 +5,7 @@
 // stricter copy that adds those bounds — a provider that ignores the schema cannot slip past it.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { VERDICTS, type TriageAnswer } from './types.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export const MAX_EXPLANATION_CHARS = 4000;
 export const MAX_PATCH_CHARS = 20_000;
@@ -93,7 +94,7 @@ export function parseTriageAnswer(text: string): { ok: true; answer: TriageAnswe
   try {
     value = JSON.parse(body);
   } catch (err) {
-    return { ok: false, error: `the answer is not JSON: ${err instanceof Error ? err.message : String(err)}`.slice(0, 200) };
+    return { ok: false, error: `the answer is not JSON: ${errorMessage(err)}`.slice(0, 200) };
   }
   const check = validator();
   if (!check(value)) {

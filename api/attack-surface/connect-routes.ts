@@ -7,13 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { IntegrationRow, IntegrationSettings } from '../../platform/db/schema.ts';
-import { announceDeliveries, recordEvents } from '../events/event-store.ts';
+import { announceDeliveries, recordEvents } from '../../platform/events/event-store.ts';
 import { ApiError, conflict, notFound, validationFailed } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { ProviderAuthError, ProviderError, ProviderRequestError } from '../integrations/providers/errors.ts';
-import { findIntegration, toIntegration } from '../integrations/store.ts';
+import { findIntegration, toIntegration } from '../integrations/connections/store.ts';
 import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { regionsOf } from './account.ts';
 import type { CloudConnectors } from './providers/registry.ts';

@@ -8,7 +8,7 @@
 import type { Db } from '../../platform/db/database.ts';
 import type { IntegrationRow } from '../../platform/db/schema.ts';
 import { ProviderAuthError, ProviderError } from '../integrations/providers/errors.ts';
-import { setIntegrationStatus } from '../integrations/store.ts';
+import { setIntegrationStatus } from '../integrations/connections/store.ts';
 import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import { LeaseLostError, PermanentJobError, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import { cloudAccountOf } from './account.ts';
@@ -17,6 +17,7 @@ import { createCloudConnectors, type CloudConnectors } from './providers/registr
 import type { CloudSettings } from './providers/settings.ts';
 import type { CloudProviderName } from './providers/types.ts';
 import { DISCOVER_JOB, findRun, moveRun, type DiscoverPayload } from './store.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface DiscoveryJobDeps {
   db: Db;
@@ -26,7 +27,6 @@ export interface DiscoveryJobDeps {
 }
 
 const BACKOFF = { baseMs: 5_000, maxMs: 10 * 60_000 };
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Why this connection cannot be discovered by this run, or null. A manual run may retry a connection in `error`. */
 function unusable(row: IntegrationRow | undefined, trigger: string): string | null {
@@ -89,7 +89,7 @@ export function discoveryKind(deps: DiscoveryJobDeps): JobKindDefinition<Discove
         }
         const last = job.attempts >= job.max_attempts;
         // Back to `queued` with the reason while it waits for the next attempt.
-        await moveRun(db, run.id, last ? 'failed' : 'queued', { error: err instanceof ProviderError ? err.message : `discovery failed: ${messageOf(err)}` });
+        await moveRun(db, run.id, last ? 'failed' : 'queued', { error: err instanceof ProviderError ? err.message : `discovery failed: ${errorMessage(err)}` });
         ctx.log.warn({ err, run: run.id, integration: integration.id }, 'attack surface: discovery failed');
         throw err;
       }

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { ScanScheduleResource, ShieldSiteResource, ShieldSiteSpec } from '../../schemas/index.ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { conflict, notFound, validationFailed } from '../../platform/http/errors.ts';
 import { parseEnumList, parseList } from '../../platform/http/filters.ts';

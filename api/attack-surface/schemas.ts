@@ -1,7 +1,7 @@
 // JSON Schemas of the attack-surface API (the OpenAPI document is generated from them).
 import type { JSONSchema } from 'json-schema-to-ts';
 import { ShieldSiteSpec } from '../../schemas/index.ts';
-import { DiscoverySettings, IntegrationResource } from '../integrations/schemas.ts';
+import { DiscoverySettings, IntegrationResource } from '../integrations/connections/schemas.ts';
 import { nullableTimestampSchema, pageQueryProperties, filterParam, timestampSchema } from '../../platform/http/schemas.ts';
 import { ASSET_KINDS } from './providers/types.ts';
 

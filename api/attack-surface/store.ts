@@ -5,7 +5,7 @@ import type { AttackSurfaceAssetRow, AttackSurfaceRunRow, AttackSurfaceRunStatus
 import { newId } from '../../platform/ids.ts';
 import { enqueue } from '../../platform/jobs/queue.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';
-import { iso, isoOrNull } from '../resources/timestamps.ts';
+import { iso, isoOrNull } from '../../platform/resources/timestamps.ts';
 import { coverageSelections, coveredCondition, toCoverage } from './coverage.ts';
 import type { AssetKind, CloudProviderName } from './providers/types.ts';
 

@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { AuditEventRow } from '../../platform/db/schema.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import { parseList } from '../../platform/http/filters.ts';
 import { badRequest } from '../../platform/http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';

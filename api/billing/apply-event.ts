@@ -6,10 +6,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type Stripe from 'stripe';
 import { recordAudit } from '../../platform/audit-log.ts';
-import type { AuthChanges } from '../auth/auth-changes.ts';
+import type { AuthChanges } from '../accounts/auth/auth-changes.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { StripeEventOutcome } from '../../platform/db/schema.ts';
-import { asPlan, writePlan } from '../orgs/plans.ts';
+import { asPlan, writePlan } from '../accounts/people/plans.ts';
 import { billingIntent, type BillingIntent } from './subscription-events.ts';
 
 /** A redelivery, or what this first delivery did. */

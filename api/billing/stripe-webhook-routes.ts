@@ -5,7 +5,7 @@
 // replayed later. Anything that does not verify is a 400 and changes nothing.
 import type { FastifyPluginAsync } from 'fastify';
 import Stripe from 'stripe';
-import type { AuthChanges } from '../auth/auth-changes.ts';
+import type { AuthChanges } from '../accounts/auth/auth-changes.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { ApiError, badRequest } from '../../platform/http/errors.ts';
 import { applyStripeEvent } from './apply-event.ts';

@@ -7,7 +7,7 @@
 // `lookup_key` or `metadata.aegis_plan`. One subscription per organisation: a plan change updates
 // the subscription's price rather than starting a second subscription.
 import type Stripe from 'stripe';
-import { isPlan, type Plan } from '../orgs/plans.ts';
+import { isPlan, type Plan } from '../accounts/people/plans.ts';
 
 /** Metadata key naming the Aegis organisation on a subscription (and copied onto its invoices). */
 export const ORG_METADATA_KEY = 'aegis_organization_id';

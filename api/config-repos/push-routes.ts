@@ -14,7 +14,7 @@ import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { ApiError, badRequest } from '../../platform/http/errors.ts';
 import { announceEnqueued } from '../../platform/jobs/signals.ts';
-import { readDelivery, readPush, verifyDelivery, type Provider } from './push-events.ts';
+import { readDelivery, readPush, verifyDelivery, type Provider } from '../integrations/providers/push-deliveries.ts';
 import { openWebhookSecret, requestSync } from './store.ts';
 import { InboundAnswerSchema, integrationIdOf, type InboundWebhookReceiver } from '../integrations/webhooks.ts';
 

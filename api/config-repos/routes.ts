@@ -3,7 +3,7 @@
 // and returned once when not given, never shown after. Syncs themselves are jobs (./sync-job.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { checkRef, parseGitSource, type GitSource } from '../../platform/git/url.ts';
@@ -13,7 +13,7 @@ import { conflict, notFound, validationFailed } from '../../platform/http/errors
 import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { announceEnqueued } from '../../platform/jobs/signals.ts';
-import type { CloneAccess } from '../integrations/clone-access.ts';
+import type { CloneAccess } from '../integrations/connections/clone-access.ts';
 import { ConfigRepoCreate, ConfigRepoCreated, ConfigRepoResource, ConfigRepoUpdate, REPO_STATUSES, SYNC_RESULTS, SYNC_TRIGGERS, SyncResource } from './schemas.ts';
 import { cloneUrlOf, defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';
 

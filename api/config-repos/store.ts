@@ -7,11 +7,11 @@ import type { ConfigRepoRow, ConfigRepoSyncRow } from '../../platform/db/schema.
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueue } from '../../platform/jobs/queue.ts';
-import { announceDeliveries, recordEvents } from '../events/event-store.ts';
-import { insertKey } from '../keys/key-store.ts';
+import { announceDeliveries, recordEvents } from '../../platform/events/event-store.ts';
+import { insertKey } from '../accounts/keys/key-store.ts';
 import { generateWebhookSecret } from '../webhooks/store.ts';
-import { withoutCredentials, type GitSource } from '../../platform/git/url.ts';
-import { iso, isoOrNull } from '../resources/timestamps.ts';
+import { repoKeyOf, withoutCredentials, type GitSource } from '../../platform/git/url.ts';
+import { iso, isoOrNull } from '../../platform/resources/timestamps.ts';
 import type { RepoStatus, SyncResult, SyncStatus, SyncTrigger } from './schemas.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';
 
@@ -44,16 +44,6 @@ export interface RepoSettings {
   credentials_ref: string | null;
   /** The source-control connection that clones the repository (its integration id). */
   connection_id: string | null;
-}
-
-/** host/path, lower-cased, without scheme, user, port or `.git` (file: keeps its path as is). */
-export function repoKeyOf(source: Pick<GitSource, 'target'>): string {
-  const { target } = source;
-  if (target.startsWith('file://')) return target;
-  const rest = target.replace(/^[a-z]+:\/\//, '');
-  const slash = rest.indexOf('/');
-  const host = rest.slice(0, slash).replace(/:\d+$/, '');
-  return `${host}${rest.slice(slash)}`.toLowerCase();
 }
 
 export function defaultSource(source: Pick<GitSource, 'target'>, path: string): string {

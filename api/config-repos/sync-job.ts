@@ -17,7 +17,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import type { ConfigRepoRow, ConfigRepoSyncRow } from '../../platform/db/schema.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
-import type { CloneAccess } from '../integrations/clone-access.ts';
+import type { CloneAccess } from '../integrations/connections/clone-access.ts';
 import { cloneRepository } from '../../platform/git/clone.ts';
 import type { OutboundPolicy } from '../../platform/net/outbound.ts';
 import { parseGitSource, redactText } from '../../platform/git/url.ts';
@@ -26,7 +26,8 @@ import { JobAbortedError, type Job, type JobContext, type JobKindDefinition } fr
 import type { ConfigSync, ConfigSyncOutcome, ConfigSyncSummary } from '../../schemas/config-sync.ts';
 import type { FailureStage, RepoStatus, SyncResult, SyncTrigger } from './schemas.ts';
 import { cloneUrlOf, nextPollAt, openSyncKey, toSync, type SyncJobPayload } from './store.ts';
-import { announceDeliveries, recordEvents } from '../events/event-store.ts';
+import { announceDeliveries, recordEvents } from '../../platform/events/event-store.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface SyncJobOptions {
   db: Db;
@@ -75,7 +76,7 @@ async function credentialedUrl(repo: ConfigRepoRow, options: SyncJobOptions, env
       return await options.cloneAccess.authenticatedUrl(repo.org_id, repo.connection_id, url);
     } catch (err) {
       // Refused, broken or unreachable alike: recorded as this sync's fetch failure; the next push or poll tries again.
-      throw new SyncFailure('fetch', `cannot clone through connection ${repo.connection_id}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new SyncFailure('fetch', `cannot clone through connection ${repo.connection_id}: ${errorMessage(err)}`);
     }
   }
   if (!repo.credentials_ref) return url;
@@ -170,7 +171,7 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
         commit = (await cloneRepository(parsed.source, checkout, { signal: ctx.signal, timeoutMs: options.cloneTimeoutMs ?? 120_000, allowLocal: options.allowLocalSources, ...(options.outbound ? { outbound: options.outbound } : {}) })).commit;
       } catch (err) {
         if (ctx.signal.aborted) throw err;
-        throw new SyncFailure('fetch', redactText(err instanceof Error ? err.message : String(err), url));
+        throw new SyncFailure('fetch', redactText(errorMessage(err), url));
       }
       // A poll that finds the commit already synced is a drift check.
       if (trigger === 'poll' && commit === repo.last_synced_commit) trigger = 'drift';
@@ -195,7 +196,7 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
   } catch (err) {
     if (err instanceof JobAbortedError || ctx.signal.aborted) throw err;
     const stage = err instanceof SyncFailure ? err.stage : 'plan';
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     return { trigger, commit, result: 'failed', failureStage: stage, summary: null, changes: [], errors: [message], warnings: [] };
   }
 }

@@ -2,13 +2,13 @@
 // schema of `data.object`. The OpenAPI document lists every type under `webhooks` from here, and the
 // events API shows a caller only the types its scopes can read.
 import type { JSONSchema } from 'json-schema-to-ts';
-import type { Scope } from '../auth/scopes.ts';
+import type { Scope } from '../accounts/auth/scopes.ts';
 import { SyncResource } from '../config-repos/schemas.ts';
 import { timestampSchema } from '../../platform/http/schemas.ts';
-import { apiKeySchema } from '../keys/key-resource.ts';
+import { apiKeySchema } from '../accounts/keys/key-resource.ts';
 import { ScanResource, VulnerabilityResource } from '../scans/schemas.ts';
-import { IntegrationResource } from '../integrations/schemas.ts';
-import { EVENT_TYPES, WebhookResource, type EventType } from '../../schemas/index.ts';
+import { IntegrationResource } from '../integrations/connections/schemas.ts';
+import { EVENT_TYPE_INFO, type EventTypeDescription, EVENT_TYPES, WebhookResource, type EventType } from '../../schemas/index.ts';
 
 type ObjectSchema = { type: 'object'; properties: Record<string, unknown>; required?: readonly string[] };
 
@@ -39,16 +39,14 @@ export const ShieldAlertObject = {
   },
 } as const;
 
-/** `data.object` of config_repo.sync.*: the sync, as GET /api/v1/config-repos/:id/syncs/:sync_id shows it. */
+/** `data.object` of ping: which webhook was tested. */
 const PingObject = {
   type: 'object',
   required: ['object', 'webhook_id', 'message'],
   properties: { object: { type: 'string', enum: ['ping'] }, webhook_id: { type: 'string' }, message: { type: 'string' } },
 } as const;
 
-export interface EventTypeInfo {
-  version: number;
-  description: string;
+export interface EventTypeInfo extends EventTypeDescription {
   /** Who may read events of this type through the events API. */
   scope: Scope;
   object: ObjectSchema;
@@ -63,46 +61,24 @@ const alert = ShieldAlertObject as unknown as ObjectSchema;
 const integration = IntegrationResource as unknown as ObjectSchema;
 
 export const EVENT_CATALOGUE: Record<EventType | 'ping', EventTypeInfo> = {
-  'vulnerability.created': { version: 1, scope: 'vulnerabilities:read', object: vulnerability, description: 'A scan found a vulnerability not seen before on its target.' },
-  'vulnerability.updated': {
-    version: 1,
-    scope: 'vulnerabilities:read',
-    object: vulnerability,
-    description: 'A finding’s status, triage (false positive, notes), verification or virtual patch changed; `data.previous_attributes` holds the old values.',
-  },
-  'vulnerability.resolved': { version: 1, scope: 'vulnerabilities:read', object: vulnerability, description: 'A finding became resolved: fixed (a later scan no longer sees it), verified, or closed by hand.' },
-  'scan.started': { version: 1, scope: 'scans:read', object: scan, description: 'A scan began running.' },
-  'scan.completed': { version: 1, scope: 'scans:read', object: scan, description: 'A scan finished; `summary` counts findings by severity, new and fixed.' },
-  'scan.failed': { version: 1, scope: 'scans:read', object: scan, description: 'A scan ended without a result; `error` says why.' },
-  'shield.block': {
-    version: 1,
-    scope: 'shield:read',
-    object: alert,
-    description: 'Shield blocked requests on a site: one event per site, rule and window (AEGIS_SHIELD_ALERT_WINDOW_MS, 10 s by default) with the count and up to five samples, so an attack is a bounded number of events.',
-  },
-  'shield.challenge': { version: 1, scope: 'shield:read', object: alert, description: 'Shield challenged requests on a site; aggregated like `shield.block`.' },
-  'config_repo.sync.completed': { version: 1, scope: 'admin', object: sync, description: 'A config-repository sync ended (applied, unchanged, planned or refused).' },
-  'config_repo.sync.failed': { version: 1, scope: 'admin', object: sync, description: 'A config-repository sync failed; `failure_stage` and `errors` say where and why.' },
-  'api_key.created': { version: 1, scope: 'admin', object: apiKey, description: 'An API key was created (or issued by rotation). Never carries the key value.' },
-  'api_key.revoked': { version: 1, scope: 'admin', object: apiKey, description: 'An API key was revoked.' },
-  'webhook.disabled': {
-    version: 1,
-    scope: 'admin',
-    object: webhook,
-    description: 'A webhook was disabled because every delivery to it failed for AEGIS_WEBHOOK_DISABLE_AFTER_MS (3 days); `disabled_reason` says why. Re-enable it with PATCH `enabled: true`.',
-  },
-  'integration.connected': { version: 1, scope: 'admin', object: integration, description: 'A provider connection became active (OAuth completed, or a pasted token was validated). Never carries a token.' },
-  'integration.disconnected': { version: 1, scope: 'admin', object: integration, description: 'A provider connection was deleted (its grant revoked at the provider where the provider allows).' },
-  'integration.error': {
-    version: 1,
-    scope: 'admin',
-    object: integration,
-    description: 'The provider refused a connection’s credential (revoked, or expired beyond refresh); `error` says why. Connect again to repair it.',
-  },
-  ping: { version: 1, scope: 'admin', object: PingObject as unknown as ObjectSchema, description: 'Sent by POST /api/v1/webhooks/:id/test to that webhook only; no subscription selects it.' },
+  'vulnerability.created': { ...EVENT_TYPE_INFO['vulnerability.created'], scope: 'vulnerabilities:read', object: vulnerability },
+  'vulnerability.updated': { ...EVENT_TYPE_INFO['vulnerability.updated'], scope: 'vulnerabilities:read', object: vulnerability },
+  'vulnerability.resolved': { ...EVENT_TYPE_INFO['vulnerability.resolved'], scope: 'vulnerabilities:read', object: vulnerability },
+  'scan.started': { ...EVENT_TYPE_INFO['scan.started'], scope: 'scans:read', object: scan },
+  'scan.completed': { ...EVENT_TYPE_INFO['scan.completed'], scope: 'scans:read', object: scan },
+  'scan.failed': { ...EVENT_TYPE_INFO['scan.failed'], scope: 'scans:read', object: scan },
+  'shield.block': { ...EVENT_TYPE_INFO['shield.block'], scope: 'shield:read', object: alert },
+  'shield.challenge': { ...EVENT_TYPE_INFO['shield.challenge'], scope: 'shield:read', object: alert },
+  'config_repo.sync.completed': { ...EVENT_TYPE_INFO['config_repo.sync.completed'], scope: 'admin', object: sync },
+  'config_repo.sync.failed': { ...EVENT_TYPE_INFO['config_repo.sync.failed'], scope: 'admin', object: sync },
+  'api_key.created': { ...EVENT_TYPE_INFO['api_key.created'], scope: 'admin', object: apiKey },
+  'api_key.revoked': { ...EVENT_TYPE_INFO['api_key.revoked'], scope: 'admin', object: apiKey },
+  'webhook.disabled': { ...EVENT_TYPE_INFO['webhook.disabled'], scope: 'admin', object: webhook },
+  'integration.connected': { ...EVENT_TYPE_INFO['integration.connected'], scope: 'admin', object: integration },
+  'integration.disconnected': { ...EVENT_TYPE_INFO['integration.disconnected'], scope: 'admin', object: integration },
+  'integration.error': { ...EVENT_TYPE_INFO['integration.error'], scope: 'admin', object: integration },
+  ping: { ...EVENT_TYPE_INFO.ping, scope: 'admin', object: PingObject as unknown as ObjectSchema },
 };
-
-export const EVENT_VERSIONS = Object.fromEntries(Object.entries(EVENT_CATALOGUE).map(([type, info]) => [type, info.version])) as Record<EventType | 'ping', number>;
 
 /** The event envelope with `data.object` of the given schema. */
 export function eventSchema<const O extends JSONSchema>(types: readonly string[], object: O) {

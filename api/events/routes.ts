@@ -2,8 +2,8 @@
 // webhook missed (Stripe's events API). Any key or session may call them; each sees only the types
 // its scopes can read (api/events/catalogue.ts), so a `scans:read` key sees scan events only.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { principalOf } from '../auth/plugin.ts';
-import { grants } from '../auth/scopes.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
+import { grants } from '../accounts/auth/scopes.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { notFound } from '../../platform/http/errors.ts';
 import { parseList } from '../../platform/http/filters.ts';
@@ -11,7 +11,7 @@ import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
 import { EVENT_TYPES, eventMatches } from '../../schemas/events.ts';
 import { eventSchema, readableEventTypes } from './catalogue.ts';
-import { findEvent, listEvents, toEvent } from './event-store.ts';
+import { findEvent, listEvents, toEvent } from '../../platform/events/event-store.ts';
 
 const EventResource = eventSchema(['ping', ...EVENT_TYPES], { type: 'object', additionalProperties: true, description: 'The object as it was when the event happened (see the `webhooks` section for each type).' } as const);
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;

@@ -7,14 +7,14 @@ import type { JobHandlers } from '../../platform/jobs/types.ts';
 import type { OutboundPolicy } from '../../platform/net/outbound.ts';
 import { pullRequestJobHandlers } from './pull-requests/jobs.ts';
 import { pullRequestRoutes } from './pull-requests/routes.ts';
-import { integrationRoutes, type IntegrationRoutesOptions } from './routes.ts';
-import type { IntegrationDeps } from './sessions.ts';
+import { integrationRoutes, type IntegrationRoutesOptions } from './connections/routes.ts';
+import type { IntegrationDeps } from './connections/sessions.ts';
 import { ticketJobHandlers } from './tickets/jobs.ts';
 import { ticketRoutes } from './tickets/routes.ts';
 import { trackerWebhookRoutes, type InboundWebhookReceiver } from './webhooks.ts';
 
-export { createConnectors, type Connectors } from './providers/registry.ts';
-export { cloneAccess, type CloneAccess } from './clone-access.ts';
+export { createConnectors, type Connectors } from './connections/connectors.ts';
+export { cloneAccess, type CloneAccess } from './connections/clone-access.ts';
 export { inboundWebhooks, type InboundWebhookReceiver } from './webhooks.ts';
 
 export interface IntegrationsOptions extends IntegrationDeps {

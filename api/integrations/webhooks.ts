@@ -9,8 +9,8 @@ import type { IntegrationRow } from '../../platform/db/schema.ts';
 import { ApiError, badRequest } from '../../platform/http/errors.ts';
 import { handlePullRequestEvent } from './pull-requests/events.ts';
 import type { ProviderName, WebhookHeaders } from './providers/types.ts';
-import { connectorFor, type IntegrationDeps } from './sessions.ts';
-import { openWebhookSecret } from './store.ts';
+import { connectorFor, type IntegrationDeps } from './connections/sessions.ts';
+import { openWebhookSecret } from './connections/store.ts';
 import { handleTicketChange } from './tickets/sync.ts';
 
 /** Providers cap payloads at 25 MB (GitHub); pull-request and issue events are far smaller. */

@@ -4,8 +4,8 @@
 // Any key or session may call it; each section is present only when the caller's scopes can read
 // it (findings need `vulnerabilities:read`, scans `scans:read`, Shield `shield:read`), else null.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { principalOf } from '../auth/plugin.ts';
-import { grants } from '../auth/scopes.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
+import { grants } from '../accounts/auth/scopes.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { livemodeSchema } from '../../schemas/common.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';

@@ -4,7 +4,7 @@
 // served at /sandbox/demo (./demo-target.ts).
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { dataSpaceOf, ensureSandbox, ENVIRONMENTS } from '../../platform/db/environments.ts';

@@ -1,6 +1,6 @@
 // Reading one scan against another (the diff) and what a scan covered.
 import type { Db } from '../../platform/db/database.ts';
-import { toVulnerability, vulnerabilitiesOfScan } from '../vulnerabilities/store.ts';
+import { toVulnerability, vulnerabilitiesOfScan } from '../findings/store.ts';
 import type { ScanStatus } from './schemas.ts';
 import { previousScan, type ScanRow } from './store.ts';
 import type { SkippedByType, SkippedFile } from '../../scanners/types.ts';

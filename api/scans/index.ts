@@ -6,14 +6,14 @@ import type { ScanScheduleRow } from '../../platform/db/schema.ts';
 import { jobHandlers } from '../../platform/jobs/registry.ts';
 import type { JobHandlers, JobKindDefinition } from '../../platform/jobs/types.ts';
 import { scanJobKind, type ScanJobOptions } from './run-scan.ts';
-import { VERIFY_JOB_KIND, verifyJobKind } from '../vulnerabilities/verify.ts';
+import { VERIFY_JOB_KIND, verifyJobKind } from './verify-fix.ts';
 import { parseGitSource } from '../../platform/git/url.ts';
 import { gitTargetRefusal } from '../../platform/git/target-refusal.ts';
 import { tenantPolicy, type OutboundPolicy } from '../../platform/net/outbound.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { createScan, SCAN_JOB_KIND, storedGitSource } from './store.ts';
-import { prepareUrlSource } from '../url-scans/source.ts';
-import type { CommonScanInput } from '../url-scans/schemas.ts';
+import { prepareUrlSource } from './url/source.ts';
+import type { CommonScanInput } from './url/schemas.ts';
 import { sandboxScopeOf } from '../sandbox/target-policy.ts';
 
 const CODE_SCANS = new Set(['sast', 'sca', 'secrets']);

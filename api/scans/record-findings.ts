@@ -7,9 +7,9 @@
 // Each of the three is also an event (created, updated when reopened, resolved), returned to the
 // caller to record in the same transaction.
 import { sql } from 'kysely';
-import type { NewEvent } from '../events/event-store.ts';
-import { vulnerabilityChanged, vulnerabilityCreated } from '../vulnerabilities/events.ts';
-import type { VulnerabilityRow } from '../vulnerabilities/store.ts';
+import type { NewEvent } from '../../platform/events/event-store.ts';
+import { vulnerabilityChanged, vulnerabilityCreated } from '../findings/events.ts';
+import type { VulnerabilityRow } from '../findings/store.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Finding as CodeFinding, UrlLocation } from '../../scanners/types.ts';

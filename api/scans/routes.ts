@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import type { FastifyRequest } from 'fastify';
 import { SCAN_TYPES } from '../../schemas/index.ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { badRequest, conflict, notFound, validationFailed } from '../../platform/http/errors.ts';
 import { parseEnumList } from '../../platform/http/filters.ts';
@@ -18,7 +18,7 @@ import { detectArchiveKind } from './sources/archive.ts';
 import { parseGitSource } from '../../platform/git/url.ts';
 import { gitTargetRefusal } from '../../platform/git/target-refusal.ts';
 import type { OutboundPolicy } from '../../platform/net/outbound.ts';
-import type { CloneAccess } from '../integrations/clone-access.ts';
+import type { CloneAccess } from '../integrations/connections/clone-access.ts';
 import { diffScans, scanCoverage } from './compare.ts';
 import { CodeScanBody, SCAN_STATUSES, ScanCoverageResource, ScanDiffResource, ScanResource } from './schemas.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';

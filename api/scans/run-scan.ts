@@ -1,6 +1,6 @@
 // The `scan` job: fetch the source into a private workspace, run the scanner (SAST and secrets in
 // a worker thread, SCA here: it mostly waits on advisory lookups; URL scans send their requests
-// from here through api/url-scans, without a workspace), then store the findings and end
+// from here through api/scans/url, without a workspace), then store the findings and end
 // the scan in one transaction that commits only while this attempt still holds the job's lease —
 // a scan retried elsewhere after a lost lease is never recorded twice.
 //
@@ -18,16 +18,17 @@ import { cloneRepository, RefusedCloneError } from '../../platform/git/clone.ts'
 import { tenantPolicy, type OutboundPolicy } from '../../platform/net/outbound.ts';
 import { withWorkspace } from '../../platform/git/workspace.ts';
 import { recordFindings } from './record-findings.ts';
-import { announceDeliveries, recordEvents, type NewEvent } from '../events/event-store.ts';
-import { runUrlScan } from '../url-scans/run.ts';
-import { isUrlSource } from '../url-scans/source.ts';
+import { announceDeliveries, recordEvents, type NewEvent } from '../../platform/events/event-store.ts';
+import { runUrlScan } from './url/run.ts';
+import { isUrlSource } from './url/source.ts';
 import type { CodeScanInput } from './scan-thread.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { cloneUrlOf, finishScan, getScanById, markRunning, setProgress, toScan, type ScanJobPayload, type ScanRow } from './store.ts';
 
-import { CloneConnectionError, type CloneAccess } from '../integrations/clone-access.ts';
+import { CloneConnectionError, type CloneAccess } from '../integrations/connections/clone-access.ts';
 import { ProviderAuthError } from '../integrations/providers/errors.ts';
-import { IntegrationUnavailableError } from '../integrations/sessions.ts';
+import { IntegrationUnavailableError } from '../integrations/connections/sessions.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 const SCAN_THREAD = new URL('./scan-thread.ts', import.meta.url);
 const PROGRESS_WRITE_MS = 1_000;
@@ -166,7 +167,7 @@ export function scanJobKind(options: ScanJobOptions): JobKindDefinition<ScanJobP
         if (ctx.signal.aborted) throw err; // canceled (the scan is already marked) or lease lost / shutdown (retried)
         const last = err instanceof PermanentJobError || job.attempts >= job.max_attempts;
         if (last) {
-          await failScan(db, scan.id, err instanceof Error ? err.message : String(err));
+          await failScan(db, scan.id, errorMessage(err));
         }
         throw err;
       }

@@ -6,11 +6,11 @@
 // the vulnerability id (`properties["aegis/vulnerability_id"]`), which `aegis scan` reads in server mode.
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { conflict, notFound } from '../../platform/http/errors.ts';
 import { isUrlScanType, sortFindings, toSarif, type ReportFinding, type ReportScanType } from '../../scanners/report/index.ts';
-import { vulnerabilitiesOfScan } from '../vulnerabilities/store.ts';
+import { vulnerabilitiesOfScan } from '../findings/store.ts';
 import { findScan } from './store.ts';
 
 const REPORT_SCAN_TYPES: readonly string[] = ['sast', 'sca', 'secrets', 'dast', 'api', 'cve'];

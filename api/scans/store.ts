@@ -7,7 +7,7 @@ import type { Selectable } from 'kysely';
 import { newId } from '../../platform/ids.ts';
 import { enqueue } from '../../platform/jobs/queue.ts';
 import { SCAN_JOB_KIND } from '../../platform/jobs/scheduler.ts';
-import { iso, isoOrNull } from '../resources/timestamps.ts';
+import { iso, isoOrNull } from '../../platform/resources/timestamps.ts';
 import type { ScanType } from '../../schemas/checks/schedule.ts';
 import type { ScanStatus } from './schemas.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';

@@ -3,13 +3,13 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { SCAN_TYPES, ScanScheduleResource, ScanScheduleSpec, ScanScheduleUpdate } from '../../schemas/index.ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { notFound, validationFailed } from '../../platform/http/errors.ts';
 import { parseEnumList } from '../../platform/http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
-import { labelQueryProperty, parseLabelFilter } from '../resources/labels.ts';
+import { labelQueryProperty, parseLabelFilter } from '../../platform/resources/labels.ts';
 import { deleteSchedule, findSchedule, insertSchedule, listSchedules, toSchedule, updateSchedule, type ScheduleFields } from './store.ts';
 import { nextRunAt, scheduleIssues, type FieldIssue, type ScanType } from '../../schemas/checks/schedule.ts';
 

@@ -3,9 +3,9 @@ import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import type { ScanScheduleRow } from '../../platform/db/schema.ts';
 import { newId } from '../../platform/ids.ts';
-import { jsonColumns } from '../resources/json-columns.ts';
-import { labelsContain } from '../resources/labels.ts';
-import { iso, isoOrNull } from '../resources/timestamps.ts';
+import { jsonColumns } from '../../platform/resources/json-columns.ts';
+import { labelsContain } from '../../platform/resources/labels.ts';
+import { iso, isoOrNull } from '../../platform/resources/timestamps.ts';
 import type { ScanType } from '../../schemas/checks/schedule.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';
 

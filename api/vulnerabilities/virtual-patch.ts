@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.ts';
 import type { ShieldSiteRow } from '../../platform/db/schema.ts';
-import type { VulnerabilityRow } from './store.ts';
+import type { VulnerabilityRow } from '../findings/store.ts';
 import { validationFailed } from '../../platform/http/errors.ts';
 import type { NewPatch } from '../shield/virtual-patches/store.ts';
 import type { AttackClass, WebFindingDetails } from '../../scanners/web/types.ts';

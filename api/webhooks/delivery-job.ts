@@ -6,7 +6,7 @@ import type { ServerConfig } from '../config.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { AttemptTrigger, DeliveryStatus } from '../../platform/db/schema.ts';
-import { toEvent } from '../events/event-store.ts';
+import { toEvent } from '../../platform/events/event-store.ts';
 import { RetryLaterError, type JobHandlers, type JobKindDefinition } from '../../platform/jobs/types.ts';
 import { DELIVERY_JOB_KIND, type DeliveryJobPayload } from './fanout.ts';
 import { failForDisabledWebhook, loadDelivery, recordAttempt, type LoadedDelivery, type RecordedAttempt } from './delivery-store.ts';

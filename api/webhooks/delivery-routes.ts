@@ -4,10 +4,10 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import { sql } from 'kysely';
 import { WebhookCreated } from '../../schemas/index.ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Db } from '../../platform/db/database.ts';
-import { announceDeliveries, recordEvents } from '../events/event-store.ts';
+import { announceDeliveries, recordEvents } from '../../platform/events/event-store.ts';
 import { notFound } from '../../platform/http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
 import { filterParam, listResponseSchema, nullableTimestampSchema, pageQueryProperties, timestampSchema } from '../../platform/http/schemas.ts';

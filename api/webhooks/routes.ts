@@ -2,16 +2,15 @@
 // generated here and appears in exactly one response, the create response: not in get or list, not
 // in logs, not in the audit trail. Delivering events is the delivery worker's job.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { EVENT_PATTERNS, EVENT_TYPES, WebhookCreated, WebhookResource, WebhookSpec, WebhookUpdate } from '../../schemas/index.ts';
-import { EVENT_CATALOGUE } from '../events/catalogue.ts';
+import { EVENT_PATTERNS, EVENT_TYPE_INFO, EVENT_TYPES, WebhookCreated, WebhookResource, WebhookSpec, WebhookUpdate } from '../../schemas/index.ts';
 import { auditRequest } from '../../platform/audit-log.ts';
-import { principalOf } from '../auth/plugin.ts';
+import { principalOf } from '../accounts/auth/plugin.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { notFound, validationFailed } from '../../platform/http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../../platform/http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../../platform/http/schemas.ts';
-import { labelQueryProperty, parseLabelFilter } from '../resources/labels.ts';
+import { labelQueryProperty, parseLabelFilter } from '../../platform/resources/labels.ts';
 import { webhookUrlRefusal, type WebhookUrlPolicy } from './url-policy.ts';
 import { deleteWebhook, findWebhook, insertWebhook, listWebhooks, toWebhook, updateWebhook } from './store.ts';
 
@@ -98,7 +97,7 @@ export const webhookRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: WebhookR
       },
     },
     async () => ({
-      types: EVENT_TYPES.map((type) => ({ type, version: EVENT_CATALOGUE[type].version, description: EVENT_CATALOGUE[type].description })),
+      types: EVENT_TYPES.map((type) => ({ type, version: EVENT_TYPE_INFO[type].version, description: EVENT_TYPE_INFO[type].description })),
       patterns: [...EVENT_PATTERNS],
     }),
   );

@@ -7,9 +7,9 @@ import type { Db } from '../../platform/db/database.ts';
 import type { WebhookRow } from '../../platform/db/schema.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { newId } from '../../platform/ids.ts';
-import { jsonColumns } from '../resources/json-columns.ts';
-import { labelsContain } from '../resources/labels.ts';
-import { iso, isoOrNull } from '../resources/timestamps.ts';
+import { jsonColumns } from '../../platform/resources/json-columns.ts';
+import { labelsContain } from '../../platform/resources/labels.ts';
+import { iso, isoOrNull } from '../../platform/resources/timestamps.ts';
 import type { WEBHOOK_EVENTS } from '../../schemas/index.ts';
 import { livemodeOf } from '../../platform/db/environments.ts';
 

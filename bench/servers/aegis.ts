@@ -1,6 +1,6 @@
 // The real API for bench/api.ts, started exactly as `aegis serve` starts it. The parent supplies
 // AEGIS_DATA_DIR (a temp dir) and AEGIS_BOOTSTRAP_API_KEY; DATABASE_URL is honoured if set.
-import { hashKey } from '../../api/auth/key-material.ts';
+import { hashKey } from '../../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../../api/config.ts';
 import { startServer } from '../../api/server.ts';
 

@@ -10,6 +10,7 @@
 // the pipeline then fails open and logs it, as it does when Redis is unreachable.
 import { MemoryRateState } from '../state/memory-rate-state.ts';
 import type { RateState, StandingDeny, WindowCounts } from '../state/rate-state.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export type RateRequest =
   | { aegis: 'rate'; id: number; op: 'hit'; key: string; windowMs: number; now: number }
@@ -161,6 +162,6 @@ export function answerRateRequest(state: MemoryRateState, request: RateRequest):
         return { aegis: 'rate-reply', id: request.id, result: null };
     }
   } catch (err) {
-    return { aegis: 'rate-reply', id: request.id, error: err instanceof Error ? err.message : String(err) };
+    return { aegis: 'rate-reply', id: request.id, error: errorMessage(err) };
   }
 }

@@ -2,12 +2,12 @@
 // the rate-limit requests of ./ipc-rate-state.ts. Every message carries an `aegis` tag, so other
 // users of the channel (node:cluster's own internal messages) pass by untouched.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
-import type { ConfigFlags } from '../../api/config.ts';
+import type { GatewaySettings } from '../settings.ts';
 
 /** Handed to a worker in its environment (WORKER_ENV) when it is forked. */
 export interface WorkerSetup {
-  /** The command's flags; the worker reads the rest of its settings from the same environment. */
-  flags: ConfigFlags;
+  /** The gateway's settings, as the primary loaded them: every worker runs with the same. */
+  settings: GatewaySettings;
   /** 1-based slot; a restarted worker keeps its predecessor's. */
   slot: number;
   /** Rate limits through the primary (no Redis configured). */

@@ -18,7 +18,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
-import type { ConfigFlags, ServerConfig } from '../../api/config.ts';
+import { gatewaySettingsOf, type GatewaySettings } from '../settings.ts';
 import { loadServerKey } from '../../platform/crypto/secret-box.ts';
 import { startMetricsServer, type RunningMetricsServer, type ServerMetrics } from '../../platform/metrics/index.ts';
 import { MemoryRateState } from '../state/memory-rate-state.ts';
@@ -38,8 +38,6 @@ const MAX_BACKOFF_MS = 10_000;
 
 export interface ClusterOptions {
   workers: number;
-  /** The command's flags, handed to every worker; workers read the rest from the same environment. */
-  flags: ConfigFlags;
   log: Logger;
   /** Serve the aggregated metrics on config.metricsPort (default: when it is set). */
   serveMetrics?: boolean | undefined;
@@ -67,7 +65,7 @@ interface Slot {
   timer?: NodeJS.Timeout | undefined;
 }
 
-export async function startGatewayCluster(config: ServerConfig, options: ClusterOptions): Promise<RunningCluster> {
+export async function startGatewayCluster(config: GatewaySettings, options: ClusterOptions): Promise<RunningCluster> {
   const count = options.workers;
   if (!Number.isInteger(count) || count < 1) throw new Error(`gateway workers must be an integer from 1, got ${count}`);
   if (!config.databaseUrl) throw new Error('a gateway cluster needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process');
@@ -75,8 +73,9 @@ export async function startGatewayCluster(config: ServerConfig, options: Cluster
   const ipcRateState = !config.redisUrl;
   const rates = ipcRateState ? new MemoryRateState() : undefined;
   const serveMetrics = (options.serveMetrics ?? true) && config.metricsPort !== undefined;
+  const settings = gatewaySettingsOf(config);
   const setupFor = (slot: number): WorkerSetup => ({
-    flags: options.flags,
+    settings,
     slot,
     ipcRateState,
     collectMetrics: serveMetrics,

@@ -2,10 +2,10 @@
 // primary shares out (node:cluster hands each accepted connection to a worker in turn). It loads and
 // refreshes sites from PostgreSQL itself, as a separate `aegis shield` node does, so a rule update
 // reaches every worker by the same poll; rate limits go to Redis or, without it, to the primary.
-import { loadConfig } from '../../api/config.ts';
 import { startStandaloneGateway } from '../standalone.ts';
 import { IpcRateState } from './ipc-rate-state.ts';
 import { WORKER_ENV, isPrimaryMessage, type WorkerMessage, type WorkerSetup } from './messages.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 const send = (message: WorkerMessage): void => {
   // With a callback, a channel already closed (the primary is gone) is reported to it, not thrown
@@ -16,7 +16,7 @@ const send = (message: WorkerMessage): void => {
 const raw = process.env[WORKER_ENV];
 if (!raw || !process.send) throw new Error('the Shield gateway worker is started by `aegis shield --workers N`, not directly');
 const setup = JSON.parse(raw) as WorkerSetup;
-const config = loadConfig(setup.flags);
+const config = setup.settings;
 // Handlers go on before the gateway has started, so a shutdown asked for during start-up is not lost.
 const starting = startStandaloneGateway(config, {
   rateState: setup.ipcRateState ? new IpcRateState(process) : undefined,
@@ -49,7 +49,7 @@ process.on('message', (message: unknown) => {
       })
       .then(
         (json) => send({ aegis: 'metrics', id, metrics: json }),
-        (err: unknown) => send({ aegis: 'metrics', id, error: err instanceof Error ? err.message : String(err) }),
+        (err: unknown) => send({ aegis: 'metrics', id, error: errorMessage(err) }),
       );
   }
 });

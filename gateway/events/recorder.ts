@@ -2,7 +2,7 @@
 // queues (O(1), synchronous, never throws); a timer writes the queue in batches. Each batch is one
 // transaction holding both the events and the per-minute rollup increments they account for, so
 // the rollups and the stored events can never disagree. The same transaction counts the batch's
-// blocks and challenges into their alert windows (api/events/shield-alerts.ts), so each is counted
+// blocks and challenges into their alert windows (alert-windows.ts), so each is counted
 // once, with the batch that stores it. Only once a batch has committed are its events published to
 // the live bus.
 //
@@ -13,7 +13,7 @@
 import { sql } from 'kysely';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../../platform/db/database.ts';
-import { addAlert, countShieldAlerts, mergeAlertCounts, type AlertDeltas } from '../../api/events/shield-alerts.ts';
+import { addAlert, countShieldAlerts, mergeAlertCounts, type AlertDeltas } from './alert-windows.ts';
 import type { DecisionEvent } from '../decision.ts';
 import type { LiveBus } from './live-bus.ts';
 

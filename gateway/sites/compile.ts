@@ -4,13 +4,13 @@
 import { compileIpAccess, type IpAccessTable } from '../rules/ip-access.ts';
 import { compileManagedRules, type ManagedRuleSet } from '../rules/managed/index.ts';
 import { compileRateLimits, identityKeys, type CompiledRateLimit } from '../rules/rate-limits.ts';
-import { getSchemaEnforcer, type SchemaEnforcer } from '../rules/schema-enforcement.ts';
+import { getSchemaEnforcer, type SchemaEnforcer, type Strictness } from '../rules/schema/index.ts';
 import { compileVirtualPatches, type PatchSet } from '../rules/virtual-patches.ts';
 import { ScopeIndex } from '../rules/url-pattern.ts';
 import type { SiteConfig } from './load.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export type SiteMode = 'log' | 'block' | 'challenge';
-export type Strictness = 'lenient' | 'standard' | 'strict';
 
 export interface CompiledSite {
   id: string;
@@ -61,7 +61,7 @@ export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
       for (const warning of enforcer.warnings ?? []) warnings.push(`schema ${config.schema.hash}: ${warning}`);
       schema = { enforcer, strictness: config.schema.strictness as Strictness };
     } catch (err) {
-      warnings.push(`schema ${config.schema.hash} not enforced: ${err instanceof Error ? err.message : String(err)}`);
+      warnings.push(`schema ${config.schema.hash} not enforced: ${errorMessage(err)}`);
     }
   }
   const rateLimits = compileRateLimits(config.rateLimits, foldCase);

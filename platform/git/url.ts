@@ -57,6 +57,16 @@ const SCP_USER = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 const TRANSPORT_HELPER = /^[A-Za-z][A-Za-z0-9+.-]*::/;
 const SCHEME_PREFIX = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 
+/** host/path, lower-cased, without scheme, user, port or `.git` (file: keeps its path as is). */
+export function repoKeyOf(source: Pick<GitSource, 'target'>): string {
+  const { target } = source;
+  if (target.startsWith('file://')) return target;
+  const rest = target.replace(/^[a-z]+:\/\//, '');
+  const slash = rest.indexOf('/');
+  const host = rest.slice(0, slash).replace(/:\d+$/, '');
+  return `${host}${rest.slice(slash)}`.toLowerCase();
+}
+
 export function isCommitSha(ref: string): boolean {
   return /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/.test(ref);
 }

@@ -1,13 +1,12 @@
 // The OpenAPI 3.1 document, built from the schemas every route declares, served at
 // /api/v1/openapi.json, with a browsable reference at /docs. Routes declare their success
 // responses; the security requirement and the error responses are added here from `config.auth`,
-// so the two cannot drift apart.
+// so the two cannot drift apart. What the document says beyond the routes — the webhook section,
+// the operations' names — the API gives as options (this plugin knows no feature).
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, RouteOptions } from 'fastify';
-import { openApiWebhooks } from '../../api/events/catalogue.ts';
-import { operationFields } from '../../api/operation-ids.ts';
 import { errorEnvelopeSchema } from './schemas.ts';
 
 type Responses = Record<string, unknown>;
@@ -34,7 +33,15 @@ function withErrorResponses(responses: Responses, route: RouteOptions): Response
   return result;
 }
 
-const openApiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { version }) => {
+export interface OpenApiOptions {
+  version: string;
+  /** The document's `webhooks` section: what the API sends to webhook endpoints. */
+  webhooks: Record<string, unknown>;
+  /** Fields an operation adds to its entry (`operationId`, `x-aegis-model`), by method and route url. */
+  operationFields: (method: string, url: string) => Record<string, unknown>;
+}
+
+const openApiPlugin: FastifyPluginAsync<OpenApiOptions> = async (app, { version, webhooks, operationFields }) => {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -49,7 +56,7 @@ const openApiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `svc_live_…`.' } },
       },
       // What Aegis sends to webhook endpoints: one entry per event type of the catalogue.
-      webhooks: openApiWebhooks(),
+      webhooks,
     } as Record<string, unknown>,
     transform: ({ schema, url, route }) => {
       const base = (schema ?? {}) as Record<string, unknown>;

@@ -6,7 +6,6 @@
 // passes. api/server.ts and cli/worker.ts pass the same ones (the scans module's `scan` kind and its
 // schedule runner), so `aegis serve` and `aegis worker` run the same work.
 import type { Db } from '../db/database.ts';
-import { startShieldAlertCloser } from '../../api/events/shield-alerts.ts';
 import { loadJobsConfig, type JobsConfig } from './config.ts';
 import { buildJobHandlers } from './registry.ts';
 import { Scheduler, type ScheduleRunner } from './scheduler.ts';
@@ -46,16 +45,20 @@ export interface StartJobsOptions {
   /** Job-run metrics and traces (platform/metrics). */
   observe?: WorkerOptions['observe'];
   /**
-   * The shield.block / shield.challenge window (config `shieldAlertWindowMs`): where the scheduler
-   * runs, ended windows are emitted as events. Default 10 000.
+   * Periodic work that runs where the scheduler runs (features register it at start-up: the
+   * Shield alert windows closing into events). Each is started with the scheduler and stopped
+   * with it; several such processes must be safe for each.
    */
-  shieldAlertWindowMs?: number | undefined;
+  periodic?: readonly PeriodicWork[];
 }
+
+/** Starts a periodic task; what it returns stops it. */
+export type PeriodicWork = (context: { db: Db; log: JobLogger }) => { stop(): Promise<void> };
 
 export interface RunningJobs {
   worker: Worker | undefined;
   scheduler: Scheduler | undefined;
-  /** Stops the scheduler and the alert closer, then the worker (waiting for running handlers up to the stop timeout). */
+  /** Stops the scheduler and the periodic work, then the worker (waiting for running handlers up to the stop timeout). */
   close(): Promise<void>;
 }
 
@@ -77,15 +80,13 @@ export async function startJobs(options: StartJobsOptions): Promise<RunningJobs>
     observe: options.observe,
   }).start();
   const scheduler = config.scheduler ? new Scheduler({ db: options.db, log: options.log, tickMs: config.schedulerTickMs, runner: options.startScheduledScan }).start() : undefined;
-  // Alert windows close with the scheduler: wherever periodic work runs. Several such processes
-  // are safe (each window is taken by one DELETE); none would leave windows to pile up unsent.
-  const alerts = config.scheduler ? startShieldAlertCloser({ db: options.db, log: options.log, windowMs: options.shieldAlertWindowMs ?? 10_000 }) : undefined;
+  const periodic = config.scheduler ? (options.periodic ?? []).map((start) => start({ db: options.db, log: options.log })) : [];
   return {
     worker,
     scheduler,
     async close() {
       await scheduler?.stop();
-      await alerts?.stop();
+      for (const task of periodic) await task.stop();
       await worker.stop(config.stopTimeoutMs);
       await notifications?.close();
     },

@@ -7,7 +7,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AttributeSchema, BlockSchema, TfType } from '../framework.ts';
+import type { AttributeSchema, BlockSchema, TfType } from '../framework/contract.ts';
 import { entryForTerraformType } from '../../reconciler/kinds/index.ts';
 import { aegisProvider } from '../main.ts';
 

@@ -10,7 +10,8 @@ export interface ProtocolServices {
   controller: ServiceDefinition;
 }
 
-const PROTOCOL_DIR = fileURLToPath(new URL('./', import.meta.url));
+// `../protocol/`, not `./`: it names this folder from the sources and from the bundle in provider/.build/.
+const PROTOCOL_DIR = fileURLToPath(new URL('../protocol/', import.meta.url));
 
 function service(root: GrpcObject, packageName: string, name: string): ServiceDefinition {
   const pkg = root[packageName];

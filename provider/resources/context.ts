@@ -4,7 +4,8 @@
 import type { AegisClient } from '../../client/client.ts';
 import { AegisApiError } from '../../client/client.ts';
 import type { ResourceApi } from '../../reconciler/live/resources.ts';
-import type { AttributePath, Diagnostic } from '../framework.ts';
+import type { AttributePath, Diagnostic } from '../framework/contract.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface Connection {
   client: AegisClient;
@@ -49,7 +50,7 @@ export function errorDiagnostics(summary: string, error: unknown, toPath: FieldT
     }
     return [{ severity: 'error', summary, detail: error.message }];
   }
-  return [{ severity: 'error', summary, detail: error instanceof Error ? error.message : String(error) }];
+  return [{ severity: 'error', summary, detail: errorMessage(error) }];
 }
 
 export const isNotFound = (error: unknown): boolean => error instanceof AegisApiError && error.status === 404;

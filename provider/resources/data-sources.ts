@@ -1,6 +1,6 @@
 // Data sources over Shield sites: one by domain, and all of them. Their attributes are the
 // aegis_shield_site resource's (derived from schemas/), all computed except the lookup key.
-import type { AttributeSchema, DataSourceDefinition, StateResponse, TfObject, TfType } from '../framework.ts';
+import type { AttributeSchema, DataSourceDefinition, StateResponse, TfObject, TfType } from '../framework/contract.ts';
 import type { Fields } from '../../reconciler/live/resources.ts';
 import { errorDiagnostics, type Connect } from './context.ts';
 import type { KindSchema } from './schema.ts';

@@ -1,5 +1,5 @@
 // Every resource and data source of the provider, bound to one connection getter.
-import type { DataSourceDefinition, ResourceDefinition } from '../framework.ts';
+import type { DataSourceDefinition, ResourceDefinition } from '../framework/contract.ts';
 import type { Connect } from './context.ts';
 import { shieldSiteDataSource, shieldSitesDataSource } from './data-sources.ts';
 import { createKindResource } from './resource.ts';

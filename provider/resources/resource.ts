@@ -12,7 +12,7 @@
 // - read: null state means the object is gone.
 import { kindEntry } from '../../reconciler/kinds/index.ts';
 import type { Fields } from '../../reconciler/live/resources.ts';
-import { UNKNOWN, type AttributePath, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework.ts';
+import { UNKNOWN, type AttributePath, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework/contract.ts';
 import { errorDiagnostics, isNotFound, type Connect, type Connection } from './context.ts';
 import { getObject } from './get.ts';
 import type { AttributeMapping, KindSchema } from './schema.ts';

@@ -28,7 +28,7 @@
 //   types (objects included: nothing is configured there); KindMeta.sensitive ones are sensitive.
 //   Site-level kinds get a required `site_id` instead of the computed one (it names the parent;
 //   changing it replaces the object).
-import { nestedAttributeType, type AttributeSchema, type BlockSchema, type NestingMode, type TfType } from '../framework.ts';
+import { nestedAttributeType, type AttributeSchema, type BlockSchema, type NestingMode, type TfType } from '../framework/contract.ts';
 import type { KindDefinition, KindMeta } from '../../schemas/index.ts';
 import { isKind, KIND_REGISTRY, type Kind } from '../../reconciler/kinds/index.ts';
 

@@ -5,7 +5,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { compileStrict } from '../../schemas/validation.ts';
 import { kindEntry } from '../../reconciler/kinds/index.ts';
-import type { AttributePath, Diagnostic, TfObject, TfType } from '../framework.ts';
+import type { AttributePath, Diagnostic, TfObject, TfType } from '../framework/contract.ts';
 import type { KindSchema } from './schema.ts';
 import { apiJson, containsUnknown, parseJsonObject, type Json } from './values.ts';
 

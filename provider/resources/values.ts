@@ -1,6 +1,7 @@
-// Conversions between Terraform values (framework.ts TfValue) and the API's JSON, and the value
+// Conversions between Terraform values (framework/contract.ts TfValue) and the API's JSON, and the value
 // comparisons plan and apply rely on.
-import { TfNumber, UNKNOWN, type NestingMode, type TfObject, type TfType, type TfValue } from '../framework.ts';
+import { TfNumber, UNKNOWN, type NestingMode, type TfObject, type TfType, type TfValue } from '../framework/contract.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export type Json = null | string | number | boolean | Json[] | { [key: string]: Json };
 
@@ -59,7 +60,7 @@ export function parseJsonObject(text: string): JsonParse {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return { ok: false, reason: `is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, reason: `is not valid JSON: ${errorMessage(err)}` };
   }
   return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'must be the JSON text of an object (`jsonencode({...})`)' };
 }

@@ -1,7 +1,8 @@
-// Contract types (framework.ts) to protocol messages: schemas, diagnostics, attribute paths.
-import type { AttributePath, AttributeSchema, BlockSchema, Diagnostic, NestingMode } from '../framework.ts';
+// Contract types (framework/contract.ts) to protocol messages: schemas, diagnostics, attribute paths.
+import type { AttributePath, AttributeSchema, BlockSchema, Diagnostic, NestingMode } from '../framework/contract.ts';
 import type { AttributeMessage, AttributePathMessage, AttributePathStep, BlockMessage, DiagnosticMessage, ObjectNestingMode, SchemaMessage } from '../protocol/messages.ts';
 import { blockType, ValueError, type ValueType } from '../values/types.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 const MARKDOWN = 1;
 
@@ -75,7 +76,7 @@ export function diagnosticMessage(diagnostic: Diagnostic, block?: BlockSchema): 
 
 /** An exception from a handler or a codec, as an error diagnostic (never a crashed plugin). */
 export function errorDiagnostic(summary: string, error: unknown, block?: BlockSchema): DiagnosticMessage {
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   const attribute = error instanceof ValueError && error.path.length ? { attribute: attributePathMessage(error.path, block) } : {};
   return { severity: 1, summary, detail, ...attribute };
 }

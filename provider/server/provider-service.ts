@@ -1,7 +1,7 @@
 // The tfplugin6.Provider RPCs mapped onto a ProviderDefinition. Each method takes and returns the
 // proto-loader message shapes; serve.ts puts them on gRPC. Every exception (a handler throwing, a
 // value not fitting its schema) becomes an error diagnostic: Terraform shows it and the plugin lives.
-import type { BlockSchema, DataSourceDefinition, Diagnostic, ProviderDefinition, ResourceDefinition, TfObject, TfValue } from '../framework.ts';
+import type { BlockSchema, DataSourceDefinition, Diagnostic, ProviderDefinition, ResourceDefinition, TfObject, TfValue } from '../framework/contract.ts';
 import type * as M from '../protocol/messages.ts';
 import { decodeDynamicValue, encodeDynamicValue, type DynamicValueMessage } from '../values/dynamic-value.ts';
 import { decodeJson } from '../values/json.ts';

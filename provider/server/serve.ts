@@ -5,10 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import type { ProviderDefinition } from '../framework.ts';
+import type { ProviderDefinition } from '../framework/contract.ts';
 import { loadProtocol } from '../protocol/load.ts';
 import { createServerCertificate } from './certificate.ts';
 import { createProviderService, type ProviderService } from './provider-service.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export const MAGIC_COOKIE_KEY = 'TF_PLUGIN_MAGIC_COOKIE';
 export const MAGIC_COOKIE_VALUE = 'd602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2';
@@ -36,7 +37,7 @@ function unary<Request, Response>(handler: (request: Request) => Promise<Respons
   return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
     handler(call.request).then(
       (response) => callback(null, response),
-      (error: unknown) => callback({ code: status.INTERNAL, details: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => callback({ code: status.INTERNAL, details: errorMessage(error) }),
     );
   };
 }

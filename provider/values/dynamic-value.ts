@@ -1,5 +1,5 @@
 // The DynamicValue message: msgpack (what Terraform sends) or JSON (also accepted) in, msgpack out.
-import type { TfValue } from '../framework.ts';
+import type { TfValue } from '../framework/contract.ts';
 import { decodeJson } from './json.ts';
 import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
 import type { ValueType } from './types.ts';

@@ -1,5 +1,5 @@
 // The concrete type of a value placed in a `dynamic` attribute: Terraform needs one on the wire.
-import { TfNumber, UNKNOWN, type TfValue } from '../framework.ts';
+import { TfNumber, UNKNOWN, type TfValue } from '../framework/contract.ts';
 import type { ValueType } from './types.ts';
 
 export function inferType(value: TfValue): ValueType {

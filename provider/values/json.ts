@@ -1,6 +1,6 @@
 // DynamicValue and RawState in JSON (cty's JSON form): requests may carry JSON instead of msgpack,
 // and UpgradeResourceState always brings the stored state as JSON.
-import { TfNumber, type AttributePath, type TfValue } from '../framework.ts';
+import { TfNumber, type AttributePath, type TfValue } from '../framework/contract.ts';
 import { JsonNumberText, parseJsonText, type JsonTextValue } from './json-text.ts';
 import { parseDecimal } from './number.ts';
 import { typeFromJson, ValueError, type ValueType } from './types.ts';

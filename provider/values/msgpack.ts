@@ -3,7 +3,7 @@
 // (Terraform 1.5 writes fixext1 type 0 payload 0, newer ones other types: any extension decodes
 // as unknown); numbers keep their exact value (see number.ts); `dynamic` is [type JSON, value].
 import { decode, encode, ExtData, type ExtensionCodecType } from '@msgpack/msgpack';
-import { TfNumber, UNKNOWN, type AttributePath, type TfValue } from '../framework.ts';
+import { TfNumber, UNKNOWN, type AttributePath, type TfValue } from '../framework/contract.ts';
 import { inferType } from './infer.ts';
 import { numberFromWire, numberToWire, parseDecimal } from './number.ts';
 import { typeFromJson, typeToJson, ValueError, type ValueType } from './types.ts';

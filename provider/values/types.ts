@@ -1,6 +1,6 @@
 // Terraform types as the value codecs walk them. TfType (the contract) has no tuple, but a value of
 // `dynamic` type can be one on the wire, so the codecs work on this wider ValueType.
-import type { AttributePath, BlockSchema, TfType } from '../framework.ts';
+import type { AttributePath, BlockSchema, TfType } from '../framework/contract.ts';
 
 export type ValueType =
   | 'string'

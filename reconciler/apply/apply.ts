@@ -9,6 +9,7 @@
 import { isParentKind, kindEntry } from '../kinds/index.ts';
 import { RULE_BATCH_LIMIT, type Fields, type ResourceApi, type RuleBatchOperation } from '../live/resources.ts';
 import type { Plan, PlannedChange } from '../plan/plan.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface StepOutcome {
   change: PlannedChange;
@@ -146,7 +147,7 @@ export async function applyPlan(plan: Plan, api: ResourceApi, options: ApplyOpti
       try {
         applied(step, await step.run());
       } catch (err) {
-        failed(step, messageOf(err));
+        failed(step, errorMessage(err));
       }
       return;
     }
@@ -160,10 +161,10 @@ export async function applyPlan(plan: Plan, api: ResourceApi, options: ApplyOpti
       const index = failingOperation(err, steps.length);
       const note = `(batch of ${steps.length} change(s) on site ${siteId}; none applied)`;
       if (index === undefined) {
-        for (const step of steps) failed(step, `${messageOf(err)} ${note}`);
+        for (const step of steps) failed(step, `${errorMessage(err)} ${note}`);
         return;
       }
-      failed(steps[index]!, `${messageOf(err)} ${note}`);
+      failed(steps[index]!, `${errorMessage(err)} ${note}`);
       result.notAttempted.push(...steps.filter((_, i) => i !== index).map(outcome));
     }
   };
@@ -185,7 +186,6 @@ export async function applyPlan(plan: Plan, api: ResourceApi, options: ApplyOpti
   return result;
 }
 
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The index of the operation a failed batch names (`details.operation` of the API's error), if any. */
 function failingOperation(err: unknown, size: number): number | undefined {

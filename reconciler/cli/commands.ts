@@ -9,7 +9,7 @@ import { hasChanges } from '../plan/plan.ts';
 import { DEFAULT_THRESHOLDS, thresholdViolation, type Thresholds } from '../plan/safety.ts';
 import { renderJson, renderMarkdown, renderText } from '../output/render.ts';
 import { colourEnabled } from './colour.ts';
-import { connect, preparePlan, type Connection, type PlanSession } from './session.ts';
+import { connect, preparePlan, type Connection, type PlanSession } from '../sync/session.ts';
 import { configDirOf, configPath, resolveSource } from './source.ts';
 
 export interface PlanOptions {

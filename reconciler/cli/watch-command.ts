@@ -4,7 +4,7 @@
 import { describeEvent, type WatchEvent } from '../sync/watch-events.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, watchConfig } from '../sync/watch.ts';
 import { thresholdsFrom, type ThresholdOptions } from './commands.ts';
-import { connect } from './session.ts';
+import { connect } from '../sync/session.ts';
 import { configDirOf, resolveSource } from './source.ts';
 
 /** A non-negative number of seconds as milliseconds (0: off); `fallback` when not given. */

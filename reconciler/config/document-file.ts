@@ -4,6 +4,7 @@
 import { realpath, readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep, win32 } from 'node:path';
 import { MAX_SCHEMA_BYTES } from '../../schemas/index.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export type DocumentFileRead = { ok: true; text: string; file: string } | { ok: false; reason: string };
 
@@ -49,6 +50,6 @@ export async function readDocumentFile(reference: string, yamlFile: string, base
     if (info.size > MAX_SCHEMA_BYTES) return { ok: false, reason: `${shown} is larger than ${MAX_SCHEMA_BYTES / 1024 / 1024} MiB` };
     return { ok: true, text: await readFile(real, 'utf8'), file: shown };
   } catch (error) {
-    return { ok: false, reason: `${shown} cannot be read: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: `${shown} cannot be read: ${errorMessage(error)}` };
   }
 }

@@ -12,6 +12,7 @@ import { expandDocument, type ConfigDocument } from './expand.ts';
 import { documentPositions } from './positions.ts';
 import { sortProblems } from './problems.ts';
 import { checkConfigDocument } from './schema-check.ts';
+import { errorMessage, isObject } from '../../schemas/json-value.ts';
 
 /** A document that could not be loaded, as far as it could be read: later checks treat its name as taken, not as missing. */
 export interface RejectedDocument {
@@ -36,7 +37,6 @@ interface ParsedFile {
 }
 
 const toSlashes = (path: string): string => path.split(sep).join('/');
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function parseFile(text: string, file: string, absolute: string): ParsedFile {
   const lineCounter = new LineCounter();
@@ -51,15 +51,15 @@ function valueOf(doc: Document.Parsed): { ok: true; value: unknown } | { ok: fal
   try {
     return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) };
   } catch (error) {
-    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    return { ok: false, reason: errorMessage(error) };
   }
 }
 
 /** kind and metadata.name of a document, if it says them plainly (even when the rest is wrong). */
 function identityOf(value: unknown): { kind?: Kind; name?: string } {
-  if (!isRecord(value)) return {};
+  if (!isObject(value)) return {};
   const kind = ALL_KINDS.find((k) => k === value.kind);
-  const name = isRecord(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : undefined;
+  const name = isObject(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : undefined;
   return { ...(kind ? { kind } : {}), ...(name !== undefined ? { name } : {}) };
 }
 
@@ -88,7 +88,7 @@ async function loadDocument(doc: Document.Parsed, parsed: ParsedFile, baseDir: s
   const read = valueOf(doc);
   if (!read.ok) return { objects: [], problems: [{ location: positions.start(), message: `invalid YAML: ${read.reason}` }], rejected: [] };
   if (read.value === null) return { objects: [], problems: [], rejected: [] };
-  if (!isRecord(read.value)) {
+  if (!isObject(read.value)) {
     return { objects: [], problems: [{ location: positions.start(), message: 'a config document must be a mapping with apiVersion, kind, metadata and spec' }], rejected: [] };
   }
   const issues = checkConfigDocument(read.value);
@@ -148,10 +148,10 @@ function referencedDocumentFiles(files: readonly ParsedFile[], baseDir: string):
   for (const parsed of files) {
     for (const doc of parsed.documents) {
       const read = valueOf(doc);
-      if (!read.ok || !isRecord(read.value) || !isRecord(read.value.spec)) continue;
+      if (!read.ok || !isObject(read.value) || !isObject(read.value.spec)) continue;
       const spec = read.value.spec;
       for (const holder of [spec, spec[NESTED_SCHEMA_FIELD]]) {
-        if (!isRecord(holder) || typeof holder.document_file !== 'string') continue;
+        if (!isObject(holder) || typeof holder.document_file !== 'string') continue;
         const target = documentFileTarget(holder.document_file, parsed.file, baseDir);
         if (target.ok) targets.add(target.path);
       }

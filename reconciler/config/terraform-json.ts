@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { KINDS } from '../../schemas/index.ts';
+import { errorMessage, isObject, type JsonObject } from '../../schemas/json-value.ts';
 import type { ConfigProblem, DesiredObject, Kind, SourceLocation } from '../model.ts';
 import { isSiteKind } from './envelope-schema.ts';
 import type { DetailedLoad, RejectedDocument } from './load.ts';
@@ -25,9 +26,6 @@ const SITE_REFERENCE = /^\$\{aegis_shield_site\.([A-Za-z_][A-Za-z0-9_-]*)\.id\}$
 
 const KIND_BY_TYPE = new Map<string, Kind>(KINDS.map((k) => [k.meta.terraformType, k.meta.kind as Kind]));
 
-type JsonObject = Record<string, unknown>;
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Positions in the JSON text; without them (the text is JSON but not YAML-readable) everything points at 1:1. */
 function positionsOf(text: string, file: string): DocumentPositions {
   const lineCounter = new LineCounter();
@@ -39,7 +37,7 @@ function positionsOf(text: string, file: string): DocumentPositions {
 
 function syntaxProblem(text: string, file: string, error: unknown): ConfigProblem {
   // V8 since Node 22 appends "(line L column C)"; the location is ours, so the message ends at the offset on every runtime.
-  const message = (error instanceof Error ? error.message : String(error)).replace(/ \(line \d+ column \d+\)$/, '');
+  const message = errorMessage(error).replace(/ \(line \d+ column \d+\)$/, '');
   const offset = Number(/at position (\d+)/.exec(message)?.[1] ?? text.length);
   const before = text.slice(0, offset).split('\n');
   return { location: { file, line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 }, message: `invalid JSON: ${message}` };

@@ -14,6 +14,7 @@ import { isSiteKind } from './envelope-schema.ts';
 import { loadConfigDirDetailed, type RejectedDocument } from './load.ts';
 import { fieldOrigin, formatLocation } from './origins.ts';
 import { compareLocations, sortProblems } from './problems.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface ValidateOptions {
   /** Documents that failed to load: their names count as defined, so one mistake is not reported again as dangling references. */
@@ -115,7 +116,7 @@ function documentProblems(object: DesiredObject): ConfigProblem[] {
     try {
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (error) {
-      return [problemOf(object, origin.location, `${lead} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`)];
+      return [problemOf(object, origin.location, `${lead} is not valid YAML: ${errorMessage(error)}`)];
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [problemOf(object, origin.location, `${lead} must be a mapping with an \`openapi\` field`)];

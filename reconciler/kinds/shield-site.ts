@@ -2,7 +2,7 @@
 // `dump` give each site a file of its own with its rules nested in it.
 import { unknownRuleRefs } from '../../schemas/managed-rules/catalogue.ts';
 import { shieldSiteMeta } from '../../schemas/index.ts';
-import { canonicalJson } from '../plan/canonical-json.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { asFields, collectionEndpoints, defineKind, identityFields, type Body, type FieldChange, type FieldNote } from './kind.ts';
 import { slug } from './names.ts';
 import { lowered, reasons } from './weakening.ts';

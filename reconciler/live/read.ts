@@ -4,9 +4,9 @@
 import { KIND_REGISTRY, TOP_LEVEL, type Entry } from '../kinds/index.ts';
 import type { LiveObject, LiveState } from './model.ts';
 import type { Fields, ResourceApi } from './resources.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 const labelsOf = (fields: Fields) => (fields.labels as Record<string, string> | undefined) ?? {};
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export async function readLiveState(api: ResourceApi, { concurrency = 8 } = {}): Promise<LiveState> {
   const objects: LiveObject[] = [];
@@ -17,7 +17,7 @@ export async function readLiveState(api: ResourceApi, { concurrency = 8 } = {}):
     try {
       return (await api.list(kind)).map((fields): LiveObject => ({ kind, id: String(fields.id), fields, labels: labelsOf(fields) }));
     } catch (err) {
-      incomplete.push({ collection: kind, error: message(err) });
+      incomplete.push({ collection: kind, error: errorMessage(err) });
       return [];
     }
   };
@@ -40,7 +40,7 @@ export async function readLiveState(api: ResourceApi, { concurrency = 8 } = {}):
             objects.push({ kind: child.kind, id, siteId: parent.id, fields, labels: labelsOf(fields) });
           }
         } catch (err) {
-          incomplete.push({ collection: `${child.kind}@${parent.id}`, error: message(err) });
+          incomplete.push({ collection: `${child.kind}@${parent.id}`, error: errorMessage(err) });
         }
       });
     }

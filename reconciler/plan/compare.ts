@@ -4,9 +4,9 @@
 import { kindEntry, type Entry } from '../kinds/index.ts';
 import type { DesiredObject, Kind } from '../model.ts';
 import type { LiveObject } from '../live/model.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../kinds/canonical-json.ts';
 
-export { canonicalJson } from './canonical-json.ts';
+export { canonicalJson } from '../kinds/canonical-json.ts';
 export { documentHash } from '../kinds/shield-schema.ts';
 
 export interface FieldDiff {

@@ -4,6 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { errorMessage, isObject } from '../../schemas/json-value.ts';
 
 export const PROJECT_FILE = 'aegis.yaml';
 
@@ -12,7 +13,6 @@ export interface ProjectFile {
   source?: string;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The project file of `dir`, undefined when there is none; a malformed one is an error, not ignored. */
 export async function readProjectFile(dir: string): Promise<ProjectFile | undefined> {
@@ -28,9 +28,9 @@ export async function readProjectFile(dir: string): Promise<ProjectFile | undefi
   try {
     value = parse(text, { uniqueKeys: true }) ?? {};
   } catch (err) {
-    throw new Error(`${path}: invalid YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${path}: invalid YAML: ${errorMessage(err)}`);
   }
-  if (!isRecord(value)) throw new Error(`${path}: expected a mapping such as "source: my-repo"`);
+  if (!isObject(value)) throw new Error(`${path}: expected a mapping such as "source: my-repo"`);
   const unknown = Object.keys(value).filter((key) => key !== 'source');
   if (unknown.length > 0) throw new Error(`${path}: unknown setting(s) ${unknown.join(', ')} (known: source)`);
   if (value.source !== undefined && (typeof value.source !== 'string' || value.source.trim() === '')) throw new Error(`${path}: source must be a non-empty string`);

@@ -6,7 +6,7 @@
 // apply.
 import { applyPlan, type ApplyResult } from '../apply/apply.ts';
 import type { ResourceApi } from '../live/resources.ts';
-import { preparePlan } from '../cli/session.ts';
+import { preparePlan } from './session.ts';
 import { summarise, type ChangeAction, type Plan, type PlannedChange } from '../plan/plan.ts';
 import { DEFAULT_THRESHOLDS, thresholdViolation, weakeningWarnings, type Thresholds } from '../plan/safety.ts';
 

@@ -8,6 +8,7 @@ import { passScheduler, type PassKind } from './pass-scheduler.ts';
 import { reconcile, type ReconcileOptions } from './reconcile.ts';
 import { errorSignature, passReport, type PassTrigger, type Signature, type WatchEvent } from './watch-events.ts';
 import { watchConfigFiles } from './watch-files.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export type { WatchEvent } from './watch-events.ts';
 
@@ -32,7 +33,6 @@ export interface ConfigWatcher {
   close(): Promise<void>;
 }
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Starts watching; resolves once file events are being seen, with the initial pass under way. */
 export async function watchConfig(options: WatchOptions): Promise<ConfigWatcher> {
@@ -63,8 +63,8 @@ export async function watchConfig(options: WatchOptions): Promise<ConfigWatcher>
       if (trigger !== 'drift') unapplied = outcome.result === 'failed';
       if (report.event) onEvent(report.event);
     } catch (error) {
-      const next = errorSignature(messageOf(error));
-      if (trigger === 'start' || trigger === 'files' || next !== signature) onEvent({ kind: 'error', trigger, at: new Date().toISOString(), message: messageOf(error) });
+      const next = errorSignature(errorMessage(error));
+      if (trigger === 'start' || trigger === 'files' || next !== signature) onEvent({ kind: 'error', trigger, at: new Date().toISOString(), message: errorMessage(error) });
       signature = next;
       if (trigger !== 'drift') unapplied = true;
     }

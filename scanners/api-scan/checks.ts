@@ -4,7 +4,8 @@
 // A check holds only requests the scanner built (method, URL, the headers and body it set): the
 // scan's authentication is added by ScanHttp when sent, so no credential is ever stored in it.
 import type { HttpExchange } from '../web/http.ts';
-import { isObject, type SchemaBundle } from './document.ts';
+import { isObject } from '../../schemas/json-value.ts';
+import type { SchemaBundle } from './document.ts';
 import { declaredResponse, isJsonMedia } from './operations.ts';
 import type { ApiRuleId } from './rules.ts';
 import type { Dialect, SchemaValidator } from './schema.ts';

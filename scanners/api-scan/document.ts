@@ -1,17 +1,15 @@
-// The OpenAPI document an API scan works from: parsed and validated from text, and the internal
-// `$ref` handling the rest of the scanner uses.
+// The OpenAPI document an API scan works from: parsed and validated from text, and schemas bundled
+// with the parts of the document they refer to. The `$ref` resolver itself is the shared one
+// (schemas/openapi/refs.ts: `deref`), which the gateway's schema enforcement uses too.
 //
 // The document is kept with its internal references rather than dereferenced: a dereferenced
 // document with circular schemas is a cyclic object (not JSON, so not storable), and one with many
 // references to the same schema becomes exponentially large once written out. The scanner follows
 // references itself where it reads (operations.ts) and hands ajv only the parts a schema refers to
 // (schemaBundle).
-import { analyseDocument, analyseInWorker, DEFAULT_WORKER_LIMITS, openApiVersionOf, parseDocumentText, resolvePointer, type DocumentFormat, type WorkerLimits } from '../../schemas/openapi/document.ts';
-
-export type JsonObject = Record<string, unknown>;
-
-export const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+import { isObject, type JsonObject } from '../../schemas/json-value.ts';
+import { analyseDocument, analyseInWorker, DEFAULT_WORKER_LIMITS, openApiVersionOf, parseDocumentText, type DocumentFormat, type WorkerLimits } from '../../schemas/openapi/document.ts';
+import { pointerTokens, refFragment, resolveRef } from '../../schemas/openapi/refs.ts';
 
 /** The document cannot be scanned; `reasons` are one line each (the route answers 422 with them). */
 export class ApiDocumentError extends Error {
@@ -21,22 +19,6 @@ export class ApiDocumentError extends Error {
     const [first = 'it is not a valid OpenAPI document', ...more] = reasons;
     super(`${first}${more.length > 0 ? ` (and ${more.length} more)` : ''}`);
   }
-}
-
-const MAX_REF_HOPS = 32;
-
-/** The value at an internal reference (`#/components/schemas/Pet`), or undefined. */
-export const resolveRef = resolvePointer;
-
-/** Follows `$ref` chains to the object they name; the value itself when it is no reference. */
-export function deref(root: JsonObject, value: unknown): unknown {
-  let current = value;
-  for (let hops = 0; hops < MAX_REF_HOPS; hops += 1) {
-    if (!isObject(current) || typeof current.$ref !== 'string') return current;
-    // External references are never followed: nothing named by a document is read or fetched.
-    current = resolveRef(root, current.$ref);
-  }
-  return undefined;
 }
 
 /**
@@ -78,13 +60,9 @@ export function schemaBundle(root: JsonObject, schema: unknown): SchemaBundle {
 
 /** Sets `target` at the JSON Pointer of `ref` inside `tree`, creating the objects on the way. */
 function place(tree: JsonObject, ref: string, target: unknown): void {
-  let fragment: string;
-  try {
-    fragment = decodeURIComponent(ref.slice(1));
-  } catch {
-    return;
-  }
-  const tokens = fragment.split('/').slice(1).map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const fragment = refFragment(ref);
+  if (fragment === undefined) return;
+  const tokens = pointerTokens(fragment);
   if (tokens.length === 0) return;
   let node = tree;
   for (const token of tokens.slice(0, -1)) {

@@ -5,7 +5,8 @@
 // bounds, arrays of their minimum length, objects with every property that is not readOnly
 // (optional ones too, since they reach code paths the required ones do not).
 import { compileUserRegex, type CompiledPattern } from '../../schemas/checks/regex.ts';
-import { deref, isObject, type JsonObject } from './document.ts';
+import { isObject, type JsonObject } from '../../schemas/json-value.ts';
+import { deref } from '../../schemas/openapi/refs.ts';
 import { isJsonMedia, type ApiOperation, type ApiParameter } from './operations.ts';
 
 /** Nesting beyond which optional properties are left out (recursive schemas end here). */

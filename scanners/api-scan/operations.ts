@@ -1,7 +1,8 @@
 // The operations of an OpenAPI document as the scanner needs them: parameters merged from the path
 // item and the operation, the request body and responses by media type, and the security
 // requirement in force, resolved against components.securitySchemes.
-import { deref, isObject, type JsonObject } from './document.ts';
+import { isObject, type JsonObject } from '../../schemas/json-value.ts';
+import { deref } from '../../schemas/openapi/refs.ts';
 
 export type ParamIn = 'path' | 'query' | 'header' | 'cookie';
 

@@ -14,6 +14,8 @@
 // Requests go only to the base URL: the document's `servers`, at any level, are never contacted.
 // Every request passes through ctx.http (scope, budget, rate, address policy); a request it refuses
 // as out of scope is skipped and noted, and the scan stops when the budget is used up.
+import { errorMessage, isObject, type JsonObject } from '../../schemas/json-value.ts';
+import { deref } from '../../schemas/openapi/refs.ts';
 import { BudgetExhaustedError, OutOfScopeError, RefusedTargetError, type HttpExchange } from '../web/http.ts';
 import type { Recheck, WebFinding, WebFindingDetails, WebScanContext, WebScanOutput } from '../web/types.ts';
 import {
@@ -33,7 +35,7 @@ import {
   type DeclaredResponse,
   type Judgement,
 } from './checks.ts';
-import { deref, dialectOf, errorMessage, isObject, schemaBundle, type JsonObject, type SchemaBundle } from './document.ts';
+import { dialectOf, schemaBundle, type SchemaBundle } from './document.ts';
 import { buildRequest, paramKey, sampleRequest, typeOf, ValueGenerator, type BuiltRequest, type RequestValues } from './generate.ts';
 import { isJsonMedia, listApiOperations, type ApiOperation, type ApiParameter } from './operations.ts';
 import { API_RULES, apiFingerprint, type ApiRuleId, type PolicyAction } from './rules.ts';

@@ -11,7 +11,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { compileUserRegex } from '../../schemas/checks/regex.ts';
 import { numericExclusiveBounds } from '../../schemas/openapi/document.ts';
-import { deref, errorMessage, isObject, type JsonObject, type SchemaBundle } from './document.ts';
+import { errorMessage, isObject, type JsonObject } from '../../schemas/json-value.ts';
+import { deref } from '../../schemas/openapi/refs.ts';
+import type { SchemaBundle } from './document.ts';
 
 export type Dialect = '3.0' | '3.1';
 

@@ -9,6 +9,7 @@ import RE2 from 're2';
 import { BudgetExhaustedError, OutOfScopeError, RefusedTargetError, splitUrl, type HttpExchange, type ScanHttp } from '../web/http.ts';
 import type { WebFindingDetails } from '../web/types.ts';
 import { PLACEHOLDER, type CompiledExtractor, type CompiledMatcher, type CompiledPattern, type CompiledRequest, type CveTemplate, type PartName, type PartRef } from './template.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface RunContext {
   http: ScanHttp;
@@ -277,7 +278,7 @@ export async function runTemplate(template: CveTemplate, target: string, ctx: Ru
           return run;
         }
         if (isFatal(err, ctx.signal)) throw err;
-        const what = err instanceof OutOfScopeError ? 'out of scope' : err instanceof Error ? err.message : String(err);
+        const what = err instanceof OutOfScopeError ? 'out of scope' : errorMessage(err);
         run.notes.push(`${template.id}: ${requestLine(req.method, url)} not sent or failed: ${what}`);
         continue;
       }

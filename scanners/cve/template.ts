@@ -14,6 +14,7 @@ import RE2 from 're2';
 import { parse } from 'yaml';
 import type { Severity } from '../types.ts';
 import type { AttackClass } from '../web/types.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export type MatcherType = 'status' | 'word' | 'regex' | 'size';
 export type PartName = 'body' | 'header' | 'all' | 'status';
@@ -343,7 +344,7 @@ function compilePattern(source: string, caseInsensitive: boolean, fail: (m: stri
   try {
     re = new RE2(hasVars ? source.replace(PLACEHOLDER, 'x') : source, flags);
   } catch (err) {
-    fail(`${field} is not a valid RE2 pattern: ${err instanceof Error ? err.message : String(err)}`);
+    fail(`${field} is not a valid RE2 pattern: ${errorMessage(err)}`);
   }
   if (re.test('')) fail(`${field} matches the empty string`);
   return { source, re: hasVars ? undefined : re, caseInsensitive };
@@ -489,7 +490,7 @@ export function parseTemplateFile(text: string, source: string): CveTemplate {
   try {
     doc = parse(text);
   } catch (err) {
-    throw new TemplateError(`${source}: not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new TemplateError(`${source}: not valid YAML: ${errorMessage(err)}`);
   }
   return compileTemplate(doc, source);
 }

@@ -2,6 +2,7 @@
 // (BudgetStop) while ordinary failures (connection refused, timeouts, a host refused by the address
 // policy) only lose that one request. Also the request/response excerpts findings carry.
 import { BudgetExhaustedError, OutOfScopeError, splitUrl, type HttpExchange, type ScanHttp, type ScanRequest } from '../web/http.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 /** Thrown through the checks when the budget is used up; the scan ends with what it has. */
 export class BudgetStop extends Error {}
@@ -42,7 +43,7 @@ export class Prober {
       // Callers check scope first; ScanHttp refusing anyway is counted like any lost request.
       if (err instanceof OutOfScopeError) this.refusedOutOfScope++;
       this.failures++;
-      this.lastFailure = err instanceof Error ? err.message : String(err);
+      this.lastFailure = errorMessage(err);
       this.lastError = err;
       return null;
     }

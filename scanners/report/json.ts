@@ -1,6 +1,7 @@
 // The stable JSON report (`aegis scan --format json`), and the reader `--baseline` uses.
 // Format: docs/scan-cli.md. Additive changes keep `version: 1`; anything else bumps it.
 import { countBySeverity, type ReportFinding, type ScanReport, type SeverityCounts } from './model.ts';
+import { errorMessage, isObject } from '../../schemas/json-value.ts';
 
 export const JSON_REPORT_FORMAT = 'aegis-scan-report';
 export const JSON_REPORT_VERSION = 1;
@@ -40,7 +41,6 @@ export class BaselineError extends Error {
   override name = 'BaselineError';
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The fingerprints a baseline file holds: a JSON report of this format (`findings[].fingerprint`)
@@ -52,19 +52,19 @@ export function baselineFingerprints(text: string): Set<string> {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new BaselineError(`not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new BaselineError(`not JSON: ${errorMessage(err)}`);
   }
   const out = new Set<string>();
-  if (isRecord(doc) && doc.format === JSON_REPORT_FORMAT && Array.isArray(doc.findings)) {
+  if (isObject(doc) && doc.format === JSON_REPORT_FORMAT && Array.isArray(doc.findings)) {
     if (typeof doc.version !== 'number' || doc.version > JSON_REPORT_VERSION) throw new BaselineError(`unsupported report version ${String(doc.version)}`);
-    for (const f of doc.findings) if (isRecord(f) && typeof f.fingerprint === 'string') out.add(f.fingerprint);
+    for (const f of doc.findings) if (isObject(f) && typeof f.fingerprint === 'string') out.add(f.fingerprint);
     return out;
   }
-  if (isRecord(doc) && Array.isArray(doc.runs)) {
+  if (isObject(doc) && Array.isArray(doc.runs)) {
     for (const run of doc.runs) {
-      if (!isRecord(run) || !Array.isArray(run.results)) continue;
+      if (!isObject(run) || !Array.isArray(run.results)) continue;
       for (const r of run.results) {
-        const fp = isRecord(r) && isRecord(r.partialFingerprints) ? r.partialFingerprints.primaryLocationLineHash : undefined;
+        const fp = isObject(r) && isObject(r.partialFingerprints) ? r.partialFingerprints.primaryLocationLineHash : undefined;
         if (typeof fp === 'string') out.add(fp);
       }
     }

@@ -152,7 +152,7 @@ export interface RuleSet {
  */
 export const ROUTE_METHODS: readonly string[] = ['get', 'post', 'put', 'patch', 'delete', 'del', 'all', 'use', 'options', 'head', 'route'];
 
-/** Words one of which a route handler defined outside a router call has (see taint.ts `handlerShaped`). */
+/** Words one of which a route handler defined outside a router call has (see taint-frameworks.ts `handlerShaped`). */
 const HANDLER_WORDS: readonly string[] = ['res', 'resp', 'response', 'reply', 'next', 'Request', 'FastifyRequest', 'NextApiRequest', 'Context', 'ParameterizedContext', 'Response', 'NextFunction'];
 
 // ---- validation helpers ----

@@ -2,7 +2,7 @@
 // (analyze.ts) and reports findings with coverage. No state beyond the cached default rules, no
 // process-wide side effects: it runs the same in a worker thread.
 import { readFileSync } from 'node:fs';
-import { skippedByType } from '../coverage.ts';
+import { skippedByType } from '../common/coverage.ts';
 import type { Finding, ScanContext, ScanOutput, SkippedFile } from '../types.ts';
 import { analyzeSource, type FileAnalysis } from './analyze.ts';
 import { listSourceFiles, looksBinary, looksMinified, type SourceEntry } from './files.ts';

@@ -1,7 +1,7 @@
 // Package-name identity per ecosystem: two spellings name the same package exactly when their
 // normalised forms are equal. The advisory store indexes records by `packageKey`, so lookups and
 // storage must both go through here.
-import type { Ecosystem } from './types.ts';
+import type { Ecosystem } from './lockfiles/types.ts';
 
 /**
  * PyPI: PEP 503 (lower case, runs of `-`, `_`, `.` become one `-`), so `Django` and `django`,

@@ -13,9 +13,9 @@ import { basename, dirname, join, posix, relative, resolve, sep } from 'node:pat
 import type { Finding, ScanContext, ScanOutput, Severity, SkippedFile } from '../types.ts';
 import type { AdvisorySource, PackageRef } from './advisory-source.ts';
 import { lockfileKind, mergeGoModules, parseGoMod, parseGoSum, parseLockfile, type GoModResult, type LockfileKind } from './lockfiles/index.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './lockfiles/types.ts';
 import { packageKey } from './names.ts';
 import { affectedEntries, fixedVersion, matchAffected, recordCwe, recordSeverity, type OsvRecord, type RecordSeverity } from './osv.ts';
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
 
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['node_modules', 'vendor', '.git', '.hg', '.svn']);
 

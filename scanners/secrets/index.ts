@@ -6,12 +6,13 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import RE2 from 're2';
 import type { Coverage, Finding, ScanContext, ScanOutput, SkippedByType, SkippedFile } from '../types.ts';
-import { skippedByType } from '../coverage.ts';
+import { skippedByType } from '../common/coverage.ts';
 import { countCommits, historyUnavailable, readHistory } from './history.ts';
 import { findAllHits } from './decode.ts';
 import { createScratch, renderFindings, type MatchScratch } from './match.ts';
 import { loadRuleSet, type RuleSet } from './rules.ts';
 import { isLockfile, isMinifiedAsset, walkTree } from './walk.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export { loadRuleSet, RuleFileError, type RuleDefinition, type RuleSet } from './rules.ts';
 export { IGNORE_MARKERS } from './match.ts';
@@ -60,7 +61,7 @@ function compileAllowPaths(patterns: readonly string[]): RE2[] {
     try {
       return new RE2(p, 'u');
     } catch (err) {
-      throw new Error(`allowPaths: ${JSON.stringify(p)} is not a valid RE2 pattern: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`allowPaths: ${JSON.stringify(p)} is not a valid RE2 pattern: ${errorMessage(err)}`);
     }
   });
 }

@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import type { Severity } from '../types.ts';
 import { KeywordMatcher } from './keywords.ts';
 import { VALIDATORS, type Validator } from './validators.ts';
+import { errorMessage } from '../../schemas/json-value.ts';
 
 export interface RuleAllowlist {
   /** RE2 patterns tested against the secret; a hit matching one is dropped. */
@@ -119,7 +120,7 @@ function checkRegex(pattern: string, field: string, fail: Fail): void {
   try {
     new RE2(pattern, 'u');
   } catch (err) {
-    fail(`${field} is not a valid RE2 pattern: ${err instanceof Error ? err.message : String(err)}`);
+    fail(`${field} is not a valid RE2 pattern: ${errorMessage(err)}`);
   }
 }
 
@@ -203,7 +204,7 @@ export function parseRuleFile(text: string, source: string): RuleDefinition[] {
   try {
     doc = parse(text);
   } catch (err) {
-    throw new RuleFileError(`${source}: not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new RuleFileError(`${source}: not valid YAML: ${errorMessage(err)}`);
   }
   if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { rules?: unknown }).rules)) {
     throw new RuleFileError(`${source}: expected a mapping with a "rules" list`);
@@ -218,7 +219,7 @@ export function parseAllowlistFile(text: string, source: string): GlobalAllowlis
   try {
     doc = parse(text);
   } catch (err) {
-    throw new RuleFileError(`${source}: not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new RuleFileError(`${source}: not valid YAML: ${errorMessage(err)}`);
   }
   const fail: Fail = (message) => {
     throw new RuleFileError(`${source}: ${message}`);

@@ -2,6 +2,7 @@
 // matches a rule's regex but fails its validator is not reported. Each validator is named by rules
 // in their `validate` field.
 import { crc32 } from 'node:zlib';
+import { isObject } from '../../schemas/json-value.ts';
 import { shannonEntropy } from './entropy.ts';
 
 export interface ValidatorInput {
@@ -42,8 +43,6 @@ function base64UrlJson(part: string): unknown {
     return undefined;
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JWS in compact form: the header is a JSON object naming an `alg`, the payload is JSON. */
 const jwt: Validator = ({ secret }) => {

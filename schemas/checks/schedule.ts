@@ -3,6 +3,7 @@
 // field at once, the way schema failures are reported.
 import { createRequire } from 'node:module';
 import type { SCAN_TYPES } from '../index.ts';
+import { errorMessage } from '../json-value.ts';
 
 // cron-parser brings luxon (~25 ms to load): loaded on first use, so commands that meet no
 // schedule (`aegis validate` of a config without one) do not pay for it.
@@ -49,7 +50,7 @@ export function cronIssue(cron: string): string | null {
     cronParser().parse(cron, { tz: 'UTC' }).next();
     return null;
   } catch (err) {
-    return `is not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`;
+    return `is not a valid cron expression: ${errorMessage(err)}`;
   }
 }
 

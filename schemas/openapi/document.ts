@@ -12,6 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { ValidationResult } from '@readme/openapi-parser';
 import { parseDocument as parseYamlDocument } from 'yaml';
+import { errorMessage, isObject, type JsonObject } from '../json-value.ts';
+import { externalReferences, pointerToken, resolveRef } from './refs.ts';
 
 export type DocumentFormat = 'yaml' | 'json';
 
@@ -28,7 +30,6 @@ export interface AnalysedDocument {
 
 export type Analysis = { ok: true; document: AnalysedDocument } | { ok: false; reasons: string[] };
 
-type JsonObject = Record<string, unknown>;
 type Outcome<T> = { ok: true; value: T } | { ok: false; reasons: string[] };
 
 /** HTTP methods a Path Item can hold in OpenAPI 3.0 and 3.1. */
@@ -37,12 +38,6 @@ const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'p
 const MAX_REASONS = 50;
 /** YAML anchors/aliases beyond this count are refused (the `yaml` package's guard against alias bombs). */
 const MAX_YAML_ALIASES = 100;
-
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/** `/` and `~` escaped as in a JSON Pointer (RFC 6901). */
-const pointerToken = (key: string | number): string => String(key).replace(/~/g, '~0').replace(/\//g, '~1');
 
 function capped(reasons: string[]): string[] {
   if (reasons.length <= MAX_REASONS) return reasons;
@@ -96,45 +91,6 @@ export function openApiVersionOf(document: JsonObject): Outcome<string> {
 }
 
 /**
- * Every `$ref` that does not point inside the document (`#/…`), as reasons. Such references would
- * make the validator read files or fetch URLs named by the uploader, so they are refused outright.
- */
-export function externalReferences(document: JsonObject): string[] {
-  const found: string[] = [];
-  const seen = new Set<object>();
-  const walk = (value: unknown, pointer: string): void => {
-    if (typeof value !== 'object' || value === null || seen.has(value)) return;
-    seen.add(value);
-    if (!Array.isArray(value) && typeof (value as JsonObject).$ref === 'string' && !((value as JsonObject).$ref as string).startsWith('#')) {
-      found.push(`external $ref ${JSON.stringify((value as JsonObject).$ref)} at #${pointer}/$ref: only references inside the document (starting with #) are allowed`);
-    }
-    for (const [key, child] of Object.entries(value)) walk(child, `${pointer}/${pointerToken(key)}`);
-  };
-  walk(document, '');
-  return found;
-}
-
-/** Resolves an internal reference (`#/components/pathItems/x`) in the document, if it can. */
-export function resolvePointer(document: JsonObject, ref: string): unknown {
-  if (!ref.startsWith('#')) return undefined;
-  let fragment: string;
-  try {
-    fragment = decodeURIComponent(ref.slice(1));
-  } catch {
-    return undefined;
-  }
-  if (fragment === '') return document;
-  if (!fragment.startsWith('/')) return undefined;
-  let node: unknown = document;
-  for (const raw of fragment.slice(1).split('/')) {
-    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, token)) return undefined;
-    node = (node as JsonObject)[token];
-  }
-  return node;
-}
-
-/**
  * The operations under `paths`: one per HTTP method of each Path Item, in document order. Keys that
  * are not methods (`parameters`, `summary`, `servers`, `x-…`) are skipped; a Path Item that is an
  * internal `$ref` contributes the operations of the item it points to.
@@ -145,7 +101,7 @@ export function listOperations(document: JsonObject): SchemaOperation[] {
   const operations: SchemaOperation[] = [];
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
-    const target = typeof item.$ref === 'string' ? resolvePointer(document, item.$ref) : undefined;
+    const target = typeof item.$ref === 'string' ? resolveRef(document, item.$ref) : undefined;
     const sources = isObject(target) ? [item, target] : [item];
     const methods = new Set<string>();
     for (const source of sources) {

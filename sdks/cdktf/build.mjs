@@ -16,7 +16,6 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wr
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { stampOf as sharedStampOf } from '../../build/stamps.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const distDir = join(here, 'dist');
@@ -28,8 +27,14 @@ function inputs() {
   return ['index.ts', 'tsconfig.build.json', 'package.json', 'build.mjs', ...walk(join(here, 'gen')).map((f) => relative(here, f))].sort();
 }
 
-// The repository's input stamps (size and mtime), as the server's and the dashboard's builds use.
-const stampOf = (file) => sharedStampOf(`sdks/cdktf/${file}`);
+/**
+ * An input's stamp: size and mtime, as the repository's builds stamp theirs (build/stamps.mjs);
+ * written here so that the package builds on its own, importing nothing outside its folder.
+ */
+function stampOf(file) {
+  const stats = statSync(join(here, file), { throwIfNoEntry: false });
+  return stats ? `${stats.size}:${stats.mtimeMs}` : undefined;
+}
 
 /** The first input changed since dist/ was built, `(no build)`, or undefined when dist/ is fresh. */
 export function cdktfStaleInput() {

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../api/config.ts';
-import { generateKey } from '../../api/auth/key-material.ts';
+import { generateKey } from '../../api/accounts/keys/key-material.ts';
 import { startServer } from '../../api/server.ts';
 
 export interface SdkTestServer {

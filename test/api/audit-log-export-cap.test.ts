@@ -4,7 +4,7 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { auditRoutes, CSV_MAX_ROWS } from '../../api/audit/routes.ts';
-import type { Principal } from '../../api/auth/principal.ts';
+import type { Principal } from '../../api/accounts/auth/principal.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;

@@ -4,8 +4,8 @@
 // changes anything.
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureOrganization } from '../../api/keys/bootstrap.ts';
-import { insertKey } from '../../api/keys/key-store.ts';
+import { ensureOrganization } from '../../api/accounts/keys/bootstrap.ts';
+import { insertKey } from '../../api/accounts/keys/key-store.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 
 const SECRET = 'whsec_test_aegis_billing_secret';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../platform/ids.ts';
 import { ensureSandbox } from '../../platform/db/environments.ts';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

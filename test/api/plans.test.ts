@@ -2,7 +2,7 @@
 // a plan change — setPlan, or `aegis orgs set-plan` — takes effect at once.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { runAegis } from '../support/cli.ts';
 import { cloneDatabase } from '../support/database-template.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { generateKey } from '../../api/auth/key-material.ts';
+import { generateKey } from '../../api/accounts/keys/key-material.ts';
 import { cloneDatabase } from '../support/database-template.ts';
 import { request, startTestServer } from '../support/server.ts';
 

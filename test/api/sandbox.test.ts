@@ -7,13 +7,13 @@
 // every live row of every table where it was.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { ENVIRONMENT_TABLES, KEPT_TABLES } from '../../api/sandbox/reset.ts';
 import { verifyServiceSignature } from '../../api/webhooks/signature.ts';
 import { runAegis } from '../support/cli.ts';
 import { eventually } from '../support/gateway.ts';
 import { request, startTestServer, type CallOptions, type Response, type TestServer } from '../support/server.ts';
-import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn } from '../support/providers/github/index.ts';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { asUser, signInWithMagicLink } from '../support/sessions.ts';
 import { startSmtpServer, type SmtpCapture } from '../support/smtp.ts';

@@ -4,7 +4,7 @@
 // audit entries. Real server, real SMTP capture, real magic links.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadServerKey } from '../../platform/crypto/secret-box.ts';
-import { SessionTokens } from '../../api/sessions/session-token.ts';
+import { SessionTokens } from '../../api/accounts/sessions/session-token.ts';
 import { request, startTestServer, type Response, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
 import { asUser, SESSION_COOKIE, sessionCookieFrom } from '../support/sessions.ts';

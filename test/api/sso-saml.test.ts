@@ -6,17 +6,17 @@
 // The ACS starts no session itself: it redirects to a completion that only the browser which
 // started the sign-in (its flow cookie) completes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { guardedFetch } from '../../platform/net/guarded-fetch.ts';
-import { startFlow } from '../../api/sso/flows.ts';
-import { readIdpMetadata } from '../../api/sso/saml/metadata.ts';
+import { startFlow } from '../../api/accounts/sign-in/flows.ts';
+import { readIdpMetadata } from '../../api/accounts/sso/saml-metadata.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { idpMetadataXml, OTHER_CERT, readAuthnRequest, startSamlIdp, type PostedResponse, type ResponseKnobs, type SamlIdp } from '../support/saml-idp.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';
 import { asUser, sessionCookieFrom, signInWithMagicLink } from '../support/sessions.ts';
 import { joinDefaultOrganization } from '../support/people.ts';
-import { FLOW_COOKIE } from '../../api/sessions/cookies.ts';
+import { FLOW_COOKIE } from '../../api/accounts/auth/cookies.ts';
 
 let t: TestServer;
 let smtp: SmtpCapture;

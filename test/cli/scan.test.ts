@@ -19,7 +19,7 @@ import { sarifValidator } from '../support/sarif.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 // @xmldom/xmldom without its type declarations: they pull in the DOM library, which changes the
-// global types (fetch, Headers) of the whole program (as in api/sso/saml/metadata.ts).
+// global types (fetch, Headers) of the whole program (as in api/accounts/sso/saml-metadata.ts).
 interface XmlNode {
   getAttribute(name: string): string | null;
 }

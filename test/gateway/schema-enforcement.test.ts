@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { InspectedRequest } from '../../gateway/inspected-request.ts';
-import { compileSchemaEnforcer, getSchemaEnforcer, type SchemaEnforcer } from '../../gateway/rules/schema-enforcement.ts';
+import { compileSchemaEnforcer, getSchemaEnforcer, type SchemaEnforcer } from '../../gateway/rules/schema/index.ts';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openapi/${name}`, import.meta.url), 'utf8');
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { eventually } from '../support/gateway.ts';
-import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn } from '../support/providers/github/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let github: GithubStandIn;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { passScheduler, type PassKind } from '../../reconciler/sync/pass-scheduler.ts';
 import type { ReconcileOutcome } from '../../reconciler/sync/reconcile.ts';
 import { passReport, type PassEvent, type WatchEvent } from '../../reconciler/sync/watch-events.ts';
-import { generateKey } from '../../api/auth/key-material.ts';
+import { generateKey } from '../../api/accounts/keys/key-material.ts';
 import { selfUrl, watcherApiKey } from '../../cli/serve-config-dir.ts';
 import { cloneDatabase } from '../support/database-template.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';

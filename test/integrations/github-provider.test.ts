@@ -15,7 +15,7 @@ import { createGithubConnector } from '../../api/integrations/github/connector.t
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError, ProviderUnavailableError } from '../../api/integrations/providers/errors.ts';
 import type { AnnotationInput, ProviderConnector, ProviderSession, WebhookHeaders } from '../../api/integrations/providers/types.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
-import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn } from '../support/providers/github/index.ts';
 
 let github: GithubStandIn;
 let connector: ProviderConnector;

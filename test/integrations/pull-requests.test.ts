@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
-import { startGithubStandIn, type GithubStandIn, type PullRequestEventInput } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn, type PullRequestEventInput } from '../support/providers/github/index.ts';
 import { startGitlabStandIn, type GitlabStandIn } from '../support/providers/gitlab.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { joinDefaultOrganization } from '../support/people.ts';

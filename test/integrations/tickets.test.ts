@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import type { ProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { eventually } from '../support/gateway.ts';
-import { startGithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn } from '../support/providers/github/index.ts';
 import { startJiraStandIn } from '../support/providers/jira.ts';
 import { startLinearStandIn } from '../support/providers/linear.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -10,7 +10,7 @@ import type { DatabaseHandle } from '../../platform/db/database.ts';
 import { openDatabase } from '../../platform/db/database.ts';
 import { enqueueMany, getJob } from '../../platform/jobs/queue.ts';
 import type { JobRow } from '../../platform/jobs/types.ts';
-import { ensureOrganization } from '../../api/keys/bootstrap.ts';
+import { ensureOrganization } from '../../api/accounts/keys/bootstrap.ts';
 import { insertSchedule } from '../../api/schedules/store.ts';
 import { cloneDatabase, type TestDatabase } from '../support/database-template.ts';
 import { until } from './support.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../platform/db/database.ts';
 import { enqueue } from '../../platform/jobs/queue.ts';
 import { Scheduler, SCAN_JOB_KIND, scheduleDedupeKey } from '../../platform/jobs/scheduler.ts';
-import { ensureOrganization } from '../../api/keys/bootstrap.ts';
+import { ensureOrganization } from '../../api/accounts/keys/bootstrap.ts';
 import { insertSchedule, type ScheduleFields } from '../../api/schedules/store.ts';
 import { captureLog, onPostgres, openJobsDatabase, type JobsDatabase } from './support.ts';
 

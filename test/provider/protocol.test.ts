@@ -3,7 +3,7 @@
 import { X509Certificate } from 'node:crypto';
 import { decode, encode, ExtData } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
-import { TfNumber, UNKNOWN, type ProviderDefinition, type TfValue } from '../../provider/framework.ts';
+import { TfNumber, UNKNOWN, type ProviderDefinition, type TfValue } from '../../provider/framework/contract.ts';
 import { attributePathMessage } from '../../provider/server/convert.ts';
 import { createServerCertificate } from '../../provider/server/certificate.ts';
 import { createProviderService } from '../../provider/server/provider-service.ts';

@@ -3,7 +3,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aegisProvider } from '../../provider/main.ts';
-import { nestedAttributeType, TfNumber, UNKNOWN, type AttributeSchema, type DataSourceDefinition, type NestedObjectSchema, type ProviderDefinition, type ResourceDefinition, type TfObject, type TfValue } from '../../provider/framework.ts';
+import { nestedAttributeType, TfNumber, UNKNOWN, type AttributeSchema, type DataSourceDefinition, type NestedObjectSchema, type ProviderDefinition, type ResourceDefinition, type TfObject, type TfValue } from '../../provider/framework/contract.ts';
 import { deriveAllKindSchemas, deriveKindSchema, SchemaDerivationError } from '../../provider/resources/schema.ts';
 import { pathForApiField } from '../../provider/resources/validate.ts';
 import { apiJson, containsUnknown, withNestedDefaults } from '../../provider/resources/values.ts';

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { eventually, viaGateway } from '../support/gateway.ts';
 import { startOrigin, type Echo, type Origin } from '../support/origin.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPlan, type StepOutcome } from '../../reconciler/apply/apply.ts';
 import { createAegisClient, type AegisClient } from '../../client/client.ts';
-import { preparePlan, type PlanInputs, type PlanSession } from '../../reconciler/cli/session.ts';
+import { preparePlan, type PlanInputs, type PlanSession } from '../../reconciler/sync/session.ts';
 import { restResources } from '../../reconciler/live/rest-resources.ts';
 import type { ResourceApi } from '../../reconciler/live/resources.ts';
 import { summarise } from '../../reconciler/plan/plan.ts';

@@ -14,7 +14,7 @@ import {
   parseYarnLock,
   TomlError,
 } from '../../scanners/sca/lockfiles/index.ts';
-import type { LockPackage, ParseResult } from '../../scanners/sca/types.ts';
+import type { LockPackage, ParseResult } from '../../scanners/sca/lockfiles/types.ts';
 
 const ids = (r: ParseResult): string[] => r.packages.map((p) => `${p.name}@${p.version}`).sort();
 const find = (r: ParseResult, name: string, version?: string): LockPackage | undefined => r.packages.find((p) => p.name === name && (version === undefined || p.version === version));

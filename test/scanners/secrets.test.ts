@@ -14,7 +14,7 @@ import { scanSecrets, type SecretsScanOutput } from '../../scanners/secrets/inde
 import { compileRuleSet, loadDefaultAllowlist, loadDefaultRuleDefinitions, loadRuleSet, parseRuleFile, RuleFileError } from '../../scanners/secrets/rules.ts';
 import { createScratch, findHits } from '../../scanners/secrets/match.ts';
 import { decodedTokens, findAllHits } from '../../scanners/secrets/decode.ts';
-import { fileType, skippedByType } from '../../scanners/coverage.ts';
+import { fileType, skippedByType } from '../../scanners/common/coverage.ts';
 import { redactedPreview } from '../../scanners/secrets/redact.ts';
 import { shannonEntropy } from '../../scanners/secrets/entropy.ts';
 import { base62Crc32 } from '../../scanners/secrets/validators.ts';

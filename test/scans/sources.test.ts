@@ -178,7 +178,7 @@ function local(path: string, ref?: string): GitSource {
 
 describe('cloneRepository', () => {
   // The HTTP stand-ins below listen on loopback, which clones reach only with private targets allowed
-  // (AEGIS_ALLOW_PRIVATE_TARGETS; test/security/git-clone-ssrf.test.ts covers the refusals).
+  // (AEGIS_ALLOW_PRIVATE_TARGETS; test/security/ssrf-git-clones.test.ts covers the refusals).
   const loopbackAllowed = tenantPolicy({ allowPrivateTargets: true });
   let base: string;
   let repo: string;

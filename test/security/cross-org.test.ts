@@ -5,11 +5,11 @@
 // be 404, both ways, and the objects must be unchanged afterwards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { BODIES, populateWorld, probeRoutes, RAW_BODIES, startWorldFixtures, type World, type WorldFixtures } from '../support/object-world.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { joinOrganization } from '../support/people.ts';
-import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn } from '../support/providers/github/index.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 
 type Org = 'a' | 'b';

@@ -5,7 +5,7 @@
 // redirects is refused before anything is stored or used up, in the envelope; state-bearing paths
 // are redacted in logs like query tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { linkIn, startSmtpServer, type SmtpCapture } from '../support/smtp.ts';

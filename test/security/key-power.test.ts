@@ -7,7 +7,7 @@
 // role of the person behind it at creation and at every use; owner-only actions need an owner's
 // session; a rotated-out key calls the API but manages no keys, members or SSO.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { joinOrganization } from '../support/people.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { asUser, signInWithMagicLink } from '../support/sessions.ts';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
 import { joinDefaultOrganization } from '../support/people.ts';
-import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn } from '../support/providers/github/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { asUser, SESSION_COOKIE, signInWithMagicLink } from '../support/sessions.ts';
 import { startSmtpServer, type SmtpCapture } from '../support/smtp.ts';

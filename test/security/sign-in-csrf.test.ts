@@ -6,8 +6,8 @@
 // cross-site by design — a SAML response the identity provider's page posts — starts no session
 // until the browser that began the sign-in (its flow cookie) completes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOW_COOKIE } from '../../api/sessions/cookies.ts';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { FLOW_COOKIE } from '../../api/accounts/auth/cookies.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { readAuthnRequest, startSamlIdp, type SamlIdp } from '../support/saml-idp.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
 import { sessionCookieFrom, signInWithMagicLink, asUser } from '../support/sessions.ts';

@@ -10,7 +10,7 @@
 // organisation, see the person's other organisations or sessions, accept their invites or end their
 // other sessions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
 import { Browser, startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
 import { eventually } from '../support/gateway.ts';

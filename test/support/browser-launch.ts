@@ -3,7 +3,7 @@
 // this network refuses.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { SESSION_COOKIE } from '../../api/sessions/cookies.ts';
+import { SESSION_COOKIE } from '../../api/accounts/auth/cookies.ts';
 import { linkIn, type SmtpCapture } from './smtp.ts';
 
 export { SESSION_COOKIE };

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { recordDiscovery } from '../../api/attack-surface/inventory.ts';
 import { eventually } from './gateway.ts';
-import type { GithubStandIn } from './providers/github.ts';
+import type { GithubStandIn } from './providers/github/index.ts';
 import { request, type CallOptions, type Response, type TestServer } from './server.ts';
 
 export interface World {

@@ -1,7 +1,7 @@
 // A second organisation with its own key, made through the same code as `aegis keys create`.
-import type { Scope } from '../../api/auth/scopes.ts';
-import { ensureOrganization } from '../../api/keys/bootstrap.ts';
-import { insertKey } from '../../api/keys/key-store.ts';
+import type { Scope } from '../../api/accounts/auth/scopes.ts';
+import { ensureOrganization } from '../../api/accounts/keys/bootstrap.ts';
+import { insertKey } from '../../api/accounts/keys/key-store.ts';
 import type { TestServer } from './server.ts';
 
 export async function keyInOrganization(t: TestServer, slug: string, scopes: Scope[]): Promise<string> {

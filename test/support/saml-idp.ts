@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import { SignedXml } from 'xml-crypto';
-import { childElements, parseXmlElement } from '../../api/sso/saml/metadata.ts';
+import { childElements, parseXmlElement } from '../../api/accounts/sso/saml-metadata.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'saml');
 export const IDP_KEY = readFileSync(join(FIXTURES, 'idp-key.pem'), 'utf8');

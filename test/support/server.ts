@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import { loadConfig, type ServerConfig } from '../../api/config.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { syncConfigDirectory } from '../../reconciler/sync/config-repo-sync.ts';
-import { generateKey } from '../../api/auth/key-material.ts';
+import { generateKey } from '../../api/accounts/keys/key-material.ts';
 import { cloneDatabase, type TestDatabase } from './database-template.ts';
 
 export interface CallOptions {

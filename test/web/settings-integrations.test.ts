@@ -9,11 +9,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadProviderSettings } from '../../api/integrations/providers/settings.ts';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { browserSuite, checkPage, expectAccessible, startDashboard, watchConsole, type Dashboard, type SignedIn } from '../support/browser.ts';
 import { eventually } from '../support/gateway.ts';
 import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
-import { startGithubStandIn, type GithubStandIn } from '../support/providers/github.ts';
+import { startGithubStandIn, type GithubStandIn } from '../support/providers/github/index.ts';
 
 interface Receiver {
   url: string;

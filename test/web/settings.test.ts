@@ -4,7 +4,7 @@
 // sees no write buttons, and axe + screenshots on every settings page and on the New key dialog.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { setPlan } from '../../api/orgs/plans.ts';
+import { setPlan } from '../../api/accounts/people/plans.ts';
 import { browserSuite, checkPage, expectAccessible, focusedText, screenshot, startDashboard, watchConsole, type Dashboard, type SignedIn } from '../support/browser.ts';
 
 const PAGES = [

@@ -3,7 +3,7 @@
 // whose input schema is the requested JSON Schema, so the answer arrives as that tool's input,
 // through the official SDK. No OAuth, no webhooks.
 import Anthropic from '@anthropic-ai/sdk';
-import { callModelApi } from '../ai-errors.ts';
+import { callModelApi } from '../providers/ai-errors.ts';
 import { hostOf, keyAccountId, keySession, LISTED_MODELS, NO_WEBHOOKS } from '../openai/key-session.ts';
 import { ProviderRequestError } from '../providers/errors.ts';
 import type { OutboundPolicy } from '../../../platform/net/outbound.ts';

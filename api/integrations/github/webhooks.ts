@@ -2,7 +2,7 @@
 // push deliveries already use), the event in `X-GitHub-Event`, the delivery id (repeated on
 // redelivery) in `X-GitHub-Delivery`. Aegis reads `pull_request` (opened, synchronize, reopened)
 // and `issues` (closed, reopened) events.
-import { readDelivery, verifyDelivery } from '../../config-repos/push-events.ts';
+import { readDelivery, verifyDelivery } from '../providers/push-deliveries.ts';
 import type { InboundEvent, InboundWebhooks, PullRequestEvent, WebhookHeaders } from '../providers/types.ts';
 
 const header = (headers: WebhookHeaders, name: string): string | undefined => {

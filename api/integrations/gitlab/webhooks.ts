@@ -7,7 +7,7 @@
 // an update carries `oldrev` only when commits were pushed, which is what Aegis rescans on. The
 // payload names no base commit (only target_branch), so baseSha is '' and the pull-request
 // pipeline resolves the base from baseRef.
-import { readDelivery, verifyDelivery } from '../../config-repos/push-events.ts';
+import { readDelivery, verifyDelivery } from '../providers/push-deliveries.ts';
 import type { InboundEvent, InboundWebhooks, PullRequestEvent, WebhookHeaders } from '../providers/types.ts';
 
 const MERGE_REQUEST_HOOK = 'Merge Request Hook';

@@ -3,7 +3,7 @@
 // model calls are Chat Completions with Structured Outputs (a strict JSON Schema response format),
 // through the official SDK. No OAuth, no webhooks.
 import OpenAI from 'openai';
-import { callModelApi } from '../ai-errors.ts';
+import { callModelApi } from '../providers/ai-errors.ts';
 import { ProviderRequestError } from '../providers/errors.ts';
 import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { providerFetch } from '../providers/http.ts';

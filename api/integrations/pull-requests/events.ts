@@ -8,7 +8,7 @@ import { newId } from '../../../platform/ids.ts';
 import { enqueue } from '../../../platform/jobs/queue.ts';
 import { announceEnqueued } from '../../../platform/jobs/signals.ts';
 import type { PullRequestEvent } from '../providers/types.ts';
-import type { IntegrationDeps } from '../sessions.ts';
+import type { IntegrationDeps } from '../connections/sessions.ts';
 
 export const PULL_REQUEST_JOB_KIND = 'pull_request.check';
 

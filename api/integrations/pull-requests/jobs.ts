@@ -18,12 +18,13 @@ import { ThreadPool } from '../../../platform/jobs/thread-runner.ts';
 import { PermanentJobError, RetryLaterError, type Job, type JobContext, type JobHandlers, type JobKindDefinition } from '../../../platform/jobs/types.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../providers/errors.ts';
 import type { CheckInput, ProviderSession, PullRequestRef, SourceControlClient } from '../providers/types.ts';
-import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../sessions.ts';
+import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../connections/sessions.ts';
 import { PULL_REQUEST_JOB_KIND, pullRequestSettings, type PullRequestJobPayload } from './events.ts';
 import { checkOf, commentOf, compareFindings, IN_PROGRESS_CHECK, summaryOf } from './report.ts';
 import { SCAN_THREAD, scanHeadAndBase } from './scan.ts';
 import type { OutboundPolicy } from '../../../platform/net/outbound.ts';
 import { RefusedCloneError } from '../../../platform/git/clone.ts';
+import { errorMessage } from '../../../schemas/json-value.ts';
 
 export interface PullRequestJobDeps extends IntegrationDeps {
   publicUrl: () => string;
@@ -71,7 +72,6 @@ async function updateRow(db: Db, id: string, headSha: string, change: RowChange)
   return result.numUpdatedRows > 0n;
 }
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** A provider client call, timed into `timings.provider_ms`. */
 function timed<T>(timings: Timings, call: () => Promise<T>): Promise<T> {
@@ -182,7 +182,7 @@ export function pullRequestJobHandlers(deps: PullRequestJobDeps): JobHandlers {
       const integration = await deps.db.selectFrom('integrations').selectAll().where('id', '=', row.integration_id).executeTakeFirst();
       if (!integration) return { skipped: 'gone' };
       const fail = async (err: unknown): Promise<void> => {
-        const reason = messageOf(err);
+        const reason = errorMessage(err);
         await updateRow(deps.db, row.id, payload.event.headSha, { status: 'failed', error: reason });
         if (!(err instanceof ProviderAuthError)) await closeCheckAfterFailure(deps, integration, payload, reason);
       };
@@ -198,7 +198,7 @@ export function pullRequestJobHandlers(deps: PullRequestJobDeps): JobHandlers {
         // A clone the outbound policy refused is refused again on every attempt.
         if (err instanceof ProviderAuthError || err instanceof ProviderRequestError || err instanceof IntegrationUnavailableError || err instanceof PermanentJobError || err instanceof RefusedCloneError) {
           await fail(err);
-          throw err instanceof PermanentJobError ? err : new PermanentJobError(messageOf(err));
+          throw err instanceof PermanentJobError ? err : new PermanentJobError(errorMessage(err));
         }
         // An outage or a failed clone: retried with backoff; the last attempt leaves the row failed.
         if (last) await fail(err);

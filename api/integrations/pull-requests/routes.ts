@@ -2,14 +2,14 @@
 // connection, one per pull request (its latest head), newest first. Readable with `scans:read`:
 // it says what the scans of pull requests found, nothing about the connection's credentials.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { PullRequestCheckRow } from '../../../platform/db/schema.ts';
 import { notFound } from '../../../platform/http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
 import { listResponseSchema, pageQueryProperties, timestampSchema } from '../../../platform/http/schemas.ts';
 import { livemodeOf } from '../../../platform/db/environments.ts';
-import { iso } from '../../resources/timestamps.ts';
+import { iso } from '../../../platform/resources/timestamps.ts';
 
 export interface PullRequestRoutesOptions {
   db: Db;

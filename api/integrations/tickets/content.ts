@@ -1,7 +1,7 @@
 // What a ticket says about a finding: a title trackers accept, a Markdown description with what a
 // developer needs to act (where, what, the evidence as stored — secrets are redacted when a scan
 // stores them) and a link back to the finding, the labels, and the comment that closes it.
-import type { VulnerabilityRow } from '../../vulnerabilities/store.ts';
+import type { VulnerabilityRow } from '../../findings/store.ts';
 import type { TicketRequest } from './store.ts';
 
 /** GitHub caps issue titles at 256 characters, Jira summaries at 255. */

@@ -5,14 +5,15 @@
 // (credential, unknown project) fails the job at once and says why on the ticket.
 import { LeaseLostError, PermanentJobError, RetryLaterError, type Job, type JobHandlers, type JobKindDefinition } from '../../../platform/jobs/types.ts';
 import type { IntegrationRow, VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
-import type { VulnerabilityRow } from '../../vulnerabilities/store.ts';
+import type { VulnerabilityRow } from '../../findings/store.ts';
 import { ProviderAuthError, ProviderRateLimitError, ProviderRequestError } from '../providers/errors.ts';
 import type { TicketTrackerClient } from '../providers/types.ts';
-import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../sessions.ts';
+import { IntegrationUnavailableError, withProviderSession, type IntegrationDeps } from '../connections/sessions.ts';
 import { closingComment, findingUrl, ticketDescription, ticketLabels, ticketTitle } from './content.ts';
 import { enqueueTicketClose, TICKET_CLOSE_JOB, TICKET_CREATE_JOB, type TicketJobPayload } from './queue.ts';
 import { moveTicket, noteTicketError, type TicketRequest } from './store.ts';
 import { announceEnqueued } from '../../../platform/jobs/signals.ts';
+import { errorMessage } from '../../../schemas/json-value.ts';
 
 export type TicketJobDeps = IntegrationDeps & { publicUrl: () => string };
 
@@ -20,7 +21,6 @@ const BACKOFF = { baseMs: 2_000, maxMs: 5 * 60_000 };
 /** Per worker: mostly waiting on the trackers' APIs, but their rate limits are per account, so only a few at once. */
 const CONCURRENCY = 2;
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Retrying cannot help: the provider refused, or the connection is gone or not active. */
 const isPermanent = (err: unknown): boolean => err instanceof ProviderAuthError || err instanceof ProviderRequestError || err instanceof IntegrationUnavailableError;
@@ -31,7 +31,7 @@ const isPermanent = (err: unknown): boolean => err instanceof ProviderAuthError 
  */
 function forQueue(err: unknown): unknown {
   if (err instanceof ProviderRateLimitError) return new RetryLaterError(err.message, err.retryAfterMs);
-  if (isPermanent(err)) return new PermanentJobError(messageOf(err));
+  if (isPermanent(err)) return new PermanentJobError(errorMessage(err));
   return err;
 }
 
@@ -98,7 +98,7 @@ function createKind(deps: TicketJobDeps): JobKindDefinition<TicketJobPayload> {
         // Stopped, or another run of this job owns it now: that run says how it ends.
         if (ctx.signal.aborted || err instanceof LeaseLostError) throw err;
         // Failed for good, or still `creating` with the reason it is being retried.
-        await moveTicket(deps.db, finding.id, ['creating'], isFinal(err, job) ? 'failed' : 'creating', { error: messageOf(err) });
+        await moveTicket(deps.db, finding.id, ['creating'], isFinal(err, job) ? 'failed' : 'creating', { error: errorMessage(err) });
         ctx.log.warn({ err, vulnerability_id: finding.id, provider: ticket.provider }, 'ticket: creation failed');
         throw forQueue(err);
       }
@@ -126,7 +126,7 @@ function closeKind(deps: TicketJobDeps): JobKindDefinition<TicketJobPayload> {
         return { closed: ticket.key };
       } catch (err) {
         if (ctx.signal.aborted || err instanceof LeaseLostError) throw err;
-        if (isFinal(err, job)) await noteTicketError(deps.db, finding.id, `closing failed: ${messageOf(err)}`);
+        if (isFinal(err, job)) await noteTicketError(deps.db, finding.id, `closing failed: ${errorMessage(err)}`);
         ctx.log.warn({ err, vulnerability_id: finding.id, provider: ticket.provider }, 'ticket: closing failed');
         throw forQueue(err);
       }

@@ -4,14 +4,14 @@
 // link). A `failed` one may be requested again; the same row is reused.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
 import { conflict, notFound, validationFailed } from '../../../platform/http/errors.ts';
 import { announceEnqueued } from '../../../platform/jobs/signals.ts';
-import { findVulnerability } from '../../vulnerabilities/store.ts';
+import { findVulnerability } from '../../findings/store.ts';
 import type { ProviderName } from '../providers/types.ts';
-import type { IntegrationDeps } from '../sessions.ts';
-import { findIntegration } from '../store.ts';
+import type { IntegrationDeps } from '../connections/sessions.ts';
+import { findIntegration } from '../connections/store.ts';
 import { enqueueTicketCreate } from './queue.ts';
 import { TicketRequestBody, TicketResource } from './schemas.ts';
 import { findTicket, insertTicket, retryFailedTicket, toTicket, type NewTicket } from './store.ts';

@@ -1,7 +1,7 @@
 // JSON Schemas of the ticket API: the ticket resource and the request that creates one.
 import type { JSONSchema } from 'json-schema-to-ts';
 import { timestampSchema } from '../../../platform/http/schemas.ts';
-import { PROVIDERS } from '../schemas.ts';
+import { PROVIDERS } from '../connections/schemas.ts';
 
 export const TICKET_STATES = ['creating', 'open', 'closed', 'failed'] as const;
 

@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../../platform/db/database.ts';
 import type { TicketState, VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
-import { iso } from '../../resources/timestamps.ts';
+import { iso } from '../../../platform/resources/timestamps.ts';
 import type { ProviderName } from '../providers/types.ts';
 
 /** What the caller asked for (POST …/ticket), kept on the row for the job and for a retry. */

@@ -7,12 +7,12 @@ import { sql } from 'kysely';
 import { recordAudit } from '../../../platform/audit-log.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { IntegrationRow, VulnerabilityTicketRow } from '../../../platform/db/schema.ts';
-import { announceDeliveries, recordEvents } from '../../events/event-store.ts';
-import { vulnerabilityChanged } from '../../vulnerabilities/events.ts';
-import type { VulnerabilityRow, VulnerabilityStatus } from '../../vulnerabilities/store.ts';
-import { transitionAllowed } from '../../vulnerabilities/transitions.ts';
+import { announceDeliveries, recordEvents } from '../../../platform/events/event-store.ts';
+import { vulnerabilityChanged } from '../../findings/events.ts';
+import type { VulnerabilityRow, VulnerabilityStatus } from '../../findings/store.ts';
+import { transitionAllowed } from '../../findings/transitions.ts';
 import type { TicketChange } from '../providers/types.ts';
-import type { IntegrationDeps } from '../sessions.ts';
+import type { IntegrationDeps } from '../connections/sessions.ts';
 import { moveTicket } from './store.ts';
 
 export interface TicketChangeOutcome {

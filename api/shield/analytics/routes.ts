@@ -3,7 +3,7 @@
 // spec's days, `start`/`end` instants give the short ranges a dashboard asks for ("last hour"),
 // rounded outwards to whole buckets so that counts and top lists cover the same minutes.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { DecisionAction } from '../../../gateway/decision.ts';
 import { badRequest } from '../../../platform/http/errors.ts';

@@ -5,7 +5,7 @@
 // exactly as there (operations.ts); the gateway sees the change through the same version triggers.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { siteParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';

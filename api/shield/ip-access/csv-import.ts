@@ -13,6 +13,7 @@ import { compileStrict } from '../../../schemas/validation.ts';
 import { checkIpRule } from '../../../schemas/checks/ip-rule.ts';
 import { ruleKey, type NewIpRule } from './store.ts';
 import type { IpRuleType } from '../../../schemas/checks/ip-values.ts';
+import { errorMessage } from '../../../schemas/json-value.ts';
 
 export const MAX_IMPORT_ROWS = 100_000;
 export const MAX_IMPORT_BYTES = 10 * 1024 * 1024;
@@ -120,7 +121,7 @@ export function readCsvRecords(text: string): CsvRecords {
     return { records, lineOf };
   } catch (err) {
     const line = typeof (err as { lines?: unknown }).lines === 'number' ? (err as { lines: number }).lines : 1;
-    return { problem: { line, column: null, reason: `CSV syntax: ${err instanceof Error ? err.message : String(err)}` } };
+    return { problem: { line, column: null, reason: `CSV syntax: ${errorMessage(err)}` } };
   }
 }
 

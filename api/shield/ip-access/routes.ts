@@ -3,14 +3,14 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { IP_RULE_ACTIONS, IP_RULE_TYPES, IpAccessRuleResource, IpAccessRuleSpec, IpAccessRuleUpdate } from '../../../schemas/index.ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import { transactionWithCopy } from '../../../platform/db/copy.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { ApiError, conflict, notFound, validationFailed } from '../../../platform/http/errors.ts';
 import { parseEnumList } from '../../../platform/http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
-import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
+import { labelQueryProperty, parseLabelFilter } from '../../../platform/resources/labels.ts';
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, parseIpRulesCsv, separateConflicts, type RowProblem } from './csv-import.ts';

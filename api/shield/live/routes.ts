@@ -1,7 +1,7 @@
 // GET /api/v1/shield/sites/:id/live: the site's decisions as server-sent events (spec 4.5, 6).
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { RuleKind } from '../../../gateway/decision.ts';
 import type { LiveBus } from '../../../gateway/events/live-bus.ts';

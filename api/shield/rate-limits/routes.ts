@@ -2,12 +2,12 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { RateLimitRuleResource, RateLimitRuleSpec, RateLimitRuleUpdate } from '../../../schemas/index.ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { notFound } from '../../../platform/http/errors.ts';
 import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
 import { listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
-import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
+import { labelQueryProperty, parseLabelFilter } from '../../../platform/resources/labels.ts';
 import { siteParams, siteRuleParams } from '../params.ts';
 import { requireSite } from '../sites/store.ts';
 import { deleteRateLimit, findRateLimit, insertRateLimit, listRateLimits, newRateLimitFrom, toRateLimit, updateRateLimit } from './store.ts';

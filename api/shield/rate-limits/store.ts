@@ -4,9 +4,9 @@ import type { HttpMethod } from '../../../schemas/index.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { RateLimitRuleRow } from '../../../platform/db/schema.ts';
 import { newId } from '../../../platform/ids.ts';
-import { jsonColumns } from '../../resources/json-columns.ts';
-import { labelsContain } from '../../resources/labels.ts';
-import { iso } from '../../resources/timestamps.ts';
+import { jsonColumns } from '../../../platform/resources/json-columns.ts';
+import { labelsContain } from '../../../platform/resources/labels.ts';
+import { iso } from '../../../platform/resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
 import { livemodeOf } from '../../../platform/db/environments.ts';
 

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import type { FastifyRequest } from 'fastify';
 import { MAX_SCHEMA_BYTES, SchemaConfigResource, SchemaConfigUpdate, ShieldSchemaResource } from '../../../schemas/index.ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { notFound, validationFailed } from '../../../platform/http/errors.ts';
 import { siteParams } from '../params.ts';

@@ -7,7 +7,7 @@ import { SCHEMA_STRICTNESS } from '../../../schemas/index.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { ShieldSchemaConfigRow, ShieldSchemaRow, ShieldSiteRow } from '../../../platform/db/schema.ts';
 import { livemodeOf } from '../../../platform/db/environments.ts';
-import { iso } from '../../resources/timestamps.ts';
+import { iso } from '../../../platform/resources/timestamps.ts';
 import type { SchemaOperation } from '../../../schemas/openapi/document.ts';
 
 export type Strictness = (typeof SCHEMA_STRICTNESS)[number];

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { ShieldSiteResource, ShieldSiteSpec, ShieldSiteUpdate } from '../../../schemas/index.ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { conflict, notFound, validationFailed } from '../../../platform/http/errors.ts';
 import { unknownRuleRefs } from '../../../gateway/rules/managed/index.ts';
@@ -10,7 +10,7 @@ import type { ManagedRulesSettings } from '../../../platform/db/schema.ts';
 import { parseEnumList, parseList } from '../../../platform/http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
-import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
+import { labelQueryProperty, parseLabelFilter } from '../../../platform/resources/labels.ts';
 import { originRefusal, type OriginPolicy } from '../../../platform/net/origin-policy.ts';
 import { deleteSite, domainTaken, findSite, insertSite, listSites, MANAGED_RULES_DEFAULT, toSite, updateSite } from './store.ts';
 

@@ -4,9 +4,9 @@ import type { Db } from '../../../platform/db/database.ts';
 import type { ManagedRulesSettings, ShieldSiteRow } from '../../../platform/db/schema.ts';
 import { notFound } from '../../../platform/http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
-import { jsonColumns } from '../../resources/json-columns.ts';
-import { labelsContain } from '../../resources/labels.ts';
-import { iso } from '../../resources/timestamps.ts';
+import { jsonColumns } from '../../../platform/resources/json-columns.ts';
+import { labelsContain } from '../../../platform/resources/labels.ts';
+import { iso } from '../../../platform/resources/timestamps.ts';
 import { livemodeOf } from '../../../platform/db/environments.ts';
 
 export interface SiteFields {

@@ -2,13 +2,13 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { VirtualPatchResource, VirtualPatchSpec, VirtualPatchUpdate } from '../../../schemas/index.ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
-import { principalOf } from '../../auth/plugin.ts';
+import { principalOf } from '../../accounts/auth/plugin.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import { notFound, validationFailed } from '../../../platform/http/errors.ts';
 import { parseEnumList } from '../../../platform/http/filters.ts';
 import { decodeCursor, pageLimit, toPage } from '../../../platform/http/pagination.ts';
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
-import { labelQueryProperty, parseLabelFilter } from '../../resources/labels.ts';
+import { labelQueryProperty, parseLabelFilter } from '../../../platform/resources/labels.ts';
 import { sitePatchParams, siteParams } from '../params.ts';
 import { compileUserRegex } from '../../../schemas/checks/regex.ts';
 import { requireSite } from '../sites/store.ts';

@@ -4,8 +4,8 @@ import type { HttpMethod } from '../../../schemas/index.ts';
 import type { Db } from '../../../platform/db/database.ts';
 import type { VirtualPatchRow } from '../../../platform/db/schema.ts';
 import { newId } from '../../../platform/ids.ts';
-import { labelsContain } from '../../resources/labels.ts';
-import { expiryStatus, iso, isoOrNull } from '../../resources/timestamps.ts';
+import { labelsContain } from '../../../platform/resources/labels.ts';
+import { expiryStatus, iso, isoOrNull } from '../../../platform/resources/timestamps.ts';
 import { deleteSiteRules, inGivenOrder } from '../rule-rows.ts';
 import { livemodeOf } from '../../../platform/db/environments.ts';
 

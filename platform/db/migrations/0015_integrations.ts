@@ -37,7 +37,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   await db.schema.createIndex('integrations_org_idx').on('integrations').columns(['org_id', 'id']).execute();
-  // An OAuth connect flow (api/sso/flows.ts) completes the pending connection it names.
+  // An OAuth connect flow (api/accounts/sign-in/flows.ts) completes the pending connection it names.
   await db.schema.alterTable('auth_flows').addColumn('integration_id', 'text', (c) => c.references('integrations.id').onDelete('cascade')).execute();
 
   await db.schema

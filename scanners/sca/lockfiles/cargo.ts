@@ -3,7 +3,7 @@
 // the crates.io index (git or sparse protocol) are crates.io releases that RustSec/OSV advisories
 // describe; crates from other registries may share a name with an unrelated crates.io crate, so they
 // are reported rather than matched.
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
 import { packageTables } from './toml.ts';
 
 const CRATES_IO = new Set(['registry+https://github.com/rust-lang/crates.io-index', 'sparse+https://index.crates.io/']);

@@ -12,7 +12,7 @@
 // modules go.mod does not mention (graph pruning leaves out, for instance, dependencies of tests
 // of dependencies). Those extra modules are reported at go.sum's path, at their highest version.
 import { compareGo, parseGoVersion } from '../versions/go.ts';
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
 
 interface Replacement {
   oldVersion?: string;

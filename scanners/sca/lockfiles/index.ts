@@ -6,7 +6,7 @@ import { parsePnpmLock } from './pnpm.ts';
 import { parsePoetryLock } from './poetry.ts';
 import { parseRequirements } from './requirements.ts';
 import { parseYarnLock } from './yarn.ts';
-import type { ParseResult } from '../types.ts';
+import type { ParseResult } from './types.ts';
 
 export { parseCargoLock } from './cargo.ts';
 export { mergeGoModules, parseGoMod, parseGoSum, type GoModResult } from './go.ts';

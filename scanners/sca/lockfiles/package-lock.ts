@@ -2,8 +2,9 @@
 // both that tree and a flat `packages` map keyed by install path, v3 only the map. The map is the
 // more precise one (it records aliases, links and the root's own declarations), so it wins when
 // present.
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
-import { isNonRegistryNpmResolved, isNonRegistryNpmSource, isObject, str, type JsonObject } from './shared.ts';
+import { isObject, type JsonObject } from '../../../schemas/json-value.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
+import { isNonRegistryNpmResolved, isNonRegistryNpmSource, str } from './shared.ts';
 
 const MAX_DEPTH = 200;
 

@@ -6,8 +6,9 @@
 // Peer suffixes (`_…` in v5, `(…)` later) only say which peers a copy was linked against; they are
 // not part of the version. Keys that name a git, tarball, file or link source are not registry
 // packages and are reported as unsupported.
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
-import { isObject, splitNameAt, str, type JsonObject, yamlMapping } from './shared.ts';
+import { isObject, type JsonObject } from '../../../schemas/json-value.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
+import { splitNameAt, str, yamlMapping } from './shared.ts';
 
 const DEP_SECTIONS = ['dependencies', 'devDependencies', 'optionalDependencies'] as const;
 

@@ -1,7 +1,7 @@
 // poetry.lock: one `[[package]]` table per locked distribution with name, version and, before
 // Poetry 1.5, `category = "main" | "dev"`; lock format 2.1 lists `groups` instead. Packages whose
 // `[package.source]` is git, a directory, a file or a URL are not PyPI releases and are skipped.
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
 import { isTable, packageTables } from './toml.ts';
 
 export function parsePoetryLock(text: string, path: string): ParseResult {

@@ -4,7 +4,7 @@
 // rather than guessed. Environment markers are kept as written: the file is taken to describe the
 // environment it was written for.
 import { posix } from 'node:path';
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
 
 // PEP 508 distribution name.
 const NAME = /^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$/;

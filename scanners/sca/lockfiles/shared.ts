@@ -1,12 +1,7 @@
 // Small helpers the lockfile parsers share.
 import { parse as parseYaml } from 'yaml';
-import type { ParseIssue } from '../types.ts';
-
-export type JsonObject = { [key: string]: unknown };
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isObject, type JsonObject } from '../../../schemas/json-value.ts';
+import type { ParseIssue } from './types.ts';
 
 export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;

@@ -5,7 +5,7 @@
 // table is allowed) and strict where a wrong guess would misread data (duplicate keys, unterminated
 // strings, junk after a value).
 
-import type { ParseIssue } from '../types.ts';
+import type { ParseIssue } from './types.ts';
 
 export type TomlValue = string | number | boolean | TomlValue[] | TomlTable;
 export interface TomlTable {

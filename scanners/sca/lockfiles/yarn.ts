@@ -2,8 +2,9 @@
 // writes YAML with a `__metadata` entry. Each entry's key lists the specs that resolved to it
 // (`lodash@^4.17.15, lodash@^4.17.20`), and its body gives the version (classic) or a
 // `resolution` naming the real package and where it came from (berry).
-import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from '../types.ts';
-import { isNonRegistryNpmResolved, isNonRegistryNpmSource, isObject, splitNameAt, str, yamlMapping } from './shared.ts';
+import { isObject } from '../../../schemas/json-value.ts';
+import { dedupePackages, type LockPackage, type ParseIssue, type ParseResult } from './types.ts';
+import { isNonRegistryNpmResolved, isNonRegistryNpmSource, splitNameAt, str, yamlMapping } from './shared.ts';
 
 export function parseYarnLock(text: string, path: string): ParseResult {
   // Berry always writes `__metadata:` as its first entry; classic never has it.

@@ -1,5 +1,5 @@
-// Settings, Plan: the organisation's plan and what each plan unlocks (the gates in api/keys and
-// api/sso: admin API keys need pro, SSO needs enterprise). Aegis has no checkout route: plans follow
+// Settings, Plan: the organisation's plan and what each plan unlocks (the gates in api/accounts/keys and
+// api/accounts/sso: admin API keys need pro, SSO needs enterprise). Aegis has no checkout route: plans follow
 // the Stripe subscription (docs/billing.md) or are set by the operator, so this page says how.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../../api/client.ts';
