@@ -14,7 +14,7 @@ import { renderPython } from '../sdks/codegen/emit-python.ts';
 import { buildModel, type OpenApiDocument } from '../sdks/codegen/model.ts';
 import type { EmitterOutput, GeneratedFile } from '../sdks/codegen/output.ts';
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SNAPSHOT = 'sdks/openapi.json';
 
 const EMITTERS = { node: renderNode, python: renderPython, go: renderGo } as const;
