@@ -38,6 +38,8 @@ export async function startSmtpServer(): Promise<SmtpCapture> {
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    // A sender that keeps its connection open must not hold close() for smtp-server's default 30 s.
+    closeTimeout: 1_000,
     onData(stream, session, done) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
