@@ -93,7 +93,8 @@ describe('aegis serve', () => {
     expect(acme.body.organization.slug).toBe('acme');
     expect(acme.body.api_key.scopes).toEqual(['shield:read', 'scans:read']);
     await stop(second.child);
-  });
+    // Two server starts and two CLI runs, each a process of its own: more than the default 30 s on a loaded machine.
+  }, 90_000);
 });
 
 describe('several server processes on one PostgreSQL database', () => {
