@@ -34,6 +34,9 @@ import { webPlugin } from './web/plugin.ts';
 import { identityRoutes } from './accounts/members/identity-routes.ts';
 import { keyRoutes } from './accounts/keys/routes.ts';
 import { siteRoutes } from './shield/sites/routes.ts';
+import { edgeSettings } from './shield/sites/edge-settings.ts';
+import { certificateRoutes } from './shield/certificates/routes.ts';
+import { domainProofRoutes } from './shield/domain-proof/routes.ts';
 import { originPolicy } from '../platform/net/origin-policy.ts';
 import { managedRuleRoutes } from './shield/managed-rules/routes.ts';
 import { schemaRoutes } from './shield/schema/routes.ts';
@@ -117,7 +120,7 @@ export interface AppDeps {
   observability?: Observability | undefined;
   /** Reads the TXT records that prove an organisation controls a domain. */
   txt: TxtLookup;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage' | 'shieldTlsPort' | 'shieldDomainProof' | 'shieldDomainProofHttpPort'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, txt, config }: AppDeps): Promise<FastifyInstance> {
@@ -166,7 +169,8 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(keyRoutes, { db, authenticator });
   await app.register(auditRoutes, { db });
   const siteOrigins = originPolicy({ allowMetadataOrigins: config.allowMetadataOrigins, dnsServers: config.shieldDnsServers });
-  await app.register(siteRoutes, { db, originPolicy: siteOrigins });
+  const edge = edgeSettings(config);
+  await app.register(siteRoutes, { db, originPolicy: siteOrigins, edge });
   await app.register(managedRuleRoutes);
   await app.register(schemaRoutes, { db });
   await app.register(scheduleRoutes, { db });
@@ -186,6 +190,9 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   const integrationDeps = { db, secretBox, connectors: createConnectors(config.providers, outbound) };
   const receiver = inboundWebhooks(integrationDeps);
   const clones = cloneAccess(integrationDeps, config.providers);
+  await app.register(certificateRoutes, { db, secretBox });
+  // HTTP domain proofs are tenant traffic: the site's domain is a name the tenant gave.
+  await app.register(domainProofRoutes, { db, edge, txt, outbound });
   await app.register(scanRoutes, { db, allowLocalSources: config.allowLocalSources, secretBox, cloneAccess: clones, outbound });
   await app.register(scanSarifRoutes, { db });
   await app.register(urlScanRoutes, { db, secretBox, allowPrivateTargets: config.allowPrivateTargets, publicUrl });
@@ -197,7 +204,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(configRepoRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, defaultPollSeconds: config.configRepoPollSeconds, cloneAccess: clones, outbound });
   await app.register(integrationsPlugin, { ...integrationDeps, publicUrl, receiver, urlPolicy: serverTenantUrlPolicy(config) });
   await app.register(triagePlugin, { ...integrationDeps, limits: config.triage });
-  await app.register(attackSurfacePlugin, { db, cloud: config.cloud, originPolicy: siteOrigins });
+  await app.register(attackSurfacePlugin, { db, cloud: config.cloud, originPolicy: siteOrigins, edge });
   await app.register(pushRoutes, { db, secretBox, allowLocalSources: config.allowLocalSources, integrations: receiver });
   await app.register(stripeWebhookRoutes, { db, changes: authChanges, secret: config.stripeWebhookSecret });
   // The dashboard: the same API, for people (web/).

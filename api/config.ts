@@ -2,6 +2,7 @@
 import { loadCloudSettings, type CloudSettings } from './attack-surface/providers/settings.ts';
 import { loadProviderSettings, type ProvidersSettings } from './integrations/providers/settings.ts';
 import type { DestinationStream } from 'pino';
+import type { AcmeChallengeType } from '../platform/db/schema.ts';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
 import { DEFAULT_BODY_ADMISSION, type BodyBudget } from '../gateway/proxy/body-admission.ts';
 
@@ -11,6 +12,31 @@ export interface ServerConfig {
   shieldPort: number;
   /** Where the sandbox's gateway listens (test-mode sites only); unset: no sandbox listener. */
   sandboxShieldPort: number | undefined;
+  /** Where the gateway terminates TLS (HTTPS and HTTP/2, by SNI); unset: plain HTTP only. */
+  shieldTlsPort: number | undefined;
+  /** The ACME directory sites in `tls.mode: acme` get certificates from (Let's Encrypt by default). */
+  acmeDirectoryUrl: string;
+  /** The contact address of the ACME account; none by default. */
+  acmeEmail: string | undefined;
+  /** PEM file of CA certificates trusted for the ACME directory's HTTPS (a private ACME server, or pebble in tests). */
+  acmeCaCertsPath: string | undefined;
+  /** ACME challenge types to answer, in order of preference (AEGIS_ACME_CHALLENGES, default `http-01,tls-alpn-01`). */
+  acmeChallenges: readonly AcmeChallengeType[];
+  /** An ACME certificate is renewed this many days before it expires (AEGIS_ACME_RENEW_BEFORE_DAYS, 30). */
+  acmeRenewBeforeDays: number;
+  /** How often the scheduler looks for sites whose certificate is missing or due (AEGIS_ACME_CHECK_INTERVAL_MS, 60 000). */
+  acmeCheckIntervalMs: number;
+  /**
+   * `contested` (a self-hosted install): a site serves at once; when organisations share a domain,
+   * only a verified one gets its traffic. `required` (a multi-tenant service): a site serves only once
+   * its organisation proved control of the domain.
+   */
+  shieldDomainProof: 'required' | 'contested';
+  /**
+   * The port an HTTP domain proof is fetched from (`http://<domain>:<port>/.well-known/aegis-verify/…`).
+   * 80 everywhere but in tests, whose stand-in servers cannot bind it (pebble's `httpPort`, likewise).
+   */
+  shieldDomainProofHttpPort: number;
   dataDir: string;
   databaseUrl: string | undefined;
   /** Redis for state shared between processes (rate-limit counters); in process when unset. */
@@ -56,6 +82,10 @@ export interface ServerConfig {
   challengeDifficultyBits: number;
   /** How long the gateway waits for an origin's response headers (ms). */
   upstreamTimeoutMs: number;
+  /** A WebSocket through the gateway with no bytes either way for this long is closed (ms). */
+  shieldWsIdleMs: number;
+  /** Open WebSocket connections one site may have on one gateway process; past it an upgrade is answered 503. */
+  shieldWsMaxPerSite: number;
   /** Share of allowed decisions stored as events (0–1); every decision is counted in the rollups. */
   shieldAllowSampleRate: number;
   /** How often the decision recorder writes a batch (ms); it also writes once 500 events wait. */
@@ -173,6 +203,7 @@ export interface ConfigFlags {
   port?: string | undefined;
   shieldPort?: string | undefined;
   sandboxShieldPort?: string | undefined;
+  shieldTlsPort?: string | undefined;
   dataDir?: string | undefined;
   asnDb?: string | undefined;
   shieldWorkers?: string | undefined;
@@ -184,6 +215,23 @@ const workerCount = (name: string, value: string | undefined): number | undefine
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 1024) throw new Error(`${name} must be an integer from 1 to 1024, got "${value}"`);
   return n;
+};
+
+const ACME_CHALLENGE_TYPES: readonly AcmeChallengeType[] = ['http-01', 'tls-alpn-01'];
+
+/** A comma-separated list of challenge types, each once, in order of preference. */
+const acmeChallenges = (value: string | undefined): readonly AcmeChallengeType[] => {
+  if (value === undefined || value.trim() === '') return ACME_CHALLENGE_TYPES;
+  const types = value.split(',').map((t) => t.trim().toLowerCase());
+  for (const t of types) if (!ACME_CHALLENGE_TYPES.includes(t as AcmeChallengeType)) throw new Error(`AEGIS_ACME_CHALLENGES takes ${ACME_CHALLENGE_TYPES.join(', ')} (comma-separated, preferred first), got "${value}"`);
+  if (new Set(types).size !== types.length) throw new Error(`AEGIS_ACME_CHALLENGES names a challenge type twice: "${value}"`);
+  return types as AcmeChallengeType[];
+};
+
+const domainProof = (value: string | undefined): ServerConfig['shieldDomainProof'] => {
+  if (value === undefined || value === '') return 'contested';
+  if (value === 'required' || value === 'contested') return value;
+  throw new Error(`AEGIS_SHIELD_DOMAIN_PROOF must be "required" or "contested", got "${value}"`);
 };
 
 /** An http(s) origin with no path, query or fragment; its trailing slash dropped. */
@@ -208,6 +256,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
       (flags.sandboxShieldPort ?? env.AEGIS_SANDBOX_SHIELD_PORT) !== undefined && (flags.sandboxShieldPort ?? env.AEGIS_SANDBOX_SHIELD_PORT) !== ''
         ? positiveInt('--sandbox-shield-port', flags.sandboxShieldPort ?? env.AEGIS_SANDBOX_SHIELD_PORT, 8081)
         : undefined,
+    shieldTlsPort:
+      (flags.shieldTlsPort ?? env.AEGIS_SHIELD_TLS_PORT) !== undefined && (flags.shieldTlsPort ?? env.AEGIS_SHIELD_TLS_PORT) !== ''
+        ? positiveInt(flags.shieldTlsPort !== undefined ? '--shield-tls-port' : 'AEGIS_SHIELD_TLS_PORT', flags.shieldTlsPort ?? env.AEGIS_SHIELD_TLS_PORT, 8443)
+        : undefined,
+    acmeDirectoryUrl: env.AEGIS_ACME_DIRECTORY_URL || 'https://acme-v02.api.letsencrypt.org/directory',
+    acmeEmail: env.AEGIS_ACME_EMAIL || undefined,
+    acmeCaCertsPath: env.AEGIS_ACME_CA_CERTS || undefined,
+    acmeChallenges: acmeChallenges(env.AEGIS_ACME_CHALLENGES),
+    acmeRenewBeforeDays: positiveInt('AEGIS_ACME_RENEW_BEFORE_DAYS', env.AEGIS_ACME_RENEW_BEFORE_DAYS, 30),
+    acmeCheckIntervalMs: millis('AEGIS_ACME_CHECK_INTERVAL_MS', env.AEGIS_ACME_CHECK_INTERVAL_MS ?? '', 60_000) || 60_000,
+    shieldDomainProof: domainProof(env.AEGIS_SHIELD_DOMAIN_PROOF),
+    shieldDomainProofHttpPort: positiveInt('AEGIS_SHIELD_DOMAIN_PROOF_HTTP_PORT', env.AEGIS_SHIELD_DOMAIN_PROOF_HTTP_PORT, 80),
     dataDir: flags.dataDir ?? env.AEGIS_DATA_DIR ?? './.aegis',
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
@@ -238,6 +298,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldMaxDecompressionRatio: positiveInt('AEGIS_SHIELD_MAX_DECOMPRESSION_RATIO', env.AEGIS_SHIELD_MAX_DECOMPRESSION_RATIO, 100),
     challengeDifficultyBits: positiveInt('AEGIS_CHALLENGE_DIFFICULTY_BITS', env.AEGIS_CHALLENGE_DIFFICULTY_BITS, 16),
     upstreamTimeoutMs: positiveInt('AEGIS_UPSTREAM_TIMEOUT_MS', env.AEGIS_UPSTREAM_TIMEOUT_MS, 60_000),
+    shieldWsIdleMs: millis('AEGIS_SHIELD_WS_IDLE_MS', env.AEGIS_SHIELD_WS_IDLE_MS ?? '', 5 * 60_000) || 5 * 60_000,
+    shieldWsMaxPerSite: positiveInt('AEGIS_SHIELD_WS_MAX_PER_SITE', env.AEGIS_SHIELD_WS_MAX_PER_SITE, 10_000),
     shieldAllowSampleRate: fraction('AEGIS_SHIELD_ALLOW_SAMPLE_RATE', env.AEGIS_SHIELD_ALLOW_SAMPLE_RATE, 0.01),
     shieldFlushMs: positiveInt('AEGIS_SHIELD_FLUSH_MS', env.AEGIS_SHIELD_FLUSH_MS, 500) || 500,
     shieldEventRetentionDays: positiveInt('AEGIS_SHIELD_EVENT_RETENTION_DAYS', env.AEGIS_SHIELD_EVENT_RETENTION_DAYS, 30),

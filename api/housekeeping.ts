@@ -1,8 +1,8 @@
 // Periodic clean-up every server process runs: idempotency keys past their 24 h window, expired
 // virtual patches and IP rules, Shield events and rollups past their retention, scans and config
 // syncs whose job died with its worker, old sync records and push deliveries, and spent sign-in
-// links, identity-provider flows and remembered SAML assertions; and it reads verified domains'
-// proof records again. Each task is safe to run from many processes at once.
+// links, identity-provider flows and remembered SAML assertions; and it reads the proof records of
+// verified domains (organisations' and Shield sites') again. Each task is safe to run from many processes at once.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db/database.ts';
 import { sweepIdempotencyKeys } from '../platform/http/idempotency.ts';
@@ -13,6 +13,7 @@ import { sweepExpiredRules } from './shield/sweep.ts';
 import { sweepLoginTokens } from './accounts/login/magic-links.ts';
 import { sweepFlows } from './accounts/sign-in/flows.ts';
 import { recheckDomains } from './accounts/people/domain-recheck.ts';
+import { recheckSiteDomains } from './shield/domain-proof/recheck.ts';
 import type { TxtLookup } from '../platform/net/txt-records.ts';
 
 const DAY_MS = 86_400_000;
@@ -89,12 +90,13 @@ export function startHousekeeping(db: Db, log: FastifyBaseLogger, { intervalMs, 
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db), recheckDomains(db, txt, domainRecheckIntervalMs)])
-      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events, domains]) => {
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db), recheckDomains(db, txt, domainRecheckIntervalMs), recheckSiteDomains(db, txt, domainRecheckIntervalMs)])
+      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events, domains, siteDomains]) => {
         if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory + events > 0) {
           log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory, events }, 'housekeeping removed expired records');
         }
         if (domains.unverified > 0) log.warn({ domains: domains.unverified }, 'housekeeping: verified domains lost their proof record and admit nobody now');
+        if (siteDomains.unverified > 0) log.warn({ sites: siteDomains.unverified }, 'housekeeping: Shield sites lost their domain-proof record and are unverified now');
         if (orphans + orphanSyncs > 0) log.warn({ scans: orphans, syncs: orphanSyncs }, 'housekeeping failed scans and syncs whose job ended without them');
       })
       .catch((err: unknown) => log.warn({ err }, 'housekeeping failed'))

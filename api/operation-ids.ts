@@ -77,6 +77,10 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationName | null>> = {
   'PATCH /api/v1/shield/sites/:id': op('shieldSites.update', 'ShieldSite'),
   'DELETE /api/v1/shield/sites/:id': op('shieldSites.delete'),
   'GET /api/v1/shield/managed-rules': op('shieldSites.managedRules', 'ManagedRuleCatalogue'),
+  'POST /api/v1/shield/sites/:id/verify-domain': op('shieldSites.verifyDomain', 'ShieldSite'),
+  'PUT /api/v1/shield/sites/:id/certificate': op('shieldCertificates.upload', 'ShieldCertificate'),
+  'GET /api/v1/shield/sites/:id/certificate': op('shieldCertificates.get', 'ShieldCertificate'),
+  'DELETE /api/v1/shield/sites/:id/certificate': op('shieldCertificates.delete'),
 
   'PUT /api/v1/shield/sites/:id/schema': op('shieldSchema.upload', 'ShieldSchema'),
   'GET /api/v1/shield/sites/:id/schema': op('shieldSchema.get', 'ShieldSchema'),

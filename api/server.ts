@@ -143,7 +143,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       db: database.db,
       log: app.log,
       databaseUrl: config.databaseUrl,
-      handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => publicUrl ?? url, configRepos: services.configSync ? { apiUrl: url, configSync: services.configSync } : undefined }),
+      handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => publicUrl ?? url, configRepos: services.configSync ? { apiUrl: url, configSync: services.configSync } : undefined, certificateMetrics: observability.metrics?.certificates }),
       observe: jobObserver(observability),
       periodic: processPeriodicWork(config),
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => publicUrl ?? url }),

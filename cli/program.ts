@@ -127,6 +127,7 @@ ${examples(
     .option('--port <n>', 'API port (env PORT, default 3000)')
     .option('--shield-port <n>', 'Shield gateway port (env AEGIS_SHIELD_PORT, default 8080; 0: any free port)')
     .option('--sandbox-shield-port <n>', 'also serve the sandbox\'s (test-mode) Shield sites on this port (env AEGIS_SANDBOX_SHIELD_PORT; default: not served)')
+    .option('--shield-tls-port <n>', 'also terminate TLS (HTTPS and HTTP/2, by SNI) on this port (env AEGIS_SHIELD_TLS_PORT; default: plain HTTP only)')
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
     .option('--data-dir <dir>', 'embedded database, bootstrap key, secret key (env AEGIS_DATA_DIR, default ./.aegis)')
     .option('--asn-db <file>', 'ip2asn TSV for ASN and country rules (env AEGIS_ASN_DB)')
@@ -149,6 +150,7 @@ ${examples(
     .helpGroup('Servers:')
     .description('run only the Shield gateway, beside an API on the same DATABASE_URL (and REDIS_URL)')
     .option('--shield-port <n>', 'gateway port (env AEGIS_SHIELD_PORT, default 8080)')
+    .option('--tls-port <n>', 'also terminate TLS (HTTPS and HTTP/2, by SNI) on this port (env AEGIS_SHIELD_TLS_PORT; default: plain HTTP only)')
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
     .option('--data-dir <dir>', 'data directory (env AEGIS_DATA_DIR, default ./.aegis)')
     .option('--asn-db <file>', 'ip2asn TSV for ASN and country rules (env AEGIS_ASN_DB)')
@@ -161,6 +163,7 @@ Exit status: 2 without DATABASE_URL (on the embedded database, \`aegis serve\` r
 ${examples(
   ['a second gateway node on port 8081', 'DATABASE_URL=postgres://aegis@db/aegis REDIS_URL=redis://cache aegis shield --shield-port 8081'],
   ['four gateway processes on port 8080', 'DATABASE_URL=postgres://aegis@db/aegis aegis shield --workers 4'],
+  ['HTTP on 80 and HTTPS/HTTP2 on 443', 'DATABASE_URL=postgres://aegis@db/aegis aegis shield --shield-port 80 --tls-port 443'],
 )}`,
     )
     .action(run(async (options: import('./shield.ts').ShieldOptions) => (await import('./shield.ts')).shieldCommand(options)));

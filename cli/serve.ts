@@ -12,6 +12,7 @@ export interface ServeOptions {
   port?: string | undefined;
   shieldPort?: string | undefined;
   sandboxShieldPort?: string | undefined;
+  shieldTlsPort?: string | undefined;
   dataDir?: string | undefined;
   host?: string | undefined;
   asnDb?: string | undefined;
@@ -29,7 +30,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     return 1;
   }
   const driftIntervalMs = secondsFlag('drift-interval', values.driftInterval, DEFAULT_DRIFT_INTERVAL_MS);
-  const gatewayFlags = { shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb };
+  const gatewayFlags = { shieldPort: values.shieldPort, shieldTlsPort: values.shieldTlsPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb };
   let config;
   try {
     config = loadConfig({ ...gatewayFlags, port: values.port, shieldWorkers: values.shieldWorkers, sandboxShieldPort: values.sandboxShieldPort });
@@ -65,7 +66,9 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     `  OpenAPI    ${server.url}/api/v1/openapi.json`,
   ];
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
+  if (server.gateway?.tlsUrl) lines.push(`  Shield TLS ${server.gateway.tlsUrl} (HTTPS and HTTP/2, by SNI, for sites with a certificate)`);
   if (gatewayCluster) lines.push(`  Shield     ${gatewayCluster.url} (routes by Host to each site's origin; ${shieldWorkers} worker processes)`);
+  if (gatewayCluster?.tlsUrl) lines.push(`  Shield TLS ${gatewayCluster.tlsUrl} (HTTPS and HTTP/2, by SNI, for sites with a certificate)`);
   if (server.sandboxGateway) lines.push(`  Sandbox    ${server.sandboxGateway.url} (Shield for test-mode sites only)`);
   if (server.bootstrap.kind === 'key-file-written') lines.push(`  API key    created; read it from ${server.bootstrap.path} (shown nowhere else)`);
   if (server.bootstrap.kind === 'env-key-revoked') lines.push('  warning    AEGIS_BOOTSTRAP_API_KEY names a revoked key; it stays revoked');

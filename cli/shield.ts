@@ -14,6 +14,7 @@ import { migrateToLatest } from '../platform/db/migrate.ts';
 
 export interface ShieldOptions {
   shieldPort?: string | undefined;
+  tlsPort?: string | undefined;
   dataDir?: string | undefined;
   host?: string | undefined;
   asnDb?: string | undefined;
@@ -27,8 +28,15 @@ const untilStopped = () =>
   });
 
 export async function shieldCommand(values: ShieldOptions): Promise<number> {
-  const flags: ConfigFlags = { shieldPort: values.shieldPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb, shieldWorkers: values.workers };
-  const config = loadConfig(flags);
+  const flags: ConfigFlags = { shieldPort: values.shieldPort, shieldTlsPort: values.tlsPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb, shieldWorkers: values.workers };
+  let config;
+  try {
+    config = loadConfig(flags);
+  } catch (err) {
+    // loadConfig names `aegis serve`'s flag; this command's is --tls-port.
+    if (err instanceof Error) err.message = err.message.replace(/^--shield-tls-port\b/, '--tls-port');
+    throw err;
+  }
   if (!config.databaseUrl) {
     process.stderr.write('aegis shield: set DATABASE_URL to the API\'s PostgreSQL server. On the embedded database, `aegis serve` runs the gateway itself.\n');
     return 2;
@@ -37,7 +45,7 @@ export async function shieldCommand(values: ShieldOptions): Promise<number> {
   if (workers === 1) {
     const gateway = await startStandaloneGateway(config, { collectMetrics: config.metricsPort !== undefined });
     const metricsServer = gateway.metrics && config.metricsPort !== undefined ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics: gateway.metrics }) : undefined;
-    process.stdout.write(`Aegis Shield gateway listening on ${gateway.url}\n`);
+    process.stdout.write(`Aegis Shield gateway listening on ${gateway.url}${gateway.tlsUrl ? ` and ${gateway.tlsUrl} (TLS)` : ''}\n`);
     await untilStopped();
     await metricsServer?.close();
     await gateway.close();
@@ -62,7 +70,7 @@ export async function shieldCommand(values: ShieldOptions): Promise<number> {
   });
   started = true;
   const list = cluster.workers().map((w) => `${w.slot}:${w.pid}`).join(' ');
-  process.stdout.write(`Aegis Shield gateway listening on ${cluster.url} (${workers} workers, pids ${list}; rate limits ${config.redisUrl ? 'in Redis' : 'held by this process'})\n`);
+  process.stdout.write(`Aegis Shield gateway listening on ${cluster.url}${cluster.tlsUrl ? ` and ${cluster.tlsUrl} (TLS)` : ''} (${workers} workers, pids ${list}; rate limits ${config.redisUrl ? 'in Redis' : 'held by this process'})\n`);
   if (cluster.metricsServer) process.stdout.write(`  metrics ${cluster.metricsServer.url}/metrics (all workers)\n`);
   await untilStopped();
   await cluster.close();

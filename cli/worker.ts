@@ -55,7 +55,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
       role: 'worker',
       observe: jobObserver(observability),
       periodic: processPeriodicWork(config),
-      handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}`, configRepos: apiUrl ? { apiUrl, configSync: syncConfigDirectory } : undefined }),
+      handlers: processJobHandlers({ db: database.db, secretBox, config, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}`, configRepos: apiUrl ? { apiUrl, configSync: syncConfigDirectory } : undefined, certificateMetrics: observability.metrics?.certificates }),
       startScheduledScan: scheduledScanStarter({ allowLocalSources: config.allowLocalSources, allowPrivateTargets: config.allowPrivateTargets, secretBox, publicUrl: () => config.publicUrl ?? apiUrl ?? `http://localhost:${config.port}` }),
     });
     if (observability.metrics && config.metricsPort !== undefined) {

@@ -1931,14 +1931,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a Shield site
-         * @description Deletes the site with all its rules and its schema.
+         * @description Deletes the site with all its rules, its schema and its certificate. Its domain is then free: another organisation’s site for it can serve it.
          */
         delete: operations["shieldSites.delete"];
         options?: never;
         head?: never;
         /**
          * Update a Shield site
-         * @description Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.
+         * @description Changes `mode`, `origin_url`, `path_case`, `managed_rules`, `tls` or `labels`. The fields of `managed_rules` and `tls` (and of `tls.hsts`) that are given replace the stored ones and the others stay. Mode, managed-rule and TLS changes are audited.
          */
         patch: operations["shieldSites.update"];
         trace?: never;
@@ -2449,6 +2449,54 @@ export interface paths {
         get: operations["shieldLive.stream"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shield/sites/{id}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a site's certificate
+         * @description The certificate the site is served with, uploaded or obtained by ACME: names, issuer, validity, fingerprint and the chain. Never the key. 404 when the site has none.
+         */
+        get: operations["shieldCertificates.get"];
+        /**
+         * Upload a site's certificate
+         * @description Stores the certificate chain (PEM, leaf first) and its private key (PEM, unencrypted), replacing any certificate the site had, and sets the site’s `tls.mode` to `custom`: the gateways serve it by SNI within seconds. Refused with 422 naming the field (`certificate` or `private_key`) when the PEM does not parse, the key does not belong to the certificate (or is an RSA key under 2048 bits), the certificate does not cover the site’s domain, or it is expired or not yet valid. The key is sealed at rest and never returned.
+         */
+        put: operations["shieldCertificates.upload"];
+        post?: never;
+        /**
+         * Delete a site's certificate
+         * @description Removes the certificate and its key. `tls.mode` stays as it is: a `custom` site then has no certificate to serve until one is uploaded (HTTPS to it fails), an `acme` site gets a new one. 404 when the site has none.
+         */
+        delete: operations["shieldCertificates.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shield/sites/{id}/verify-domain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove control of a site's domain
+         * @description Checks now that the domain publishes this site’s token — `dns`: a TXT record `_aegis-verify.<domain>` holding `aegis-verify=<token>`; `http`: `http://<domain>/.well-known/aegis-verify/<token>` answering 200 with the token — and answers the site with `domain_verification` updated. A verified site serves its domain (and takes it from other organisations’ unverified sites); a domain another organisation verified is never taken over (409). 422 with what was found when the proof is not there; 503 when DNS or the server could not be reached. DNS proofs are checked again periodically: remove the record and the site is unverified.
+         */
+        post: operations["shieldSites.verifyDomain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5415,6 +5463,151 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "shield.certificate.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * shield.certificate.failed
+         * @description Obtaining or renewing a site’s certificate from ACME failed; the certificate being served (if any) keeps serving. `error` says why, `next_attempt_at` when it is tried again (backing off from 5 minutes to a day). Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "shield.certificate.failed";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @enum {string} */
+                                object: "shield_certificate_order";
+                                site_id: string;
+                                domain: string;
+                                /** @description Orders that failed in a row, this one included; reset when a certificate is obtained. */
+                                attempts: number;
+                                /** @description What the ACME server or the order said went wrong. */
+                                error: string;
+                                /** Format: date-time */
+                                next_attempt_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shield.site.domain_taken_over": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * shield.site.domain_taken_over
+         * @description Another organisation proved control of the domain of one of your Shield sites (AEGIS_SHIELD_DOMAIN_PROOF); that organisation’s site now serves the domain and yours serves nothing (`status: superseded`). `was_serving` says whether yours had been getting the traffic. Prove control yourself (`domain_verification`) only if the domain is really yours: a verified domain is never taken over. Payload version 1. Signed with `X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of "<t>.<raw body>"); also `X-Service-Event-Id` and `X-Service-Event-Type`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique per event (`evt_…`); the same on every delivery attempt, so receivers can deduplicate. */
+                        id: string;
+                        /** @description False for events of the sandbox (test mode): receivers can tell test traffic from real. */
+                        livemode: boolean;
+                        /** @enum {string} */
+                        object: "event";
+                        /** @enum {string} */
+                        type: "shield.site.domain_taken_over";
+                        /** @description Payload version of the type. */
+                        version: number;
+                        organization_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @enum {string} */
+                                object: "shield_site_takeover";
+                                /** @description Your site whose domain another organisation proved control of. */
+                                site_id: string;
+                                domain: string;
+                                /** @description Whether your site was serving the domain until then. */
+                                was_serving: boolean;
+                                /** Format: date-time */
+                                taken_at: string;
+                            };
+                            /** @description Updates only: the changed fields before the change. */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other status, or no answer within 10 s, is a failure and is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "config_repo.sync.completed": {
         parameters: {
             query?: never;
@@ -5854,7 +6047,7 @@ export interface webhooks {
                                 /** @description Endpoint that receives the deliveries (`https://` recommended). */
                                 url: string;
                                 /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                                events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                                 /**
                                  * @description What the endpoint is for.
                                  * @default
@@ -11891,6 +12084,46 @@ export interface operations {
                                     parameter?: string;
                                 }[];
                             };
+                            /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                            tls: {
+                                /**
+                                 * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                                 * @enum {string}
+                                 */
+                                mode: "acme" | "custom" | "off";
+                                /**
+                                 * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                                 * @default false
+                                 */
+                                redirect_http: boolean;
+                                /**
+                                 * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                                 * @default null
+                                 */
+                                hsts: {
+                                    /**
+                                     * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                                     * @default 31536000
+                                     */
+                                    max_age: number;
+                                    /**
+                                     * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                                     * @default false
+                                     */
+                                    include_subdomains: boolean;
+                                    /**
+                                     * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                                     * @default false
+                                     */
+                                    preload: boolean;
+                                } | null;
+                                /**
+                                 * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                                 * @default 1.2
+                                 * @enum {string}
+                                 */
+                                min_version: "1.2" | "1.3";
+                            };
                             /**
                              * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                              * @default {}
@@ -11898,6 +12131,84 @@ export interface operations {
                             labels: {
                                 [key: string]: string;
                             };
+                            /**
+                             * @description Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+                             * @enum {string}
+                             */
+                            readonly status: "active" | "pending" | "superseded";
+                            /** @description Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. */
+                            readonly domain_verification: {
+                                /**
+                                 * @description `verified` once a proof succeeded (and, for DNS, while the record stays).
+                                 * @enum {string}
+                                 */
+                                status: "verified" | "unverified";
+                                /**
+                                 * @description How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+                                 * @enum {string|null}
+                                 */
+                                method: "dns" | "http" | "acme" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When control was proved; null while unverified.
+                                 */
+                                readonly verified_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the proof was last checked (DNS proofs are checked again periodically).
+                                 */
+                                readonly checked_at: string | null;
+                                /** @description What the last check found instead of the proof, or why it could not look; null after a success. */
+                                error: string | null;
+                                /** @description The DNS TXT record that proves control. */
+                                txt_record: {
+                                    /** @description `_aegis-verify.<domain>`. */
+                                    name: string;
+                                    /** @description `aegis-verify=<token>`. */
+                                    value: string;
+                                };
+                                /** @description The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`. */
+                                http_token: {
+                                    /** @description `http://<domain>/.well-known/aegis-verify/<token>`. */
+                                    url: string;
+                                    /** @description The token. */
+                                    body: string;
+                                };
+                            };
+                            /** @description The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. */
+                            readonly certificate: {
+                                /**
+                                 * @description `custom` (uploaded) or `acme`; null while there is no certificate yet.
+                                 * @enum {string|null}
+                                 */
+                                source: "custom" | "acme" | null;
+                                /** @description DNS names the certificate covers. */
+                                names: string[];
+                                /** @description The issuer’s distinguished name. */
+                                issuer: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the certificate expires.
+                                 */
+                                readonly not_after: string | null;
+                                /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                                fingerprint: string | null;
+                                /** @description Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started. */
+                                acme_order: {
+                                    /**
+                                     * @description `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "valid" | "failed";
+                                    /** @description Why the last attempt failed. */
+                                    error: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the next attempt (a retry or the renewal) is due.
+                                     */
+                                    readonly next_attempt_at: string | null;
+                                } | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description When the object was created.
@@ -12069,6 +12380,46 @@ export interface operations {
                             parameter?: string;
                         }[];
                     };
+                    /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                    tls?: {
+                        /**
+                         * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                         * @enum {string}
+                         */
+                        mode: "acme" | "custom" | "off";
+                        /**
+                         * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                         * @default false
+                         */
+                        redirect_http?: boolean;
+                        /**
+                         * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                         * @default null
+                         */
+                        hsts?: {
+                            /**
+                             * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                             * @default 31536000
+                             */
+                            max_age?: number;
+                            /**
+                             * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                             * @default false
+                             */
+                            include_subdomains?: boolean;
+                            /**
+                             * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                             * @default false
+                             */
+                            preload?: boolean;
+                        } | null;
+                        /**
+                         * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                         * @default 1.2
+                         * @enum {string}
+                         */
+                        min_version?: "1.2" | "1.3";
+                    };
                     /**
                      * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                      * @default {}
@@ -12131,6 +12482,46 @@ export interface operations {
                                 parameter?: string;
                             }[];
                         };
+                        /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                        tls: {
+                            /**
+                             * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                             * @enum {string}
+                             */
+                            mode: "acme" | "custom" | "off";
+                            /**
+                             * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                             * @default false
+                             */
+                            redirect_http: boolean;
+                            /**
+                             * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                             * @default null
+                             */
+                            hsts: {
+                                /**
+                                 * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                                 * @default 31536000
+                                 */
+                                max_age: number;
+                                /**
+                                 * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                                 * @default false
+                                 */
+                                include_subdomains: boolean;
+                                /**
+                                 * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                                 * @default false
+                                 */
+                                preload: boolean;
+                            } | null;
+                            /**
+                             * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                             * @default 1.2
+                             * @enum {string}
+                             */
+                            min_version: "1.2" | "1.3";
+                        };
                         /**
                          * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                          * @default {}
@@ -12138,6 +12529,84 @@ export interface operations {
                         labels: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+                         * @enum {string}
+                         */
+                        readonly status: "active" | "pending" | "superseded";
+                        /** @description Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. */
+                        readonly domain_verification: {
+                            /**
+                             * @description `verified` once a proof succeeded (and, for DNS, while the record stays).
+                             * @enum {string}
+                             */
+                            status: "verified" | "unverified";
+                            /**
+                             * @description How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+                             * @enum {string|null}
+                             */
+                            method: "dns" | "http" | "acme" | null;
+                            /**
+                             * Format: date-time
+                             * @description When control was proved; null while unverified.
+                             */
+                            readonly verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the proof was last checked (DNS proofs are checked again periodically).
+                             */
+                            readonly checked_at: string | null;
+                            /** @description What the last check found instead of the proof, or why it could not look; null after a success. */
+                            error: string | null;
+                            /** @description The DNS TXT record that proves control. */
+                            txt_record: {
+                                /** @description `_aegis-verify.<domain>`. */
+                                name: string;
+                                /** @description `aegis-verify=<token>`. */
+                                value: string;
+                            };
+                            /** @description The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`. */
+                            http_token: {
+                                /** @description `http://<domain>/.well-known/aegis-verify/<token>`. */
+                                url: string;
+                                /** @description The token. */
+                                body: string;
+                            };
+                        };
+                        /** @description The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. */
+                        readonly certificate: {
+                            /**
+                             * @description `custom` (uploaded) or `acme`; null while there is no certificate yet.
+                             * @enum {string|null}
+                             */
+                            source: "custom" | "acme" | null;
+                            /** @description DNS names the certificate covers. */
+                            names: string[];
+                            /** @description The issuer’s distinguished name. */
+                            issuer: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the certificate expires.
+                             */
+                            readonly not_after: string | null;
+                            /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                            fingerprint: string | null;
+                            /** @description Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started. */
+                            acme_order: {
+                                /**
+                                 * @description `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "valid" | "failed";
+                                /** @description Why the last attempt failed. */
+                                error: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the next attempt (a retry or the renewal) is due.
+                                 */
+                                readonly next_attempt_at: string | null;
+                            } | null;
+                        } | null;
                         /**
                          * Format: date-time
                          * @description When the object was created.
@@ -12356,6 +12825,46 @@ export interface operations {
                                 parameter?: string;
                             }[];
                         };
+                        /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                        tls: {
+                            /**
+                             * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                             * @enum {string}
+                             */
+                            mode: "acme" | "custom" | "off";
+                            /**
+                             * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                             * @default false
+                             */
+                            redirect_http: boolean;
+                            /**
+                             * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                             * @default null
+                             */
+                            hsts: {
+                                /**
+                                 * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                                 * @default 31536000
+                                 */
+                                max_age: number;
+                                /**
+                                 * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                                 * @default false
+                                 */
+                                include_subdomains: boolean;
+                                /**
+                                 * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                                 * @default false
+                                 */
+                                preload: boolean;
+                            } | null;
+                            /**
+                             * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                             * @default 1.2
+                             * @enum {string}
+                             */
+                            min_version: "1.2" | "1.3";
+                        };
                         /**
                          * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                          * @default {}
@@ -12363,6 +12872,84 @@ export interface operations {
                         labels: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+                         * @enum {string}
+                         */
+                        readonly status: "active" | "pending" | "superseded";
+                        /** @description Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. */
+                        readonly domain_verification: {
+                            /**
+                             * @description `verified` once a proof succeeded (and, for DNS, while the record stays).
+                             * @enum {string}
+                             */
+                            status: "verified" | "unverified";
+                            /**
+                             * @description How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+                             * @enum {string|null}
+                             */
+                            method: "dns" | "http" | "acme" | null;
+                            /**
+                             * Format: date-time
+                             * @description When control was proved; null while unverified.
+                             */
+                            readonly verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the proof was last checked (DNS proofs are checked again periodically).
+                             */
+                            readonly checked_at: string | null;
+                            /** @description What the last check found instead of the proof, or why it could not look; null after a success. */
+                            error: string | null;
+                            /** @description The DNS TXT record that proves control. */
+                            txt_record: {
+                                /** @description `_aegis-verify.<domain>`. */
+                                name: string;
+                                /** @description `aegis-verify=<token>`. */
+                                value: string;
+                            };
+                            /** @description The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`. */
+                            http_token: {
+                                /** @description `http://<domain>/.well-known/aegis-verify/<token>`. */
+                                url: string;
+                                /** @description The token. */
+                                body: string;
+                            };
+                        };
+                        /** @description The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. */
+                        readonly certificate: {
+                            /**
+                             * @description `custom` (uploaded) or `acme`; null while there is no certificate yet.
+                             * @enum {string|null}
+                             */
+                            source: "custom" | "acme" | null;
+                            /** @description DNS names the certificate covers. */
+                            names: string[];
+                            /** @description The issuer’s distinguished name. */
+                            issuer: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the certificate expires.
+                             */
+                            readonly not_after: string | null;
+                            /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                            fingerprint: string | null;
+                            /** @description Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started. */
+                            acme_order: {
+                                /**
+                                 * @description `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "valid" | "failed";
+                                /** @description Why the last attempt failed. */
+                                error: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the next attempt (a retry or the renewal) is due.
+                                 */
+                                readonly next_attempt_at: string | null;
+                            } | null;
+                        } | null;
                         /**
                          * Format: date-time
                          * @description When the object was created.
@@ -12720,6 +13307,30 @@ export interface operations {
                             parameter?: string;
                         }[];
                     };
+                    /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                    tls?: {
+                        /**
+                         * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                         * @enum {string}
+                         */
+                        mode?: "acme" | "custom" | "off";
+                        /** @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate. */
+                        redirect_http?: boolean;
+                        /** @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works. */
+                        hsts?: {
+                            /** @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy. */
+                            max_age?: number;
+                            /** @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS. */
+                            include_subdomains?: boolean;
+                            /** @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000. */
+                            preload?: boolean;
+                        } | null;
+                        /**
+                         * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                         * @enum {string}
+                         */
+                        min_version?: "1.2" | "1.3";
+                    };
                     /** @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). */
                     labels?: {
                         [key: string]: string;
@@ -12779,6 +13390,46 @@ export interface operations {
                                 parameter?: string;
                             }[];
                         };
+                        /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                        tls: {
+                            /**
+                             * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                             * @enum {string}
+                             */
+                            mode: "acme" | "custom" | "off";
+                            /**
+                             * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                             * @default false
+                             */
+                            redirect_http: boolean;
+                            /**
+                             * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                             * @default null
+                             */
+                            hsts: {
+                                /**
+                                 * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                                 * @default 31536000
+                                 */
+                                max_age: number;
+                                /**
+                                 * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                                 * @default false
+                                 */
+                                include_subdomains: boolean;
+                                /**
+                                 * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                                 * @default false
+                                 */
+                                preload: boolean;
+                            } | null;
+                            /**
+                             * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                             * @default 1.2
+                             * @enum {string}
+                             */
+                            min_version: "1.2" | "1.3";
+                        };
                         /**
                          * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                          * @default {}
@@ -12786,6 +13437,84 @@ export interface operations {
                         labels: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+                         * @enum {string}
+                         */
+                        readonly status: "active" | "pending" | "superseded";
+                        /** @description Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. */
+                        readonly domain_verification: {
+                            /**
+                             * @description `verified` once a proof succeeded (and, for DNS, while the record stays).
+                             * @enum {string}
+                             */
+                            status: "verified" | "unverified";
+                            /**
+                             * @description How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+                             * @enum {string|null}
+                             */
+                            method: "dns" | "http" | "acme" | null;
+                            /**
+                             * Format: date-time
+                             * @description When control was proved; null while unverified.
+                             */
+                            readonly verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the proof was last checked (DNS proofs are checked again periodically).
+                             */
+                            readonly checked_at: string | null;
+                            /** @description What the last check found instead of the proof, or why it could not look; null after a success. */
+                            error: string | null;
+                            /** @description The DNS TXT record that proves control. */
+                            txt_record: {
+                                /** @description `_aegis-verify.<domain>`. */
+                                name: string;
+                                /** @description `aegis-verify=<token>`. */
+                                value: string;
+                            };
+                            /** @description The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`. */
+                            http_token: {
+                                /** @description `http://<domain>/.well-known/aegis-verify/<token>`. */
+                                url: string;
+                                /** @description The token. */
+                                body: string;
+                            };
+                        };
+                        /** @description The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. */
+                        readonly certificate: {
+                            /**
+                             * @description `custom` (uploaded) or `acme`; null while there is no certificate yet.
+                             * @enum {string|null}
+                             */
+                            source: "custom" | "acme" | null;
+                            /** @description DNS names the certificate covers. */
+                            names: string[];
+                            /** @description The issuer’s distinguished name. */
+                            issuer: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the certificate expires.
+                             */
+                            readonly not_after: string | null;
+                            /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                            fingerprint: string | null;
+                            /** @description Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started. */
+                            acme_order: {
+                                /**
+                                 * @description `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "valid" | "failed";
+                                /** @description Why the last attempt failed. */
+                                error: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the next attempt (a retry or the renewal) is due.
+                                 */
+                                readonly next_attempt_at: string | null;
+                            } | null;
+                        } | null;
                         /**
                          * Format: date-time
                          * @description When the object was created.
@@ -15204,7 +15933,7 @@ export interface operations {
                             /** @description Endpoint that receives the deliveries (`https://` recommended). */
                             url: string;
                             /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                            events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                             /**
                              * @description What the endpoint is for.
                              * @default
@@ -15370,7 +16099,7 @@ export interface operations {
                     /** @description Endpoint that receives the deliveries (`https://` recommended). */
                     url: string;
                     /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                    events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                    events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                     /**
                      * @description What the endpoint is for.
                      * @default
@@ -15406,7 +16135,7 @@ export interface operations {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url: string;
                         /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                         /**
                          * @description What the endpoint is for.
                          * @default
@@ -15613,7 +16342,7 @@ export interface operations {
                     "application/json": {
                         types: {
                             /** @enum {string} */
-                            type: "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
+                            type: "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
                             version: number;
                             description: string;
                         }[];
@@ -15749,7 +16478,7 @@ export interface operations {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url: string;
                         /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                         /**
                          * @description What the endpoint is for.
                          * @default
@@ -16111,7 +16840,7 @@ export interface operations {
                     /** @description Endpoint that receives the deliveries (`https://` recommended). */
                     url?: string;
                     /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                    events?: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                    events?: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                     /** @description What the endpoint is for. */
                     description?: string;
                     /** @description Disabled webhooks receive no deliveries. */
@@ -16138,7 +16867,7 @@ export interface operations {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url: string;
                         /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                         /**
                          * @description What the endpoint is for.
                          * @default
@@ -17226,7 +17955,7 @@ export interface operations {
                         /** @description Endpoint that receives the deliveries (`https://` recommended). */
                         url: string;
                         /** @description Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all. */
-                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
+                        events: ("vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*")[];
                         /**
                          * @description What the endpoint is for.
                          * @default
@@ -17468,7 +18197,7 @@ export interface operations {
                             /** @enum {string} */
                             object: "event";
                             /** @enum {string} */
-                            type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
+                            type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
                             /** @description Payload version of the type. */
                             version: number;
                             organization_id: string;
@@ -17599,7 +18328,7 @@ export interface operations {
                         /** @enum {string} */
                         object: "event";
                         /** @enum {string} */
-                        type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
+                        type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
                         /** @description Payload version of the type. */
                         version: number;
                         organization_id: string;
@@ -21826,6 +22555,943 @@ export interface operations {
             };
             /** @description The request does not accept `text/event-stream`. */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "shieldCertificates.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Shield site id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The site the certificate serves. */
+                        site_id: string;
+                        /**
+                         * @description `custom`: uploaded; `acme`: obtained by Aegis.
+                         * @enum {string}
+                         */
+                        source: "custom" | "acme";
+                        /** @description DNS names the certificate covers (its subject alternative names). */
+                        names: string[];
+                        /** @description The issuer’s distinguished name. */
+                        issuer: string;
+                        /** Format: date-time */
+                        not_before: string;
+                        /** Format: date-time */
+                        not_after: string;
+                        /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                        fingerprint: string;
+                        /** @description The chain as stored (PEM, leaf first). The private key is never returned. */
+                        certificate: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `shield:read`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "shieldCertificates.upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Shield site id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description PEM: the certificate for the site’s domain first, then each intermediate that issued the one before it (the root may be left out). */
+                    certificate: string;
+                    /** @description PEM private key of the certificate (PKCS#8 `BEGIN PRIVATE KEY`, or `BEGIN RSA/EC PRIVATE KEY`), without a passphrase. Stored sealed; never returned. */
+                    private_key: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The site the certificate serves. */
+                        site_id: string;
+                        /**
+                         * @description `custom`: uploaded; `acme`: obtained by Aegis.
+                         * @enum {string}
+                         */
+                        source: "custom" | "acme";
+                        /** @description DNS names the certificate covers (its subject alternative names). */
+                        names: string[];
+                        /** @description The issuer’s distinguished name. */
+                        issuer: string;
+                        /** Format: date-time */
+                        not_before: string;
+                        /** Format: date-time */
+                        not_after: string;
+                        /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                        fingerprint: string;
+                        /** @description The chain as stored (PEM, leaf first). The private key is never returned. */
+                        certificate: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `shield:write`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "shieldCertificates.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Shield site id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `shield:write`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "shieldSites.verifyDomain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Shield site id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `dns`: read the TXT record `domain_verification.txt_record`; `http`: GET `domain_verification.http_token.url`.
+                     * @enum {string}
+                     */
+                    method: "dns" | "http";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Identifier assigned by Aegis. */
+                        readonly id: string;
+                        /** @description True for live objects; false for objects of the sandbox (test mode). */
+                        readonly livemode: boolean;
+                        /** @description Domain the site protects, in lowercase (`shop.example.com`). Unique within the organisation. Cannot change: a new domain is a new site. */
+                        domain: string;
+                        /** @description Where Shield forwards allowed traffic: an `http://` or `https://` URL. A host that is or resolves to a link-local or cloud-metadata address is refused. */
+                        origin_url: string;
+                        /**
+                         * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+                         * @enum {string}
+                         */
+                        mode: "log" | "block" | "challenge";
+                        /**
+                         * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                         * @default insensitive
+                         * @enum {string}
+                         */
+                        path_case: "insensitive" | "sensitive";
+                        /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                        managed_rules: {
+                            /**
+                             * @description Whether managed rules inspect this site’s requests.
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+                             * @default 1
+                             */
+                            paranoia_level: number;
+                            /**
+                             * @description Rules switched off for some paths or parameters.
+                             * @default []
+                             */
+                            exclusions: {
+                                /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                rules: string[];
+                                /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                url_pattern?: string;
+                                /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                parameter?: string;
+                            }[];
+                        };
+                        /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                        tls: {
+                            /**
+                             * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                             * @enum {string}
+                             */
+                            mode: "acme" | "custom" | "off";
+                            /**
+                             * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                             * @default false
+                             */
+                            redirect_http: boolean;
+                            /**
+                             * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                             * @default null
+                             */
+                            hsts: {
+                                /**
+                                 * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                                 * @default 31536000
+                                 */
+                                max_age: number;
+                                /**
+                                 * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                                 * @default false
+                                 */
+                                include_subdomains: boolean;
+                                /**
+                                 * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                                 * @default false
+                                 */
+                                preload: boolean;
+                            } | null;
+                            /**
+                             * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                             * @default 1.2
+                             * @enum {string}
+                             */
+                            min_version: "1.2" | "1.3";
+                        };
+                        /**
+                         * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
+                         * @default {}
+                         */
+                        labels: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * @description Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+                         * @enum {string}
+                         */
+                        readonly status: "active" | "pending" | "superseded";
+                        /** @description Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. */
+                        readonly domain_verification: {
+                            /**
+                             * @description `verified` once a proof succeeded (and, for DNS, while the record stays).
+                             * @enum {string}
+                             */
+                            status: "verified" | "unverified";
+                            /**
+                             * @description How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+                             * @enum {string|null}
+                             */
+                            method: "dns" | "http" | "acme" | null;
+                            /**
+                             * Format: date-time
+                             * @description When control was proved; null while unverified.
+                             */
+                            readonly verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the proof was last checked (DNS proofs are checked again periodically).
+                             */
+                            readonly checked_at: string | null;
+                            /** @description What the last check found instead of the proof, or why it could not look; null after a success. */
+                            error: string | null;
+                            /** @description The DNS TXT record that proves control. */
+                            txt_record: {
+                                /** @description `_aegis-verify.<domain>`. */
+                                name: string;
+                                /** @description `aegis-verify=<token>`. */
+                                value: string;
+                            };
+                            /** @description The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`. */
+                            http_token: {
+                                /** @description `http://<domain>/.well-known/aegis-verify/<token>`. */
+                                url: string;
+                                /** @description The token. */
+                                body: string;
+                            };
+                        };
+                        /** @description The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. */
+                        readonly certificate: {
+                            /**
+                             * @description `custom` (uploaded) or `acme`; null while there is no certificate yet.
+                             * @enum {string|null}
+                             */
+                            source: "custom" | "acme" | null;
+                            /** @description DNS names the certificate covers. */
+                            names: string[];
+                            /** @description The issuer’s distinguished name. */
+                            issuer: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the certificate expires.
+                             */
+                            readonly not_after: string | null;
+                            /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                            fingerprint: string | null;
+                            /** @description Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started. */
+                            acme_order: {
+                                /**
+                                 * @description `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "valid" | "failed";
+                                /** @description Why the last attempt failed. */
+                                error: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the next attempt (a retry or the renewal) is due.
+                                 */
+                                readonly next_attempt_at: string | null;
+                            } | null;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description When the object was created.
+                         */
+                        readonly created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed.
+                         */
+                        readonly updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `shield:write`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -32805,6 +34471,46 @@ export interface operations {
                                 parameter?: string;
                             }[];
                         };
+                        /** @description TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is. */
+                        tls: {
+                            /**
+                             * @description `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+                             * @enum {string}
+                             */
+                            mode: "acme" | "custom" | "off";
+                            /**
+                             * @description Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+                             * @default false
+                             */
+                            redirect_http: boolean;
+                            /**
+                             * @description Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+                             * @default null
+                             */
+                            hsts: {
+                                /**
+                                 * @description Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+                                 * @default 31536000
+                                 */
+                                max_age: number;
+                                /**
+                                 * @description Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+                                 * @default false
+                                 */
+                                include_subdomains: boolean;
+                                /**
+                                 * @description Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+                                 * @default false
+                                 */
+                                preload: boolean;
+                            } | null;
+                            /**
+                             * @description Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+                             * @default 1.2
+                             * @enum {string}
+                             */
+                            min_version: "1.2" | "1.3";
+                        };
                         /**
                          * @description Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
                          * @default {}
@@ -32812,6 +34518,84 @@ export interface operations {
                         labels: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+                         * @enum {string}
+                         */
+                        readonly status: "active" | "pending" | "superseded";
+                        /** @description Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. */
+                        readonly domain_verification: {
+                            /**
+                             * @description `verified` once a proof succeeded (and, for DNS, while the record stays).
+                             * @enum {string}
+                             */
+                            status: "verified" | "unverified";
+                            /**
+                             * @description How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+                             * @enum {string|null}
+                             */
+                            method: "dns" | "http" | "acme" | null;
+                            /**
+                             * Format: date-time
+                             * @description When control was proved; null while unverified.
+                             */
+                            readonly verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the proof was last checked (DNS proofs are checked again periodically).
+                             */
+                            readonly checked_at: string | null;
+                            /** @description What the last check found instead of the proof, or why it could not look; null after a success. */
+                            error: string | null;
+                            /** @description The DNS TXT record that proves control. */
+                            txt_record: {
+                                /** @description `_aegis-verify.<domain>`. */
+                                name: string;
+                                /** @description `aegis-verify=<token>`. */
+                                value: string;
+                            };
+                            /** @description The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`. */
+                            http_token: {
+                                /** @description `http://<domain>/.well-known/aegis-verify/<token>`. */
+                                url: string;
+                                /** @description The token. */
+                                body: string;
+                            };
+                        };
+                        /** @description The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. */
+                        readonly certificate: {
+                            /**
+                             * @description `custom` (uploaded) or `acme`; null while there is no certificate yet.
+                             * @enum {string|null}
+                             */
+                            source: "custom" | "acme" | null;
+                            /** @description DNS names the certificate covers. */
+                            names: string[];
+                            /** @description The issuer’s distinguished name. */
+                            issuer: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the certificate expires.
+                             */
+                            readonly not_after: string | null;
+                            /** @description SHA-256 of the certificate (DER), hex pairs separated by colons. */
+                            fingerprint: string | null;
+                            /** @description Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started. */
+                            acme_order: {
+                                /**
+                                 * @description `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "valid" | "failed";
+                                /** @description Why the last attempt failed. */
+                                error: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the next attempt (a retry or the renewal) is due.
+                                 */
+                                readonly next_attempt_at: string | null;
+                            } | null;
+                        } | null;
                         /**
                          * Format: date-time
                          * @description When the object was created.

@@ -8,6 +8,7 @@ import { startGateway, type RunningGateway } from './gateway.ts';
 import type { RateState } from './state/rate-state.ts';
 import { AsnDatabase } from './rules/asn-db.ts';
 import { originPolicy } from '../platform/net/origin-policy.ts';
+import { outboundFetch, tenantPolicy } from '../platform/net/outbound.ts';
 import type { Environment } from '../platform/db/environments.ts';
 
 export interface LaunchDeps {
@@ -19,7 +20,13 @@ export interface LaunchDeps {
   rateState?: RateState | undefined;
 }
 
-/** The production gateway on `shieldPort`, or with `environment: 'test'` the sandbox's on `sandboxShieldPort`. */
+/** OCSP responses are small; a responder that is slow or large is not worth waiting for. */
+const OCSP_FETCH = { redirects: 'refuse', timeoutMs: 10_000, connectTimeoutMs: 5_000, maxBytes: 64 * 1024 } as const;
+
+/**
+ * The production gateway on `shieldPort` (and `shieldTlsPort` when set), or with `environment:
+ * 'test'` the sandbox's on `sandboxShieldPort` (plain HTTP only).
+ */
 export async function launchGateway(config: GatewaySettings, deps: LaunchDeps, environment: Environment = 'live'): Promise<RunningGateway> {
   const asnDb = config.asnDbPath ? await AsnDatabase.load(config.asnDbPath) : undefined;
   if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
@@ -28,6 +35,7 @@ export async function launchGateway(config: GatewaySettings, deps: LaunchDeps, e
     host: config.host,
     port: environment === 'test' ? (config.sandboxShieldPort ?? 0) : config.shieldPort,
     environment,
+    domainProof: config.shieldDomainProof,
     trustedProxies: config.trustedProxies,
     redisUrl: config.redisUrl,
     asnDb,
@@ -35,6 +43,10 @@ export async function launchGateway(config: GatewaySettings, deps: LaunchDeps, e
     bodyLimits: { inspectBytes: config.shieldInspectBytes, multipartBytes: config.shieldMultipartBytes, maxRatio: config.shieldMaxDecompressionRatio },
     bodyBudget: config.shieldBodyBudget,
     challengeDifficultyBits: config.challengeDifficultyBits,
+    websocket: { idleMs: config.shieldWsIdleMs, maxPerSite: config.shieldWsMaxPerSite },
+    tlsPort: environment === 'live' ? config.shieldTlsPort : undefined,
+    // Responders are named by the certificates, uploaded ones included: tenant traffic.
+    ocspFetch: outboundFetch(tenantPolicy({ allowPrivateTargets: config.allowPrivateTargets, dnsServers: config.shieldDnsServers }), OCSP_FETCH),
     upstream: {
       headersTimeoutMs: config.upstreamTimeoutMs,
       bodyTimeoutMs: config.upstreamTimeoutMs,

@@ -11,6 +11,10 @@ export interface GatewaySettings {
   shieldPort: number;
   /** Where the sandbox's gateway listens; unset: none. */
   sandboxShieldPort: number | undefined;
+  /** Where the gateway terminates TLS; unset: plain HTTP only. */
+  shieldTlsPort: number | undefined;
+  /** Whether a site serves before its organisation proved control of its domain (api/config.ts). */
+  shieldDomainProof: 'required' | 'contested';
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
@@ -25,10 +29,14 @@ export interface GatewaySettings {
   shieldBodyBudget: BodyBudget;
   challengeDifficultyBits: number;
   upstreamTimeoutMs: number;
+  shieldWsIdleMs: number;
+  shieldWsMaxPerSite: number;
   shieldAllowSampleRate: number;
   shieldFlushMs: number;
   shieldAlertWindowMs: number;
   allowMetadataOrigins: boolean;
+  /** AEGIS_ALLOW_PRIVATE_TARGETS: also the OCSP responders uploaded certificates name (tenant traffic). */
+  allowPrivateTargets: boolean;
   shieldDnsServers: string[];
   metricsPort: number | undefined;
   metricsHost: string;
@@ -40,6 +48,8 @@ const KEYS: Record<keyof GatewaySettings, true> = {
   host: true,
   shieldPort: true,
   sandboxShieldPort: true,
+  shieldTlsPort: true,
+  shieldDomainProof: true,
   dataDir: true,
   databaseUrl: true,
   redisUrl: true,
@@ -54,10 +64,13 @@ const KEYS: Record<keyof GatewaySettings, true> = {
   shieldBodyBudget: true,
   challengeDifficultyBits: true,
   upstreamTimeoutMs: true,
+  shieldWsIdleMs: true,
+  shieldWsMaxPerSite: true,
   shieldAllowSampleRate: true,
   shieldFlushMs: true,
   shieldAlertWindowMs: true,
   allowMetadataOrigins: true,
+  allowPrivateTargets: true,
   shieldDnsServers: true,
   metricsPort: true,
   metricsHost: true,

@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'scan.failed',
   'shield.block',
   'shield.challenge',
+  'shield.certificate.failed',
+  'shield.site.domain_taken_over',
   'config_repo.sync.completed',
   'config_repo.sync.failed',
   'api_key.created',
@@ -38,6 +40,13 @@ export const EVENT_TYPE_INFO: Record<EventType | 'ping', EventTypeDescription> =
   'scan.failed': { version: 1, description: 'A scan ended without a result; `error` says why.' },
   'shield.block': { version: 1, description: 'Shield blocked requests on a site: one event per site, rule and window (AEGIS_SHIELD_ALERT_WINDOW_MS, 10 s by default) with the count and up to five samples, so an attack is a bounded number of events.' },
   'shield.challenge': { version: 1, description: 'Shield challenged requests on a site; aggregated like `shield.block`.' },
+  'shield.certificate.failed': { version: 1, description: 'Obtaining or renewing a site’s certificate from ACME failed; the certificate being served (if any) keeps serving. `error` says why, `next_attempt_at` when it is tried again (backing off from 5 minutes to a day).' },
+  'shield.site.domain_taken_over': {
+    version: 1,
+    description:
+      'Another organisation proved control of the domain of one of your Shield sites (AEGIS_SHIELD_DOMAIN_PROOF); that organisation’s site now serves the domain and yours serves nothing (`status: superseded`). ' +
+      '`was_serving` says whether yours had been getting the traffic. Prove control yourself (`domain_verification`) only if the domain is really yours: a verified domain is never taken over.',
+  },
   'config_repo.sync.completed': { version: 1, description: 'A config-repository sync ended (applied, unchanged, planned or refused).' },
   'config_repo.sync.failed': { version: 1, description: 'A config-repository sync failed; `failure_stage` and `errors` say where and why.' },
   'api_key.created': { version: 1, description: 'An API key was created (or issued by rotation). Never carries the key value.' },

@@ -1,4 +1,7 @@
 import { createdAtSchema, idSchema, labelsSchema, updatedAtSchema, urlPatternSchema, type KindMeta, withoutDefaults, livemodeSchema } from './common.ts';
+import { certificateSummarySchema, domainVerificationSchema, siteStatusSchema, tlsResource, tlsSpec, tlsUpdate } from './shield-site-edge.ts';
+
+export * from './shield-site-edge.ts';
 
 /** Managed-rule ids are `<category>.<name>`; an exclusion may name a whole category. */
 export const MANAGED_RULE_REF_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)?$';
@@ -73,6 +76,7 @@ const properties = {
       'How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.',
   },
   managed_rules: managedRules,
+  tls: tlsSpec,
   labels: labelsSchema,
 } as const;
 
@@ -96,6 +100,7 @@ export const ShieldSiteUpdate = {
     path_case: properties.path_case,
     // Merged into the stored settings: the fields given replace theirs, the others stay.
     managed_rules: { ...managedRules, properties: withoutDefaults(managedRules.properties) },
+    tls: tlsUpdate,
     labels: properties.labels,
   }),
 } as const;
@@ -107,8 +112,19 @@ const managedRulesResource = {
 
 export const ShieldSiteResource = {
   type: 'object',
-  required: ['livemode', 'id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules', 'labels', 'created_at', 'updated_at'],
-  properties: { id: idSchema, livemode: livemodeSchema, ...properties, managed_rules: managedRulesResource, created_at: createdAtSchema, updated_at: updatedAtSchema },
+  required: ['livemode', 'id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules', 'tls', 'status', 'domain_verification', 'certificate', 'labels', 'created_at', 'updated_at'],
+  properties: {
+    id: idSchema,
+    livemode: livemodeSchema,
+    ...properties,
+    managed_rules: managedRulesResource,
+    tls: tlsResource,
+    status: siteStatusSchema,
+    domain_verification: domainVerificationSchema,
+    certificate: certificateSummarySchema,
+    created_at: createdAtSchema,
+    updated_at: updatedAtSchema,
+  },
 } as const;
 
 export const shieldSiteMeta: KindMeta = {
@@ -116,7 +132,7 @@ export const shieldSiteMeta: KindMeta = {
   terraformType: 'aegis_shield_site',
   parent: null,
   identity: ['domain'],
-  mutable: ['mode', 'origin_url', 'path_case', 'managed_rules', 'labels'],
-  computed: ['id', 'created_at', 'updated_at'],
+  mutable: ['mode', 'origin_url', 'path_case', 'managed_rules', 'tls', 'labels'],
+  computed: ['id', 'status', 'domain_verification', 'certificate', 'created_at', 'updated_at'],
   sensitive: [],
 };

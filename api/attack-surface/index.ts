@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../platform/db/database.ts';
 import type { OriginPolicy } from '../../platform/net/origin-policy.ts';
+import type { EdgeSettings } from '../shield/sites/edge-settings.ts';
 import type { JobHandlers } from '../../platform/jobs/types.ts';
 import { awsConnectRoutes } from './connect-routes.ts';
 import { discoveryJobHandlers } from './jobs.ts';
@@ -24,12 +25,14 @@ export interface AttackSurfaceDeps {
 export interface AttackSurfaceRouteOptions extends AttackSurfaceDeps {
   /** Checks the origin of a Shield site made from an asset, as POST /api/v1/shield/sites does. */
   originPolicy: OriginPolicy;
+  /** The TLS default and domain-proof settings a new site's answer depends on. */
+  edge: EdgeSettings;
 }
 
 export const attackSurfacePlugin: FastifyPluginAsync<AttackSurfaceRouteOptions> = async (app, options) => {
   const connectors = options.connectors ?? createCloudConnectors(options.cloud);
   await app.register(awsConnectRoutes, { db: options.db, connectors });
-  await app.register(inventoryRoutes, { db: options.db, originPolicy: options.originPolicy });
+  await app.register(inventoryRoutes, { db: options.db, originPolicy: options.originPolicy, edge: options.edge });
 };
 
 export function attackSurfaceJobHandlers(deps: AttackSurfaceDeps): JobHandlers {

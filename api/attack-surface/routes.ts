@@ -15,7 +15,10 @@ import type { OriginPolicy } from '../../platform/net/origin-policy.ts';
 import { insertSchedule, toSchedule, type ScheduleFields } from '../schedules/store.ts';
 import { nextRunAt, scheduleIssues, type FieldIssue } from '../../schemas/checks/schedule.ts';
 import { checkOrigin } from '../shield/sites/routes.ts';
-import { domainTaken, insertSite, MANAGED_RULES_DEFAULT, toSite } from '../shield/sites/store.ts';
+import { domainTaken, insertSite, MANAGED_RULES_DEFAULT } from '../shield/sites/store.ts';
+import type { EdgeSettings } from '../shield/sites/edge-settings.ts';
+import { defaultTls } from '../shield/sites/tls.ts';
+import { siteResource } from '../shield/sites/view.ts';
 import { coveringScheduleCondition } from './coverage.ts';
 import { ASSET_KINDS } from './providers/types.ts';
 import { AssetListQuery, AttackSurfaceAssetResource, AttackSurfaceRunResource, idParams, RunListQuery, ScanScheduleFromAsset, ShieldSiteFromAsset } from './schemas.ts';
@@ -45,7 +48,7 @@ function activeAsset(asset: AssetWithCoverage | undefined): AssetWithCoverage {
   return asset;
 }
 
-export const inventoryRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; originPolicy: OriginPolicy } }> = async (app, { db, originPolicy }) => {
+export const inventoryRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; originPolicy: OriginPolicy; edge: EdgeSettings } }> = async (app, { db, originPolicy, edge }) => {
   const tags = ['Attack surface'];
 
   app.get(
@@ -164,11 +167,11 @@ export const inventoryRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: 
       await checkOrigin(origin, originPolicy);
       const site = await db.transaction().execute(async (trx) => {
         if (await domainTaken(trx, orgId, domain)) throw conflict(`a Shield site for ${domain} already exists`, { field: 'domain' });
-        const created = await insertSite(trx, orgId, { domain, origin_url: origin, mode, path_case: 'insensitive', managed_rules: { ...MANAGED_RULES_DEFAULT }, labels: {} });
+        const created = await insertSite(trx, orgId, { domain, origin_url: origin, mode, path_case: 'insensitive', managed_rules: { ...MANAGED_RULES_DEFAULT }, tls: defaultTls(edge.tlsPort), labels: {} });
         await auditRequest(trx, request, { action: 'shield_site.created', target: { type: 'shield_site', id: created.id }, metadata: { domain, mode, attack_surface_asset: asset.id } });
         return created;
       });
-      return reply.code(201).send(toSite(site));
+      return reply.code(201).send(await siteResource(db, site, edge));
     },
   );
 };

@@ -39,6 +39,33 @@ export const ShieldAlertObject = {
   },
 } as const;
 
+/** `data.object` of shield.certificate.failed: one failed ACME order of a site (never a key). */
+export const ShieldCertificateFailureObject = {
+  type: 'object',
+  required: ['object', 'site_id', 'domain', 'attempts', 'error', 'next_attempt_at'],
+  properties: {
+    object: { type: 'string', enum: ['shield_certificate_order'] },
+    site_id: { type: 'string' },
+    domain: { type: 'string' },
+    attempts: { type: 'integer', description: 'Orders that failed in a row, this one included; reset when a certificate is obtained.' },
+    error: { type: 'string', description: 'What the ACME server or the order said went wrong.' },
+    next_attempt_at: timestampSchema,
+  },
+} as const;
+
+/** `data.object` of shield.site.domain_taken_over: the organisation's own site that lost its domain (never who took it). */
+export const ShieldSiteTakeoverObject = {
+  type: 'object',
+  required: ['object', 'site_id', 'domain', 'was_serving', 'taken_at'],
+  properties: {
+    object: { type: 'string', enum: ['shield_site_takeover'] },
+    site_id: { type: 'string', description: 'Your site whose domain another organisation proved control of.' },
+    domain: { type: 'string' },
+    was_serving: { type: 'boolean', description: 'Whether your site was serving the domain until then.' },
+    taken_at: timestampSchema,
+  },
+} as const;
+
 /** `data.object` of ping: which webhook was tested. */
 const PingObject = {
   type: 'object',
@@ -69,6 +96,8 @@ export const EVENT_CATALOGUE: Record<EventType | 'ping', EventTypeInfo> = {
   'scan.failed': { ...EVENT_TYPE_INFO['scan.failed'], scope: 'scans:read', object: scan },
   'shield.block': { ...EVENT_TYPE_INFO['shield.block'], scope: 'shield:read', object: alert },
   'shield.challenge': { ...EVENT_TYPE_INFO['shield.challenge'], scope: 'shield:read', object: alert },
+  'shield.certificate.failed': { ...EVENT_TYPE_INFO['shield.certificate.failed'], scope: 'shield:read', object: ShieldCertificateFailureObject as unknown as ObjectSchema },
+  'shield.site.domain_taken_over': { ...EVENT_TYPE_INFO['shield.site.domain_taken_over'], scope: 'shield:read', object: ShieldSiteTakeoverObject as unknown as ObjectSchema },
   'config_repo.sync.completed': { ...EVENT_TYPE_INFO['config_repo.sync.completed'], scope: 'admin', object: sync },
   'config_repo.sync.failed': { ...EVENT_TYPE_INFO['config_repo.sync.failed'], scope: 'admin', object: sync },
   'api_key.created': { ...EVENT_TYPE_INFO['api_key.created'], scope: 'admin', object: apiKey },

@@ -16,7 +16,7 @@
 // and client IP it was issued to and only until it expires, so replaying it can never yield more
 // than another clearance for that same site and client, expiring at the latest SEED_TTL_SECONDS +
 // the clearance lifetime after the seed was issued. One solved puzzle buys at most that much.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { closeConnection, type GatewayRequest, type GatewayResponse } from '../proxy/exchange.ts';
 import { randomBytes } from 'node:crypto';
 import { FAILURE_CSP, challengeCsp, renderChallengePage, renderFailurePage } from './page.ts';
 import { CLEARANCE_COOKIE, deriveChallengeKeys, hasEnoughWork, issueClearance, issueSeed, readSeed, verifyClearance, type ChallengeKeys } from './tokens.ts';
@@ -122,7 +122,7 @@ class UsedSeeds {
 type FormRead = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };
 
 /** Reads a request body of at most `limit` bytes without ever holding more. */
-function readSmallBody(req: IncomingMessage, limit: number): Promise<FormRead> {
+function readSmallBody(req: GatewayRequest, limit: number): Promise<FormRead> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ kind: 'too_large' });
   return new Promise((resolve) => {
@@ -161,7 +161,7 @@ const FAILURE_MESSAGES: Record<SubmitFailure, string> = {
   replayed: 'This browser check was already used.',
 };
 
-function send(res: ServerResponse, status: number, headers: Record<string, string | number>, body: string): void {
+function send(res: GatewayResponse, status: number, headers: Record<string, string | number>, body: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -202,7 +202,7 @@ export class Challenges {
   }
 
   /** Answers the request with the challenge page. */
-  sendChallenge(res: ServerResponse, ctx: ChallengeContext): void {
+  sendChallenge(res: GatewayResponse, ctx: ChallengeContext): void {
     const cspNonce = randomBytes(16).toString('base64');
     const html = renderChallengePage({
       seed: this.issueSeed(ctx.siteId, ctx.clientIp),
@@ -237,7 +237,7 @@ export class Challenges {
   }
 
   /** Handles a POST to CHALLENGE_PATH: reads the form, verifies it, answers 303 or 403 (413 if too large). */
-  async handleSubmit(req: IncomingMessage, res: ServerResponse, ctx: SubmitContext): Promise<'passed' | 'failed'> {
+  async handleSubmit(req: GatewayRequest, res: GatewayResponse, ctx: SubmitContext): Promise<'passed' | 'failed'> {
     const read = await readSmallBody(req, MAX_FORM_BYTES);
     if (read.kind === 'aborted') {
       res.destroy();
@@ -245,7 +245,7 @@ export class Challenges {
     }
     if (read.kind === 'too_large') {
       // The rest of the body is not read: close the connection rather than drain it.
-      send(res, 413, { 'content-type': 'text/plain; charset=utf-8', connection: 'close', 'x-request-id': ctx.requestId }, 'Request body too large.\n');
+      send(res, 413, { 'content-type': 'text/plain; charset=utf-8', ...closeConnection(res), 'x-request-id': ctx.requestId }, 'Request body too large.\n');
       return 'failed';
     }
     const contentType = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();

@@ -20,7 +20,7 @@ export const WORKER_ENV = 'AEGIS_SHIELD_WORKER_SETUP';
 
 export type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
-export type WorkerMessage = { aegis: 'ready'; port: number } | { aegis: 'metrics'; id: number; metrics: WorkerMetrics } | { aegis: 'metrics'; id: number; error: string };
+export type WorkerMessage = { aegis: 'ready'; port: number; tlsPort?: number | undefined } | { aegis: 'metrics'; id: number; metrics: WorkerMetrics } | { aegis: 'metrics'; id: number; error: string };
 
 export type PrimaryMessage = { aegis: 'shutdown' } | { aegis: 'metrics-request'; id: number };
 

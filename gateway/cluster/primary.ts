@@ -2,8 +2,9 @@
 // forks N worker processes with node:cluster, each running the ordinary gateway (./worker-main.ts)
 // on one shared port, and looks after them. It serves no traffic itself. Its jobs:
 //
-//   - listening: node:cluster's primary owns the listening socket and hands accepted connections to
-//     the workers in turn (round-robin, the default scheduling on every platform but Windows);
+//   - listening: node:cluster's primary owns the listening sockets (the plain port, and the TLS
+//     port when one is set) and hands accepted connections to the workers in turn (round-robin, the
+//     default scheduling on every platform but Windows);
 //   - rate limits without Redis: it holds the one MemoryRateState and answers the workers' requests
 //     (./ipc-rate-state.ts), so a budget is spent once across workers. With REDIS_URL the workers
 //     go to Redis directly, exactly as separate `aegis shield` nodes do, and the primary stays idle;
@@ -48,6 +49,9 @@ export interface ClusterOptions {
 export interface RunningCluster {
   url: string;
   port: number;
+  /** The TLS port every worker listens on too (shieldTlsPort), when set. */
+  tlsPort: number | undefined;
+  tlsUrl: string | undefined;
   /** The live workers by slot. */
   workers(): { slot: number; pid: number }[];
   /** How many workers were replaced since start. */
@@ -91,6 +95,7 @@ export async function startGatewayCluster(config: GatewaySettings, options: Clus
   let stopping = false;
   let restarts = 0;
   let port = 0;
+  let tlsPort: number | undefined;
   let metricsId = 0;
   const metricsWaiters = new Map<number, { pending: Set<number>; results: Map<number, WorkerMetrics>; done(): void }>();
   let startup: { resolve(): void; reject(err: Error): void; waiting: Set<number> } | undefined;
@@ -111,6 +116,7 @@ export async function startGatewayCluster(config: GatewaySettings, options: Clus
       if (message.aegis === 'ready') {
         slot.ready = true;
         port = message.port;
+        tlsPort = message.tlsPort;
         options.onWorkerReady?.({ slot: slot.slot, pid: worker.process.pid ?? 0 });
         if (startup?.waiting.delete(slot.slot) && startup.waiting.size === 0) startup.resolve();
       } else if (message.aegis === 'metrics') {
@@ -214,7 +220,7 @@ export async function startGatewayCluster(config: GatewaySettings, options: Clus
       const metrics: ServerMetrics = {
         registry: new Registry(),
         http: () => undefined,
-        gateway: { decision: () => undefined, upstream: () => undefined },
+        gateway: { decision: () => undefined, upstream: () => undefined, websockets: () => undefined, websocketUpgrade: () => undefined, tlsHandshake: () => undefined, certificateExpiry: () => undefined },
         jobs: () => () => undefined,
         scrape: async () => {
           const registry = await collect();
@@ -233,6 +239,8 @@ export async function startGatewayCluster(config: GatewaySettings, options: Clus
   return {
     url: `http://localhost:${port}`,
     port,
+    tlsPort,
+    tlsUrl: tlsPort === undefined ? undefined : `https://localhost:${tlsPort}`,
     workers: () => slots.filter((s) => s.ready && s.worker).map((s) => ({ slot: s.slot, pid: s.worker!.process.pid ?? 0 })),
     restarts: () => restarts,
     metricsServer,

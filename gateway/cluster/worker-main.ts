@@ -62,4 +62,4 @@ process.on('SIGTERM', () => void shutdown());
 process.on('disconnect', () => void shutdown());
 
 const gateway = await starting;
-send({ aegis: 'ready', port: gateway.port });
+send({ aegis: 'ready', port: gateway.port, tlsPort: gateway.tlsPort });

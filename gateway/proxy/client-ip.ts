@@ -2,7 +2,7 @@
 // in front of the gateway): then X-Forwarded-For is walked from the right, skipping trusted hops,
 // and the first address not ours is the client. Entries further left were written by the client
 // and prove nothing, so they are never taken.
-import type { IncomingMessage } from 'node:http';
+import type { GatewayRequest } from './exchange.ts';
 import { networkOf, parseIp, sameIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 
 interface Network {
@@ -40,7 +40,7 @@ export class ClientIpResolver {
     return false;
   }
 
-  resolve(req: IncomingMessage): ClientAddress {
+  resolve(req: GatewayRequest): ClientAddress {
     const peerText = unwrapMapped(req.socket.remoteAddress ?? '0.0.0.0');
     const peer = parseIp(peerText) ?? { version: 4 as const, value: 0 };
     const socketProto = 'encrypted' in req.socket ? 'https' : 'http';

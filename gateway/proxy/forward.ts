@@ -7,7 +7,7 @@
 // connector (net/outbound.ts) under the `origin` rule (net/origin-policy.ts): an origin that is, or
 // resolves at connect time to, a cloud metadata or link-local address is never connected to; its
 // requests fail as unreachable (502).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GatewayRequest, GatewayResponse } from './exchange.ts';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { Pool, errors as undiciErrors } from 'undici';
@@ -58,8 +58,9 @@ interface Origin {
   /** Why the origin (a literal address, which net.connect does not look up) is refused, or null. */
   refused: string | null;
   lastRefusalLog: number;
-  /** Requests in flight per client address. */
+  /** Requests in flight per client address, and in all. */
   inFlight: Map<string, number>;
+  total: number;
 }
 
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
@@ -68,10 +69,12 @@ export class Upstreams {
   readonly #origins = new Map<string, Origin>();
   readonly #policy: OriginPolicy;
   readonly #perClient: number;
+  readonly #poolSize: number;
 
   constructor(private readonly options: UpstreamOptions = {}) {
     this.#policy = options.originPolicy ?? originPolicy({ allowMetadataOrigins: false, dnsServers: [] });
-    this.#perClient = options.connectionsPerClient ?? Math.max(1, Math.floor((options.connectionsPerOrigin ?? 128) / 4));
+    this.#poolSize = options.connectionsPerOrigin ?? 128;
+    this.#perClient = options.connectionsPerClient ?? Math.max(1, Math.floor(this.#poolSize / 4));
   }
 
   #origin(originUrl: string): Origin {
@@ -80,7 +83,7 @@ export class Upstreams {
       const url = new URL(originUrl);
       const created: Origin = {
         pool: new Pool(url.origin, {
-          connections: this.options.connectionsPerOrigin ?? 128,
+          connections: this.#poolSize,
           pipelining: 1,
           keepAliveTimeout: 30_000,
           headersTimeout: this.options.headersTimeoutMs ?? 60_000,
@@ -96,6 +99,7 @@ export class Upstreams {
         refused: literalOriginRefusal(originHost(url), this.#policy),
         lastRefusalLog: -Infinity,
         inFlight: new Map(),
+        total: 0,
       };
       origin = created;
       this.#origins.set(originUrl, origin);
@@ -110,17 +114,21 @@ export class Upstreams {
     this.options.log?.warn({ origin: origin.name, reason }, 'shield: origin refused: not forwarding to a cloud metadata or link-local address');
   }
 
-  forward(req: IncomingMessage, res: ServerResponse, originUrl: string, ctx: ForwardContext): Promise<ForwardResult> {
+  forward(req: GatewayRequest, res: GatewayResponse, originUrl: string, ctx: ForwardContext): Promise<ForwardResult> {
     const origin = this.#origin(originUrl);
     if (origin.refused !== null) {
       this.#reportRefusal(origin, origin.refused);
       return Promise.resolve({ ok: false, failure: 'unreachable' });
     }
-    // A client's share of the pool: requests past it are refused rather than queued behind its own.
+    // A client's share of the pool: past it, a client may take more only while a share's worth of
+    // connections stays free for everyone else; otherwise it is refused rather than queued behind
+    // its own requests. (A strict cap would turn away busy NATs and proxies on an idle origin.)
     const mine = origin.inFlight.get(ctx.clientIp) ?? 0;
-    if (mine >= this.#perClient) return Promise.resolve({ ok: false, failure: 'client_share' });
+    if (mine >= this.#perClient && this.#poolSize - origin.total <= this.#perClient) return Promise.resolve({ ok: false, failure: 'client_share' });
     origin.inFlight.set(ctx.clientIp, mine + 1);
+    origin.total++;
     res.once('close', () => {
+      origin.total--;
       const left = (origin.inFlight.get(ctx.clientIp) ?? 1) - 1;
       if (left > 0) origin.inFlight.set(ctx.clientIp, left);
       else origin.inFlight.delete(ctx.clientIp);
@@ -148,7 +156,7 @@ export class Upstreams {
  * Streams the origin's body to the client. Not stream.pipeline: on Node 20 it allocates an
  * AbortController per call and an AbortError when it finishes, a tenth of the proxy's CPU time.
  */
-function pipeBody(body: Readable, res: ServerResponse): void {
+function pipeBody(body: Readable, res: GatewayResponse): void {
   // An origin failing mid-body cuts the client connection: the status line has already gone out.
   body.on('error', () => res.destroy());
   // A client leaving early releases the origin connection rather than reading the body to the end.
@@ -172,7 +180,8 @@ function isTimeout(err: unknown): boolean {
   return err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
 }
 
-function requestHeaders(req: IncomingMessage, ctx: ForwardContext): string[] {
+/** The request headers the origin receives (header-policy.ts), as name/value pairs; also the WebSocket handshake's (websocket.ts). */
+export function requestHeaders(req: GatewayRequest, ctx: ForwardContext): string[] {
   const raw = req.rawHeaders;
   const listed = connectionListed(req.headers.connection);
   const out: string[] = [];
@@ -198,7 +207,8 @@ function requestHeaders(req: IncomingMessage, ctx: ForwardContext): string[] {
   return out;
 }
 
-function responseHeaders(headers: Record<string, string | string[] | undefined>, requestId: string): Record<string, string | string[]> {
+/** The origin's response headers as the client receives them: hop-by-hop and Connection-listed ones dropped, our request id added. */
+export function responseHeaders(headers: Record<string, string | string[] | undefined>, requestId: string): Record<string, string | string[]> {
   const listed = connectionListed(headers.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {

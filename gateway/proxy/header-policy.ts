@@ -18,6 +18,8 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'host',
   // The gateway answered `100-continue` itself (node:http does); the origin gets the whole body.
   'expect',
+  // HTTP/2's h2c upgrade settings (RFC 7540 §3.2.1): connection-specific, and refused by HTTP/2 responses.
+  'http2-settings',
 ]);
 
 /**
@@ -75,6 +77,7 @@ export function connectionListed(value: string | string[] | undefined): Set<stri
  * would smuggle past every check made on the dashed name.
  */
 export function dropsRequestHeader(name: string, listed: ReadonlySet<string> | undefined): boolean {
-  if (HOP_BY_HOP.has(name) || CLIENT_CLAIMS.has(name) || name.includes('_')) return true;
+  // HTTP/2 pseudo-headers (`:path`, `:authority`) are the request line, never headers to pass on.
+  if (name.charCodeAt(0) === 58 || HOP_BY_HOP.has(name) || CLIENT_CLAIMS.has(name) || name.includes('_')) return true;
   return listed !== undefined && listed.has(name) && !READ_SHAPING.has(name);
 }

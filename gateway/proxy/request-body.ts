@@ -3,7 +3,7 @@
 // until it passes the buffer cap (then the held chunks and the rest of the stream are forwarded,
 // still watched). Every byte held is claimed from the client's and the gateway's budget, and a
 // body must keep arriving at the minimum rate, while buffered and while streamed.
-import type { IncomingMessage } from 'node:http';
+import { isHttp2Request, type GatewayRequest } from './exchange.ts';
 import { Readable } from 'node:stream';
 import type { AdmissionRefusal, BodyTicket } from './body-admission.ts';
 
@@ -27,15 +27,18 @@ export interface BodyGuard {
   graceMs: number;
 }
 
-export function hasBody(req: IncomingMessage): boolean {
+export function hasBody(req: GatewayRequest): boolean {
   const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+  if ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined) return true;
+  // HTTP/2 frames bodies itself: one without Content-Length (as chunked is in HTTP/1.1) is there
+  // unless the request's HEADERS frame ended the stream.
+  return length === undefined && isHttp2Request(req) && !req.stream.endAfterHeaders;
 }
 
 /** Whether `bytes` arriving over `elapsedMs` is slower than the guard allows (never within the grace period). */
 const tooSlow = (guard: BodyGuard, bytes: number, elapsedMs: number): boolean => elapsedMs > guard.graceMs && bytes * 1000 < guard.minBytesPerSecond * elapsedMs;
 
-export function readBody(req: IncomingMessage, cap: number, guard: BodyGuard): Promise<ReadBody> {
+export function readBody(req: GatewayRequest, cap: number, guard: BodyGuard): Promise<ReadBody> {
   return new Promise((resolve) => {
     const started = Date.now();
     const chunks: Buffer[] = [];
@@ -74,7 +77,7 @@ export function readBody(req: IncomingMessage, cap: number, guard: BodyGuard): P
 }
 
 /** The held chunks, then the rest of the body, failing with SlowBodyError when it slows below the minimum. */
-async function* rest(head: Buffer[], req: IncomingMessage, guard: BodyGuard, started: number, already: number): AsyncGenerator<Buffer> {
+async function* rest(head: Buffer[], req: GatewayRequest, guard: BodyGuard, started: number, already: number): AsyncGenerator<Buffer> {
   yield* head;
   let size = already;
   const slow = new SlowBodyError('the request body arrived too slowly');

@@ -8,6 +8,7 @@ import { getSchemaEnforcer, type SchemaEnforcer, type Strictness } from '../rule
 import { compileVirtualPatches, type PatchSet } from '../rules/virtual-patches.ts';
 import { ScopeIndex } from '../rules/url-pattern.ts';
 import type { SiteConfig } from './load.ts';
+import type { SiteTlsSettings } from '../../platform/db/schema.ts';
 import { errorMessage } from '../../schemas/json-value.ts';
 
 export type SiteMode = 'log' | 'block' | 'challenge';
@@ -30,6 +31,10 @@ export interface CompiledSite {
   schema: { enforcer: SchemaEnforcer; strictness: Strictness } | null;
   /** URL patterns and schema routes compare paths in lower case (`path_case: insensitive`). */
   foldCase: boolean;
+  /** TLS at the edge: mode, HTTP→HTTPS redirect, HSTS, minimum version (schemas/shield-site.ts). */
+  tls: SiteTlsSettings;
+  /** Whether the organisation proved it controls the domain (who serves a shared domain: the registry). */
+  verified: boolean;
   /** False when the site has no rule of any kind: its requests are allowed without evaluation. */
   hasRules: boolean;
   /** When the earliest expiring rule lapses (epoch ms): the site is recompiled then. */
@@ -83,6 +88,8 @@ export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
     managed,
     schema,
     foldCase,
+    tls: config.site.tls,
+    verified: config.site.domain_verified_at !== null,
     hasRules: ipAccess !== null || rateLimits.length > 0 || patches !== null || managed !== null || schema !== null,
     nextExpiry: expiries.length > 0 ? Math.min(...expiries) : null,
     warnings,

@@ -6,7 +6,7 @@ import { environmentOf, inEnvironment, type Environment } from '../../platform/d
 import type { IpAccessRuleRow, RateLimitRuleRow, ShieldSiteRow, VirtualPatchRow } from '../../platform/db/schema.ts';
 
 export interface SiteConfig {
-  site: Pick<ShieldSiteRow, 'id' | 'org_id' | 'domain' | 'origin_url' | 'mode' | 'path_case' | 'managed_rules'>;
+  site: Pick<ShieldSiteRow, 'id' | 'org_id' | 'domain' | 'origin_url' | 'mode' | 'path_case' | 'managed_rules' | 'tls' | 'domain_verified_at'>;
   ipRules: Pick<IpAccessRuleRow, 'id' | 'type' | 'value' | 'action' | 'expires_at'>[];
   patches: Pick<VirtualPatchRow, 'id' | 'url_pattern' | 'method' | 'match_param' | 'match_regex' | 'action' | 'expires_at'>[];
   rateLimits: Pick<RateLimitRuleRow, 'id' | 'identity' | 'url_pattern' | 'method' | 'budget' | 'window_seconds' | 'action' | 'escalate_to_deny_minutes'>[];
@@ -32,7 +32,7 @@ export async function loadSiteIds(db: Db, environment: Environment): Promise<str
 export async function loadSite(db: Db, siteId: string, environment: Environment): Promise<SiteConfig | null> {
   const active = sql<boolean>`(expires_at is null or expires_at > now())`;
   const [site, ipRules, patches, rateLimits, schema] = await Promise.all([
-    db.selectFrom('shield_sites').select(['id', 'org_id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules']).where('id', '=', siteId).executeTakeFirst(),
+    db.selectFrom('shield_sites').select(['id', 'org_id', 'domain', 'origin_url', 'mode', 'path_case', 'managed_rules', 'tls', 'domain_verified_at']).where('id', '=', siteId).executeTakeFirst(),
     db.selectFrom('ip_access_rules').select(['id', 'type', 'value', 'action', 'expires_at']).where('site_id', '=', siteId).where(active).orderBy('id').execute(),
     db
       .selectFrom('virtual_patches')

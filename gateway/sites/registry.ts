@@ -18,12 +18,18 @@ export interface SiteRegistryOptions {
   log: Logger;
   /** Which sites this gateway serves: live ones (the production listener) or the sandboxes' (default live). */
   environment?: Environment | undefined;
+  /**
+   * Who serves a domain (AEGIS_SHIELD_DOMAIN_PROOF). `contested` (default): any site, but when
+   * several organisations registered the domain, a verified one wins. `required`: only a verified
+   * site. Sandbox sites never need proof.
+   */
+  domainProof?: 'required' | 'contested' | undefined;
 }
 
 export class SiteRegistry {
   /** Site id → compiled site. */
   readonly #sites = new Map<string, CompiledSite>();
-  /** Host → site. Two organisations may register one domain; the older site serves it. */
+  /** Host → the site serving it (#rebuildHosts decides between sites that share a domain). */
   #byHost = new Map<string, CompiledSite>();
   #versions = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
@@ -120,16 +126,28 @@ export class SiteRegistry {
     this.#rebuildHosts();
   }
 
+  /**
+   * Which site serves each domain: a verified one before any unverified one (so an organisation
+   * that proves control takes a domain over from one that did not, and never from one that did),
+   * the oldest first among equals (ids are ULIDs: ascending is creation order). With proof
+   * required, an unverified site serves nothing; the sandbox needs no proof.
+   */
   #rebuildHosts(): void {
     const byHost = new Map<string, CompiledSite>();
-    // Ids are ULIDs: ascending order is creation order, so the oldest registration of a domain wins.
-    const ordered = [...this.#sites.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const proofRequired = this.options.domainProof === 'required' && this.#environment === 'live';
+    const ordered = [...this.#sites.values()].sort((a, b) => (a.verified !== b.verified ? (a.verified ? -1 : 1) : a.id < b.id ? -1 : 1));
     for (const site of ordered) {
+      if (proofRequired && !site.verified) continue;
       const existing = byHost.get(site.domain);
-      if (existing) this.options.log.warn({ site_id: site.id, domain: site.domain, serving: existing.id }, 'shield: domain registered by more than one site; the oldest serves it');
+      if (existing) this.options.log.warn({ site_id: site.id, domain: site.domain, serving: existing.id }, 'shield: domain registered by more than one site; another serves it');
       else byHost.set(site.domain, site);
     }
     this.#byHost = byHost;
+  }
+
+  /** Every site this gateway knows (serving or not), e.g. to find the certificates it may need. */
+  sites(): IterableIterator<CompiledSite> {
+    return this.#sites.values();
   }
 }
 

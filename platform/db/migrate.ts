@@ -19,6 +19,7 @@ import * as sandbox from './migrations/0014_sandbox.ts';
 import * as integrations from './migrations/0015_integrations.ts';
 import * as triageAndAttackSurface from './migrations/0016_triage_and_attack_surface.ts';
 import * as identityBoundaries from './migrations/0017_identity_boundaries.ts';
+import * as shieldEdge from './migrations/0018_shield_edge.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0015_integrations': integrations,
   '0016_triage_and_attack_surface': triageAndAttackSurface,
   '0017_identity_boundaries': identityBoundaries,
+  '0018_shield_edge': shieldEdge,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -107,6 +107,28 @@ export interface ShieldSitesTable extends ManagedColumns {
   /** `insensitive` | `sensitive` (migration 0009). */
   path_case: ColumnType<string, string | undefined, string>;
   managed_rules: ColumnType<ManagedRulesSettings, string | undefined, string>;
+  /** TLS at the edge (migration 0018; schemas/shield-site.ts `tls`). */
+  tls: ColumnType<SiteTlsSettings, string | undefined, string>;
+  /** What the organisation publishes to prove it controls the domain (DNS TXT or HTTP token). */
+  verification_token: ColumnType<string, string | undefined, string>;
+  domain_verified_at: NullableTimestamp;
+  /** `dns` | `http` | `acme`: how control of the domain was proved. */
+  domain_verified_by: ColumnType<DomainProofMethod | null, DomainProofMethod | null | undefined, DomainProofMethod | null>;
+  domain_checked_at: NullableTimestamp;
+  domain_check_error: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export type TlsMode = 'acme' | 'custom' | 'off';
+export type DomainProofMethod = 'dns' | 'http' | 'acme';
+
+/** A site's TLS settings (jsonb). */
+export interface SiteTlsSettings {
+  mode: TlsMode;
+  /** Answer plain-HTTP requests with a redirect to HTTPS (once a certificate serves the site). */
+  redirect_http: boolean;
+  /** Strict-Transport-Security on HTTPS answers; null: not sent. */
+  hsts: { max_age: number; include_subdomains: boolean; preload: boolean } | null;
+  min_version: '1.2' | '1.3';
 }
 
 export interface VirtualPatchesTable extends ManagedColumns {
@@ -799,3 +821,77 @@ export type AttackSurfaceAssetRow = Selectable<AttackSurfaceAssetsTable>;
 export type AttackSurfaceRunRow = Selectable<AttackSurfaceRunsTable>;
 export type VulnerabilityTicketRow = Selectable<VulnerabilityTicketsTable>;
 export type PullRequestCheckRow = Selectable<PullRequestChecksTable>;
+
+// The Shield edge (migration 0018): certificates, ACME orders, accounts and challenges.
+
+export type CertificateSource = 'custom' | 'acme';
+
+export interface ShieldCertificatesTable {
+  id: string;
+  org_id: string;
+  site_id: string;
+  source: ColumnType<CertificateSource, CertificateSource, CertificateSource>;
+  /** The leaf first, then its chain (PEM). */
+  certificate_pem: string;
+  /** The private key, sealed with the server key, context `shield-certificate:<site id>`. */
+  private_key_sealed: string;
+  /** DNS names the certificate covers (subject alternative names). */
+  names: Json<string[]>;
+  issuer: string;
+  not_before: ColumnType<Date, Date | string, Date | string>;
+  not_after: ColumnType<Date, Date | string, Date | string>;
+  /** SHA-256 of the leaf's DER, hex with colons. */
+  fingerprint: string;
+  created_at: CreatedAt;
+  updated_at: Updated;
+}
+
+export type CertificateOrderStatus = 'pending' | 'valid' | 'failed';
+
+export interface ShieldCertificateOrdersTable {
+  site_id: string;
+  org_id: string;
+  status: ColumnType<CertificateOrderStatus, CertificateOrderStatus, CertificateOrderStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  last_attempt_at: NullableTimestamp;
+  next_attempt_at: NullableTimestamp;
+  /** The `shield.certificate.order` job working on it while `pending`. */
+  job_id: ColumnType<string | null, string | null | undefined, string | null>;
+  updated_at: Updated;
+}
+
+export interface AcmeAccountsTable {
+  directory_url: string;
+  email: string | null;
+  account_url: string | null;
+  /** The account key (PEM), sealed, context `acme-account:<directory url>`. */
+  key_sealed: string;
+  created_at: CreatedAt;
+}
+
+export type AcmeChallengeType = 'http-01' | 'tls-alpn-01';
+
+export interface AcmeChallengesTable {
+  id: string;
+  domain: string;
+  type: ColumnType<AcmeChallengeType, AcmeChallengeType, AcmeChallengeType>;
+  token: string;
+  key_authorization: string;
+  /** TLS-ALPN-01: the self-signed certificate carrying the acmeIdentifier extension, and its key (sealed, context `acme-challenge:<id>`). */
+  certificate_pem: string | null;
+  private_key_sealed: string | null;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  created_at: CreatedAt;
+}
+
+export interface Database {
+  shield_certificates: ShieldCertificatesTable;
+  shield_certificate_orders: ShieldCertificateOrdersTable;
+  acme_accounts: AcmeAccountsTable;
+  acme_challenges: AcmeChallengesTable;
+}
+
+export type ShieldCertificateRow = Selectable<ShieldCertificatesTable>;
+export type ShieldCertificateOrderRow = Selectable<ShieldCertificateOrdersTable>;
+export type AcmeChallengeRow = Selectable<AcmeChallengesTable>;

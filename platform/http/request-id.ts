@@ -7,7 +7,7 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export const newRequestId = (): string => `req_${randomHex(12)}`;
 
-export function requestIdFor(req: IncomingMessage): string {
+export function requestIdFor(req: Pick<IncomingMessage, 'headers'>): string {
   const incoming = req.headers['x-request-id'];
   if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
   return newRequestId();

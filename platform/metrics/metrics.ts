@@ -12,6 +12,19 @@ export interface GatewayMetrics {
   decision(site: string, action: string, ruleKind: string | null): void;
   /** Time from the start of forwarding to the origin's response headers (or the failure), seconds. */
   upstream(site: string, outcome: string, seconds: number): void;
+  /** A site's open WebSocket connections changed by `delta` (+1 on the origin's 101, -1 when both sides closed). */
+  websockets(site: string, delta: number): void;
+  /** One WebSocket upgrade request's result (gateway/request-handler.ts). */
+  websocketUpgrade(site: string, result: string): void;
+  /** One TLS connection's handshake: its result (ok, failed, unknown_name, old_version, malformed, timeout, closed) and protocol (h2, http/1.1, acme-tls/1, none). */
+  tlsHandshake(result: string, protocol: string): void;
+  /** When the certificate a site is served with expires; null when it serves none any more. */
+  certificateExpiry(site: string, notAfter: Date | null): void;
+}
+
+/** What ACME certificate orders report: one call per order that ended (`issued` or `failed`). */
+export interface CertificateMetrics {
+  order(result: 'issued' | 'failed'): void;
 }
 
 /** What the job worker reports: called when a job run starts; the returned function when it ends. */
@@ -34,6 +47,8 @@ export interface ServerMetrics {
   registry: Registry;
   http(route: string, method: string, status: number, seconds: number): void;
   gateway: GatewayMetrics;
+  /** Absent where no ACME order runs (a gateway cluster's primary). */
+  certificates?: CertificateMetrics;
   jobs: JobObserver;
   /** Text for GET /metrics. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -51,7 +66,38 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
   const httpDuration = new Histogram({ name: 'aegis_http_request_duration_seconds', help: 'API request latency by route pattern, method and status.', labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS, registers: [registry] });
 
   const decisions = new Counter({ name: 'aegis_shield_decisions_total', help: 'Shield gateway decisions by site id, action and deciding rule kind ("none" for a plain allow).', labelNames: ['site', 'action', 'rule_kind'], registers: [registry] });
+  const websockets = new Gauge({ name: 'aegis_shield_websockets_open', help: 'Open WebSocket connections through the Shield gateway by site id.', labelNames: ['site'], registers: [registry] });
+  const upgrades = new Counter({ name: 'aegis_shield_websocket_upgrades_total', help: 'WebSocket upgrade requests by site id and result: upgraded, refused (the origin answered without switching), blocked, challenged, over_capacity, unreachable, timeout, client_gone.', labelNames: ['site', 'result'], registers: [registry] });
+  const handshakes = new Counter({ name: 'aegis_shield_tls_handshakes_total', help: 'TLS connections to the Shield gateway by handshake result (ok, failed, unknown_name, old_version, malformed, timeout, closed) and negotiated protocol (h2, http/1.1, acme-tls/1, none).', labelNames: ['result', 'protocol'], registers: [registry] });
+  const expiries = new Map<string, number>();
+  new Gauge({
+    name: 'aegis_shield_certificate_expiry_seconds',
+    help: 'Seconds until the certificate each site is served with expires (negative once expired), by site id.',
+    labelNames: ['site'],
+    registers: [registry],
+    // Every gateway process serves the same certificates: a cluster shows one value, not their sum.
+    aggregator: 'min',
+    collect() {
+      this.reset();
+      const now = Date.now();
+      for (const [site, notAfter] of expiries) this.set({ site }, Math.round((notAfter - now) / 1000));
+    },
+  });
   const upstream = new Histogram({ name: 'aegis_shield_upstream_duration_seconds', help: 'Time from forwarding to the origin response headers (or the failure), by site id and outcome (ok, unreachable, timeout).', labelNames: ['site', 'outcome'], buckets: LATENCY_BUCKETS, registers: [registry] });
+
+  const certificateOrders = new Counter({ name: 'aegis_shield_certificate_orders_total', help: 'ACME certificate orders (issuance and renewal) this process ran, by result (issued, failed).', labelNames: ['result'], registers: [registry] });
+  // Read on scrape, so every process shows the whole cluster's state, whichever node ran the orders.
+  new Gauge({
+    name: 'aegis_shield_certificate_orders',
+    help: 'Sites in tls.mode acme by the state of their certificate order (pending, valid, failed).',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const rows = await db.selectFrom('shield_certificate_orders').select(['status', sql<number>`count(*)::int`.as('count')]).groupBy('status').execute();
+      this.reset();
+      for (const r of rows) this.set({ status: r.status }, Number(r.count));
+    },
+  });
 
   const jobRuns = new Counter({ name: 'aegis_jobs_finished_total', help: 'Job runs by kind and result (completed, failed, canceled, released, lease_lost). Config-repo syncs are the config_repo_sync kind.', labelNames: ['kind', 'result'], registers: [registry] });
   const jobDuration = new Histogram({ name: 'aegis_job_duration_seconds', help: 'Job run time by kind and result.', labelNames: ['kind', 'result'], buckets: JOB_BUCKETS, registers: [registry] });
@@ -146,6 +192,25 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
       },
       upstream(site, outcome, seconds) {
         upstream.observe({ site, outcome }, seconds);
+      },
+      websockets(site, delta) {
+        if (delta >= 0) websockets.inc({ site }, delta);
+        else websockets.dec({ site }, -delta);
+      },
+      websocketUpgrade(site, result) {
+        upgrades.inc({ site, result });
+      },
+      tlsHandshake(result, protocol) {
+        handshakes.inc({ result, protocol });
+      },
+      certificateExpiry(site, notAfter) {
+        if (notAfter) expiries.set(site, notAfter.getTime());
+        else expiries.delete(site);
+      },
+    },
+    certificates: {
+      order(result) {
+        certificateOrders.inc({ result });
       },
     },
     jobs(job) {

@@ -116,10 +116,14 @@ function guardConnections(agent: http.Agent, policy: OutboundPolicy, defaultPort
   }) as CreateConnection;
 }
 
-/** node:http and node:https agents (keep-alive) whose connections are opened under `policy` (the AWS SDK's request handler). */
-export function outboundNodeAgents(policy: OutboundPolicy, options: { onRefused?: Refused } = {}): { httpAgent: http.Agent; httpsAgent: https.Agent } {
+/**
+ * node:http and node:https agents (keep-alive) whose connections are opened under `policy` (the AWS
+ * SDK's request handler, the ACME client). `ca` replaces the certificates the https agent trusts, for
+ * its connections only (the ACME client passes Node's roots plus the operator's AEGIS_ACME_CA_CERTS).
+ */
+export function outboundNodeAgents(policy: OutboundPolicy, options: { onRefused?: Refused; ca?: readonly string[] } = {}): { httpAgent: http.Agent; httpsAgent: https.Agent } {
   const httpAgent = new http.Agent({ keepAlive: true });
-  const httpsAgent = new https.Agent({ keepAlive: true });
+  const httpsAgent = new https.Agent({ keepAlive: true, ...(options.ca ? { ca: [...options.ca] } : {}) });
   guardConnections(httpAgent, policy, 80, options.onRefused);
   guardConnections(httpsAgent, policy, 443, options.onRefused);
   return { httpAgent, httpsAgent };

@@ -62,6 +62,10 @@ describe('OpenAPI', () => {
       ['patch', '/api/v1/shield/sites/{id}/schema-config'],
       ['get', '/api/v1/shield/sites/{id}/analytics'],
       ['get', '/api/v1/shield/sites/{id}/live'],
+      ['put', '/api/v1/shield/sites/{id}/certificate'],
+      ['get', '/api/v1/shield/sites/{id}/certificate'],
+      ['delete', '/api/v1/shield/sites/{id}/certificate'],
+      ['post', '/api/v1/shield/sites/{id}/verify-domain'],
     ];
     for (const [method, path] of expected) {
       const op = doc.paths[path!]?.[method!];
@@ -87,6 +91,12 @@ describe('OpenAPI', () => {
     for (const path of ['/api/v1/shield/sites/{id}/analytics', '/api/v1/shield/sites/{id}/live']) expect(doc.paths[path].get['x-required-scope']).toBe('shield:read');
     expect(Object.keys(doc.paths['/api/v1/shield/sites/{id}/live'].get.responses['200'].content)).toEqual(['text/event-stream']);
     expect(doc.paths['/api/v1/shield/sites/{id}/live'].get.responses['406']).toBeDefined();
+    // Certificates and domain proof: Shield writes and reads like the site's other routes; the key goes in, never out.
+    const certificate = doc.paths['/api/v1/shield/sites/{id}/certificate'];
+    expect([certificate.put['x-required-scope'], certificate.get['x-required-scope'], certificate.delete['x-required-scope']]).toEqual(['shield:write', 'shield:read', 'shield:write']);
+    expect(certificate.put.requestBody.content['application/json'].schema.required).toEqual(['certificate', 'private_key']);
+    expect(Object.keys(certificate.get.responses['200'].content['application/json'].schema.properties)).not.toContain('private_key');
+    expect(doc.paths['/api/v1/shield/sites/{id}/verify-domain'].post['x-required-scope']).toBe('shield:write');
   });
 
   it('names every operation once (the SDK method names), or marks it as not for API clients', async () => {

@@ -262,6 +262,36 @@ describe('8. slow bodies starve nothing', () => {
     for (const socket of sockets) socket.destroy();
     await eventually(async () => t.server.gateway!.heldBodyBytes() === 0, 10_000);
   }, 30_000);
+
+  it('one client holds its share of an origin and more only while a share stays free: past that 429, and another client still gets through', async () => {
+    const site = await createSite();
+    // Slow answers (3 s) from one client address, sent at once: the pool holds 128 connections, a share is 32.
+    const slow = (client: string, count: number) => {
+      const statuses: number[] = [];
+      const sockets: Socket[] = [];
+      for (let i = 0; i < count; i++) {
+        const socket = connect({ port: gatewayPort, host: '127.0.0.1' });
+        socket.on('error', () => undefined);
+        socket.on('data', (chunk: Buffer) => statuses.push(Number(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 0)));
+        socket.write(`GET /slow/${client}/${i} HTTP/1.1\r\nHost: ${site.host}\r\nX-Forwarded-For: ${client}\r\n\r\n`);
+        sockets.push(socket);
+      }
+      return { statuses, sockets };
+    };
+    // On a quiet origin, 40 at once (past the share) all go through.
+    const busy = slow('198.51.100.80', 40);
+    await eventually(async () => busy.statuses.length >= 40, 15_000, 100);
+    expect(busy.statuses.filter((s) => s === 200)).toHaveLength(40);
+    // 110 at once: past 96 in flight (a share of the pool left), this client's extra requests are refused.
+    const greedy = slow('198.51.100.81', 110);
+    await eventually(async () => greedy.statuses.length >= 14, 10_000);
+    expect(greedy.statuses.slice(0, 14).every((s) => s === 429)).toBe(true);
+    const other = slow('198.51.100.82', 1);
+    await eventually(async () => greedy.statuses.length >= 110 && other.statuses.length >= 1, 15_000, 100);
+    expect(other.statuses).toEqual([200]);
+    expect(greedy.statuses.filter((s) => s === 200)).toHaveLength(96);
+    for (const socket of [...busy.sockets, ...greedy.sockets, ...other.sockets]) socket.destroy();
+  }, 40_000);
 });
 
 describe('9. the smaller findings', () => {

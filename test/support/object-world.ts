@@ -146,6 +146,9 @@ export const BODIES: Record<string, unknown> = {
   'PATCH /api/v1/shield/sites/{id}': { mode: 'log' },
   'PUT /api/v1/shield/sites/{id}/schema': SCHEMA_DOCUMENT,
   'PATCH /api/v1/shield/sites/{id}/schema-config': { strictness: 'lenient' },
+  // Shaped right for the schema, so only the organisation check can stop them (their content is checked after it).
+  'PUT /api/v1/shield/sites/{id}/certificate': { certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n' },
+  'POST /api/v1/shield/sites/{id}/verify-domain': { method: 'dns' },
   'PATCH /api/v1/scan-schedules/{id}': { enabled: false },
   'PATCH /api/v1/webhooks/{id}': { description: 'moved' },
   'POST /api/v1/shield/sites/{id}/ip-access': { type: 'ip', value: '203.0.113.6', action: 'deny' },

@@ -2,7 +2,7 @@
 // fetch(), undici, node:http(s) requests and agents, node:net / node:tls connects, node:dgram,
 // spawning git / ssh / curl, and the network clients this code base uses (OpenAI, Anthropic,
 // Octokit, the AWS SDK, openid-client, nodemailer, pg, ioredis, the OTLP exporter, Stripe's API
-// client). Read from the TypeScript syntax tree, so comments and strings that mention `fetch(` do
+// client, acme-client). Read from the TypeScript syntax tree, so comments and strings that mention `fetch(` do
 // not count, and type-only imports neither. test/security/outbound-inventory.test.ts runs it over
 // the code base and compares the result with its table.
 import ts from 'typescript';
@@ -27,6 +27,7 @@ export type Primitive =
   | 'ioredis'
   | 'otlp exporter'
   | 'stripe client'
+  | 'acme-client'
   /** A connection primitive obtained from the outbound policy module. */
   | 'outbound policy';
 
@@ -57,6 +58,8 @@ const MEMBERS: readonly [RegExp, ReadonlySet<string>, Primitive][] = [
   [/^(node:)?https?$/, new Set(['request', 'get', 'Agent', 'globalAgent']), 'node:http(s) client'],
   [/^(node:)?net$/, new Set(['connect', 'createConnection', 'Socket']), 'node:net connect'],
   [/^(node:)?tls$/, new Set(['connect', 'TLSSocket']), 'node:tls connect'],
+  // The ACME client (its own axios instance underneath).
+  [/^acme-client$/, new Set(['Client']), 'acme-client'],
 ];
 
 const SPAWNERS = new Set(['spawn', 'spawnSync', 'execFile', 'execFileSync', 'exec', 'execSync']);

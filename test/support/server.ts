@@ -73,6 +73,11 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}, dat
     shieldPort: 0,
     // Dozens of servers start in one test process; the few that scan pay for their first thread.
     warmScanThreads: false,
+    // No test reaches a real ACME CA: a server with a TLS port orders certificates only in the tests
+    // that run pebble and say so (test/shield/acme.test.ts); elsewhere the scheduler's pass never
+    // comes round again after start-up, and an order would find no directory.
+    acmeDirectoryUrl: 'https://acme.invalid/directory',
+    acmeCheckIntervalMs: 2_147_483_647,
     ...overrides,
   };
   // Wired as `aegis serve` wires it: config-repo syncs run the reconciler.

@@ -1,4 +1,4 @@
-// /api/v1/shield/sites: list, get, create, update (mode, origin_url, labels), delete.
+// /api/v1/shield/sites: list, get, create, update (mode, origin_url, path_case, managed_rules, tls, labels), delete.
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts';
 import { ShieldSiteResource, ShieldSiteSpec, ShieldSiteUpdate } from '../../../schemas/index.ts';
 import { auditRequest } from '../../../platform/audit-log.ts';
@@ -12,7 +12,10 @@ import { decodeCursor, pageLimit, toPage } from '../../../platform/http/paginati
 import { filterParam, listResponseSchema, pageQueryProperties } from '../../../platform/http/schemas.ts';
 import { labelQueryProperty, parseLabelFilter } from '../../../platform/resources/labels.ts';
 import { originRefusal, type OriginPolicy } from '../../../platform/net/origin-policy.ts';
-import { deleteSite, domainTaken, findSite, insertSite, listSites, MANAGED_RULES_DEFAULT, toSite, updateSite } from './store.ts';
+import { deleteSite, domainTaken, findSite, insertSite, listSites, MANAGED_RULES_DEFAULT, updateSite } from './store.ts';
+import type { EdgeSettings } from './edge-settings.ts';
+import { checkTls, defaultTls, mergeTls } from './tls.ts';
+import { siteResource, siteResources } from './view.ts';
 
 import { siteParams as siteIdParams } from '../params.ts';
 const MODES = ShieldSiteSpec.properties.mode.enum;
@@ -31,7 +34,7 @@ export async function checkOrigin(originUrl: string | undefined, policy: OriginP
   if (reason) throw validationFailed(`request body is invalid: origin_url ${reason}`, { fields: [{ field: 'origin_url', message: reason }] });
 }
 
-export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; originPolicy: OriginPolicy } }> = async (app, { db, originPolicy }) => {
+export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; originPolicy: OriginPolicy; edge: EdgeSettings } }> = async (app, { db, originPolicy, edge }) => {
   const tags = ['Shield sites'];
 
   app.get(
@@ -58,7 +61,8 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
         modes: parseEnumList('mode', request.query.mode, MODES),
         domains: parseList('domain', request.query.domain),
       });
-      return toPage(rows, limit, toSite);
+      const page = toPage(rows, limit, (row) => row);
+      return { ...page, data: await siteResources(db, page.data, edge) };
     },
   );
 
@@ -68,7 +72,7 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
     async (request) => {
       const site = await findSite(db, principalOf(request).orgId, request.params.id);
       if (!site) throw notFound('Shield site');
-      return toSite(site);
+      return siteResource(db, site, edge);
     },
   );
 
@@ -77,16 +81,18 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
     { config: { auth: 'shield:write' }, schema: { tags, summary: 'Create a Shield site', body: ShieldSiteSpec, response: { 201: ShieldSiteResource } } },
     async (request, reply) => {
       const { orgId } = principalOf(request);
-      const { domain, origin_url, mode, path_case = 'insensitive', managed_rules = MANAGED_RULES_DEFAULT, labels = {} } = request.body;
+      const { domain, origin_url, mode, path_case = 'insensitive', managed_rules = MANAGED_RULES_DEFAULT, tls: givenTls, labels = {} } = request.body;
       checkManagedRules(managed_rules);
+      const tls = mergeTls(defaultTls(edge.tlsPort), givenTls);
+      checkTls(tls);
       await checkOrigin(origin_url, originPolicy);
       const site = await db.transaction().execute(async (trx) => {
         if (await domainTaken(trx, orgId, domain)) throw conflict(`a Shield site for ${domain} already exists`, { field: 'domain' });
-        const created = await insertSite(trx, orgId, { domain, origin_url, mode, path_case, managed_rules: { ...MANAGED_RULES_DEFAULT, ...managed_rules }, labels });
-        await auditRequest(trx, request, { action: 'shield_site.created', target: { type: 'shield_site', id: created.id }, metadata: { domain, mode } });
+        const created = await insertSite(trx, orgId, { domain, origin_url, mode, path_case, managed_rules: { ...MANAGED_RULES_DEFAULT, ...managed_rules }, tls, labels });
+        await auditRequest(trx, request, { action: 'shield_site.created', target: { type: 'shield_site', id: created.id }, metadata: { domain, mode, tls_mode: tls.mode } });
         return created;
       });
-      return reply.code(201).send(toSite(site));
+      return reply.code(201).send(await siteResource(db, site, edge));
     },
   );
 
@@ -98,7 +104,8 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
         tags,
         summary: 'Update a Shield site',
         description:
-          'Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.',
+          'Changes `mode`, `origin_url`, `path_case`, `managed_rules`, `tls` or `labels`. The fields of `managed_rules` and `tls` (and of `tls.hsts`) that are given replace the stored ones and the others stay. ' +
+          'Mode, managed-rule and TLS changes are audited.',
         params: siteIdParams,
         body: ShieldSiteUpdate,
         response: { 200: ShieldSiteResource },
@@ -111,9 +118,11 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
       const site = await db.transaction().execute(async (trx) => {
         const before = await findSite(trx, orgId, id);
         if (!before) throw notFound('Shield site');
-        const { managed_rules, ...rest } = request.body;
+        const { managed_rules, tls: givenTls, ...rest } = request.body;
         checkManagedRules(managed_rules);
-        const changes = managed_rules ? { ...rest, managed_rules: { ...before.managed_rules, ...managed_rules } } : rest;
+        const tls = givenTls ? mergeTls(before.tls, givenTls) : undefined;
+        if (tls) checkTls(tls);
+        const changes = { ...rest, ...(managed_rules ? { managed_rules: { ...before.managed_rules, ...managed_rules } } : {}), ...(tls ? { tls } : {}) };
         const after = await updateSite(trx, orgId, id, changes);
         if (!after) throw notFound('Shield site');
         if (after.mode !== before.mode) {
@@ -122,9 +131,12 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
         if (managed_rules && JSON.stringify(after.managed_rules) !== JSON.stringify(before.managed_rules)) {
           await auditRequest(trx, request, { action: 'shield_site.managed_rules_changed', target: { type: 'shield_site', id }, metadata: { from: before.managed_rules, to: after.managed_rules } });
         }
+        if (tls && JSON.stringify(after.tls) !== JSON.stringify(before.tls)) {
+          await auditRequest(trx, request, { action: 'shield_site.tls_changed', target: { type: 'shield_site', id }, metadata: { from: before.tls, to: after.tls } });
+        }
         return after;
       });
-      return toSite(site);
+      return siteResource(db, site, edge);
     },
   );
 
@@ -132,7 +144,7 @@ export const siteRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: { db: Db; o
     '/api/v1/shield/sites/:id',
     {
       config: { auth: 'shield:write' },
-      schema: { tags, summary: 'Delete a Shield site', description: 'Deletes the site with all its rules and its schema.', params: siteIdParams, response: { 204: { type: 'null', description: 'Deleted.' } } },
+      schema: { tags, summary: 'Delete a Shield site', description: 'Deletes the site with all its rules, its schema and its certificate. Its domain is then free: another organisation’s site for it can serve it.', params: siteIdParams, response: { 204: { type: 'null', description: 'Deleted.' } } },
     },
     async (request, reply) => {
       const { id } = request.params;

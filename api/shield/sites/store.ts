@@ -1,7 +1,7 @@
 // Shield sites in the database.
 import { sql } from 'kysely';
 import type { Db } from '../../../platform/db/database.ts';
-import type { ManagedRulesSettings, ShieldSiteRow } from '../../../platform/db/schema.ts';
+import type { ManagedRulesSettings, ShieldSiteRow, SiteTlsSettings } from '../../../platform/db/schema.ts';
 import { notFound } from '../../../platform/http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
 import { jsonColumns } from '../../../platform/resources/json-columns.ts';
@@ -15,6 +15,7 @@ export interface SiteFields {
   mode: string;
   path_case: string;
   managed_rules: ManagedRulesSettings;
+  tls: SiteTlsSettings;
   labels: Record<string, string>;
 }
 
@@ -39,6 +40,7 @@ export function toSite(row: ShieldSiteRow) {
     mode: row.mode as 'log' | 'block' | 'challenge',
     path_case: row.path_case as 'insensitive' | 'sensitive',
     managed_rules: row.managed_rules,
+    tls: row.tls,
     labels: row.labels,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -73,7 +75,7 @@ export async function domainTaken(db: Db, orgId: string, domain: string): Promis
 export async function insertSite(db: Db, orgId: string, fields: SiteFields): Promise<ShieldSiteRow> {
   return db
     .insertInto('shield_sites')
-    .values({ id: newId('site'), org_id: orgId, ...jsonColumns(fields, ['labels', 'managed_rules']) })
+    .values({ id: newId('site'), org_id: orgId, ...jsonColumns(fields, ['labels', 'managed_rules', 'tls']) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -81,14 +83,14 @@ export async function insertSite(db: Db, orgId: string, fields: SiteFields): Pro
 export async function updateSite(db: Db, orgId: string, id: string, changes: Partial<Omit<SiteFields, 'domain'>>): Promise<ShieldSiteRow | undefined> {
   return db
     .updateTable('shield_sites')
-    .set({ ...jsonColumns(changes, ['labels', 'managed_rules']), updated_at: sql<Date>`now()` })
+    .set({ ...jsonColumns(changes, ['labels', 'managed_rules', 'tls']), updated_at: sql<Date>`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
 }
 
-/** Deletes the site; its rules, schema and settings go with it (foreign keys cascade). */
+/** Deletes the site; its rules, schema, settings and certificate go with it (foreign keys cascade), and its domain is free for others. */
 export async function deleteSite(db: Db, orgId: string, id: string): Promise<ShieldSiteRow | undefined> {
   return db.deleteFrom('shield_sites').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
 }
