@@ -7,6 +7,7 @@ import type { KindMeta } from './common.ts';
 import { IpAccessRuleResource, IpAccessRuleSpec, ipAccessRuleMeta } from './ip-access-rule.ts';
 import { RateLimitRuleResource, RateLimitRuleSpec, rateLimitRuleMeta } from './rate-limit-rule.ts';
 import { ScanScheduleResource, ScanScheduleSpec, scanScheduleMeta } from './scan-schedule.ts';
+import { ShieldCertificateResource, ShieldCertificateSpec, shieldCertificateMeta } from './shield-certificate.ts';
 import { ShieldSchemaResource, ShieldSchemaSpec, shieldSchemaMeta } from './shield-schema.ts';
 import { ShieldSiteResource, ShieldSiteSpec, shieldSiteMeta } from './shield-site.ts';
 import { VirtualPatchResource, VirtualPatchSpec, virtualPatchMeta } from './virtual-patch.ts';
@@ -17,6 +18,7 @@ export * from './events.ts';
 export * from './ip-access-rule.ts';
 export * from './rate-limit-rule.ts';
 export * from './scan-schedule.ts';
+export * from './shield-certificate.ts';
 export * from './shield-schema.ts';
 export * from './shield-site.ts';
 export * from './virtual-patch.ts';
@@ -37,6 +39,7 @@ export const KINDS: readonly KindDefinition[] = [
   { meta: ipAccessRuleMeta, spec: IpAccessRuleSpec, resource: IpAccessRuleResource },
   { meta: rateLimitRuleMeta, spec: RateLimitRuleSpec, resource: RateLimitRuleResource },
   { meta: shieldSchemaMeta, spec: ShieldSchemaSpec, resource: ShieldSchemaResource },
+  { meta: shieldCertificateMeta, spec: ShieldCertificateSpec, resource: ShieldCertificateResource },
   { meta: scanScheduleMeta, spec: ScanScheduleSpec, resource: ScanScheduleResource },
   // The create answer, which alone carries the signing secret (a computed, sensitive attribute).
   { meta: webhookMeta, spec: WebhookSpec, resource: WebhookCreated },
@@ -47,5 +50,6 @@ export type VirtualPatch = FromSchema<typeof VirtualPatchResource>;
 export type IpAccessRule = FromSchema<typeof IpAccessRuleResource>;
 export type RateLimitRule = FromSchema<typeof RateLimitRuleResource>;
 export type ShieldSchema = FromSchema<typeof ShieldSchemaResource>;
+export type ShieldCertificate = FromSchema<typeof ShieldCertificateResource>;
 export type ScanSchedule = FromSchema<typeof ScanScheduleResource>;
 export type Webhook = FromSchema<typeof WebhookResource>;

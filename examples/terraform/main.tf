@@ -21,6 +21,13 @@ resource "aegis_shield_site" "shop" {
       { rules = ["sqli.tautology"], url_pattern = "/cms/*" },
     ]
   }
+
+  # Left out, TLS stays as the API has it (for a new site: ACME when the server has a TLS port, else off).
+  tls = {
+    mode          = "acme"
+    redirect_http = true
+    hsts          = { max_age = 31536000 }
+  }
 }
 
 resource "aegis_virtual_patch" "search_sqli" {

@@ -14,6 +14,31 @@ import { aegisProvider } from '../main.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DOCS_DIR = join(ROOT, 'docs/provider');
 export const EXAMPLE_FILE = join(ROOT, 'examples/terraform/main.tf');
+/**
+ * Configurations of their own beside it (examples/terraform/<name>/main.tf), for resources the main
+ * example cannot hold: a certificate needs a key and a certificate for its site's domain. They
+ * give the examples of the types the main file lacks.
+ */
+export const EXTRA_EXAMPLES_DIR = join(ROOT, 'examples/terraform');
+
+/** The main example, then the blocks of the extra configurations whose resource types it does not show. */
+export function exampleBlocks(mainHcl: string = readFileSync(EXAMPLE_FILE, 'utf8')): HclBlock[] {
+  const blocks = topLevelBlocks(mainHcl);
+  const shown = (b: HclBlock) => blocks.some((m) => m.keyword === b.keyword && m.labels[0] === b.labels[0]);
+  const extra = readdirSync(EXTRA_EXAMPLES_DIR, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
+    .flatMap((name) => {
+      try {
+        return topLevelBlocks(readFileSync(join(EXTRA_EXAMPLES_DIR, name, 'main.tf'), 'utf8'));
+      } catch {
+        return [];
+      }
+    })
+    .filter((b) => (b.keyword === 'resource' || b.keyword === 'data') && !shown(b));
+  return [...blocks, ...extra];
+}
 const PREFIX = 'aegis_';
 
 /** Registry sub-categories (the navigation groups) of data sources not named like a resource. */
@@ -73,7 +98,7 @@ function objectFields(type: TfType): Record<string, TfType> | undefined {
 const anchorOf = (prefix: 'nestedatt' | 'nestedobjatt', path: readonly string[]): string => `${prefix}--${path.join('--')}`;
 
 function attributeLine(a: AttributeSchema, path: readonly string[] = []): string {
-  const flags = [renderAttributeType(a), ...(a.sensitive ? ['Sensitive'] : [])].join(', ');
+  const flags = [renderAttributeType(a), ...(a.sensitive ? ['Sensitive'] : []), ...(a.writeOnly ? ['[Write-only](https://developer.hashicorp.com/terraform/language/resources/ephemeral#write-only-arguments)'] : [])].join(', ');
   const full = [...path, a.name];
   const below = a.nested ? ` (see [below for nested schema](#${anchorOf('nestedatt', full)}))` : objectFields(a.type) ? ` (see [below for nested schema](#${anchorOf('nestedobjatt', full)}))` : '';
   return `- \`${a.name}\` (${flags}) ${a.description.replace(/\s*\n\s*/g, ' ').trim()}${below}`;
@@ -153,7 +178,7 @@ export function importIdFormat(typeName: string, block: BlockSchema): string {
 /** Every page, by path relative to docs/provider/. */
 export function renderProviderDocs(exampleHcl: string = readFileSync(EXAMPLE_FILE, 'utf8')): Map<string, string> {
   const provider = aegisProvider({ env: {} });
-  const blocks = topLevelBlocks(exampleHcl);
+  const blocks = exampleBlocks(exampleHcl);
   const pages = new Map<string, string>();
   const providerHeader = blocks.filter((b) => b.keyword === 'terraform' || b.keyword === 'provider').map((b) => b.text).join('\n\n');
 

@@ -41,6 +41,11 @@ export interface AttributeSchema {
   optional?: boolean;
   computed?: boolean;
   sensitive?: boolean;
+  /**
+   * Write-only (protocol 6.8, Terraform 1.11+): given in config, never in plan or state. Plans and
+   * states hold null for it; the resource sees the value in the request's `config`.
+   */
+  writeOnly?: boolean;
 }
 
 /** The value type a nested object implies, as Terraform derives it (configschema.Object.ImpliedType). */

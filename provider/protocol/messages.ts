@@ -43,6 +43,7 @@ export interface AttributeMessage {
   optional: boolean;
   computed: boolean;
   sensitive: boolean;
+  write_only: boolean;
 }
 
 export interface BlockMessage {

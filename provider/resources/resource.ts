@@ -10,6 +10,7 @@
 //   create and replacement: the API chooses it);
 // - apply: the result is wholly known and every value known at plan time comes back unchanged;
 // - read: null state means the object is gone.
+import { createHash } from 'node:crypto';
 import { kindEntry } from '../../reconciler/kinds/index.ts';
 import type { Fields } from '../../reconciler/live/resources.ts';
 import { UNKNOWN, type AttributePath, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework/contract.ts';
@@ -38,6 +39,18 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
   const { singleton } = entry;
   const label = kind.meta.terraformType;
   const toPath = (field: string): AttributePath | undefined => pathForApiField(kind, field);
+  const writeOnly = kind.attributes.filter((m) => m.writeOnly);
+
+  /** SHA-256 (hex) of a write-only value as config gives it: null when left out, unknown while it is. */
+  const digestOfValue = (value: TfValue): TfValue => (value === null ? null : typeof value === 'string' ? createHash('sha256').update(value, 'utf8').digest('hex') : UNKNOWN);
+  /** The digest attribute's name for a write-only mapping, and back. */
+  const digestMapping = (field: string): AttributeMapping | undefined => kind.attributes.find((m) => m.digestOf === field);
+  /** Write-only values go with every write: the API takes them whole (a certificate with its key), and no prior value is kept to compare. */
+  const writeOnlyBody = (config: TfObject | null): Record<string, Json> =>
+    Object.fromEntries(writeOnly.flatMap((m) => {
+      const value = attr(config, m.schema.name);
+      return typeof value === 'string' ? [[m.field, value]] : [];
+    }));
 
   /**
    * What the configuration asks for: the value written, else the spec default, else null; inside
@@ -68,8 +81,14 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
         state[name] = plannedValue;
         continue;
       }
+      const priorValue = prior ? attr(prior, name) : null;
       if (mapping.parent || mapping.field === 'site_id') {
         state[name] = siteId ?? null; // the parent, or the schema kind's id (which is its site's)
+      } else if (mapping.writeOnly) {
+        state[name] = null; // never in state
+      } else if (entry.digest?.field === mapping.field && typeof priorValue === 'string' && entry.digest.of(priorValue) === fields[entry.digest.as]) {
+        // The API holds what state says, in its own spelling (a certificate's normalised PEM): keep state's.
+        state[name] = priorValue;
       } else if (fields[mapping.field] === undefined) {
         const kept = prior ? attr(prior, name) : null;
         state[name] = containsUnknown(kept) ? null : kept;
@@ -130,6 +149,18 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
       for (const mapping of kind.attributes) {
         if (!mapping.configurable) continue;
         const name = mapping.schema.name;
+        if (mapping.writeOnly) {
+          // Never planned (null); compared through the digest state holds instead.
+          planned[name] = null;
+          const digest = digestMapping(mapping.field);
+          const now = digestOfValue(attr(config, name));
+          if (digest) planned[digest.schema.name] = now;
+          if (prior && (now === UNKNOWN || !digest || attr(prior, digest.schema.name) !== now)) {
+            changed.add(mapping.field);
+            if (mapping.forcesReplacement) requiresReplace.push([name]);
+          }
+          continue;
+        }
         if (mapping.keepWhenOmitted && attr(config, name) === null) {
           omitted.push(mapping); // planned below, once it is known whether the object is replaced
           continue;
@@ -150,7 +181,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
         planned[mapping.schema.name] = kept === null ? UNKNOWN : kept;
       }
       for (const mapping of kind.attributes) {
-        if (mapping.configurable) continue;
+        if (mapping.configurable || mapping.digestOf !== undefined) continue; // digests: planned with their field
         const name = mapping.schema.name;
         if (!prior || replacing) {
           planned[name] = UNKNOWN;
@@ -163,7 +194,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
       return { planned, requiresReplace, diagnostics: [] };
     },
 
-    apply({ prior, planned }): Promise<StateResponse> {
+    apply({ prior, planned, config }): Promise<StateResponse> {
       return withConnection(
         async (connection): Promise<StateResponse> => {
           const { api } = connection;
@@ -184,13 +215,13 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
           if (prior === null) {
             const body: Record<string, Json> = {};
             for (const mapping of kind.attributes) {
-              if (!mapping.configurable || mapping.parent) continue;
+              if (!mapping.configurable || mapping.parent || mapping.writeOnly) continue;
               const value = attr(planned, mapping.schema.name);
               // Unknown: left out of config, the API chooses (keepWhenOmitted).
               if (value === null || containsUnknown(value)) continue;
               body[mapping.field] = bodyValue(mapping, value);
             }
-            const created = await api.create(kind.kind, body, siteId);
+            const created = await api.create(kind.kind, { ...body, ...writeOnlyBody(config) }, siteId);
             const id = singleton ? siteId : stringOrUndefined(fromJson(created.id, 'string'));
             const fields = id ? await readBack(connection, created, { id, siteId }) : created;
             return { state: toState(fields, siteId, planned, null), diagnostics: [] };
@@ -202,10 +233,17 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
           for (const mapping of kind.attributes) {
             if (!mapping.configurable || mapping.parent) continue;
             const name = mapping.schema.name;
+            if (mapping.writeOnly) {
+              // A changed digest means a new value; it is sent below with every write-only field.
+              const digest = digestMapping(mapping.field);
+              if (digest && attr(planned, digest.schema.name) !== attr(prior, digest.schema.name)) changes[mapping.field] = null;
+              continue;
+            }
             const value = attr(planned, name);
             if (containsUnknown(value)) continue; // keepWhenOmitted without a prior value: nothing to ask for
             if (!same(mapping, attr(prior, name), value)) changes[mapping.field] = bodyValue(mapping, value);
           }
+          if (Object.keys(changes).length > 0) Object.assign(changes, writeOnlyBody(config));
           let fields: Fields;
           if (Object.keys(changes).length > 0) {
             fields = await readBack(connection, await api.update(kind.kind, ids.id, changes, ids.siteId), ids);

@@ -26,6 +26,9 @@
 //   the value the API has (the prior state), or leaves it unknown when a new object is created.
 // - KindMeta.computed fields (and `id`) are computed, described by the Resource schema, with plain
 //   types (objects included: nothing is configured there); KindMeta.sensitive ones are sensitive.
+// - KindMeta.sensitive spec fields (a certificate's `private_key`) are write-only (Terraform 1.11+):
+//   never in plan or state. A computed `<field>_sha256` holds the SHA-256 of the value last written,
+//   so a changed value plans as an update without the value being kept anywhere.
 //   Site-level kinds get a required `site_id` instead of the computed one (it names the parent;
 //   changing it replaces the object).
 import { nestedAttributeType, type AttributeSchema, type BlockSchema, type NestingMode, type TfType } from '../framework/contract.ts';
@@ -69,6 +72,10 @@ export interface AttributeMapping {
   keepWhenOmitted: boolean;
   /** A nested attribute: how its object(s) are held and the mapping of each sub-attribute. */
   nested?: NestedMapping;
+  /** Write-only: read from the request's config, null in plan and state. */
+  writeOnly?: boolean;
+  /** The computed SHA-256 (hex) of this write-only field, held in state in its place. */
+  digestOf?: string;
 }
 
 export interface NestedMapping {
@@ -195,6 +202,9 @@ function deriveConfigurable(field: string, node: JsonSchemaNode, isRequired: boo
   };
 }
 
+/** The computed attribute standing for a write-only field in state. */
+export const writeOnlyDigestName = (field: string): string => `${field}_sha256`;
+
 const SITE_ID_DESCRIPTION = 'Id of the Shield site (`aegis_shield_site.NAME.id`) the object belongs to. Changing it replaces the object.';
 
 export function deriveKindSchema(definition: KindDefinition): KindSchema {
@@ -224,7 +234,7 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
   // its own, so its id is the site's.
   if (!('id' in resourceProps)) {
     attributes.push({
-      schema: { name: 'id', type: 'string', description: 'Same as `site_id`: a site has at most one schema.', computed: true },
+      schema: { name: 'id', type: 'string', description: 'Same as `site_id`: a site has at most one.', computed: true },
       field: 'site_id',
       configurable: false,
       forcesReplacement: false,
@@ -236,8 +246,30 @@ export function deriveKindSchema(definition: KindDefinition): KindSchema {
 
   for (const [field, node] of Object.entries(specProps)) {
     const mapping = deriveConfigurable(field, node, required.has(field), `${where}.${field}`, true);
-    if (sensitive.has(field)) mapping.schema.sensitive = true;
-    attributes.push({ ...mapping, forcesReplacement: !mutable.has(field) });
+    if (!sensitive.has(field)) {
+      attributes.push({ ...mapping, forcesReplacement: !mutable.has(field) });
+      continue;
+    }
+    if (mapping.nested || mapping.json || mapping.schema.computed) throw new SchemaDerivationError(`${where}.${field}: only a plain attribute without a default can be write-only`);
+    mapping.schema.sensitive = true;
+    mapping.schema.writeOnly = true;
+    mapping.schema.description += ' Write-only (Terraform 1.11 or later): never stored in the plan or state.';
+    attributes.push({ ...mapping, forcesReplacement: !mutable.has(field), writeOnly: true });
+    attributes.push({
+      schema: {
+        name: writeOnlyDigestName(field),
+        type: 'string',
+        description: `SHA-256 (hex) of the \`${field}\` last written, kept in state instead of the value: a different value in config plans an update.`,
+        computed: true,
+      },
+      field: writeOnlyDigestName(field),
+      configurable: false,
+      forcesReplacement: false,
+      json: false,
+      parent: false,
+      keepWhenOmitted: false,
+      digestOf: field,
+    });
   }
 
   for (const field of meta.computed) {

@@ -128,8 +128,9 @@ export function withNestedDefaults(mapping: ValueMapping, value: TfValue): TfVal
 
 /**
  * A wholly known value as the API takes it. Inside nested attributes a null sub-attribute means
- * "not set" and is left out (the API's schemas have no null for `url_pattern` and the like), and
- * sub-attributes go by their API field names.
+ * "not set" and is left out (the API's schemas have no null for `url_pattern` and the like) —
+ * except where null is the sub-attribute's default (`tls.hsts`: null turns HSTS off), which is
+ * sent, so an update can clear it. Sub-attributes go by their API field names.
  */
 export function apiJson(mapping: ValueMapping, value: TfValue): Json {
   const nested = mapping.nested;
@@ -138,7 +139,7 @@ export function apiJson(mapping: ValueMapping, value: TfValue): Json {
     const out: { [key: string]: Json } = {};
     for (const sub of nested.attributes) {
       const item = object[sub.schema.name] ?? null;
-      if (item !== null) out[sub.field] = apiJson(sub, item);
+      if (item !== null || sub.defaultValue === null) out[sub.field] = apiJson(sub, item);
     }
     return out;
   };

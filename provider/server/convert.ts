@@ -21,6 +21,7 @@ export function attributeMessage(attribute: AttributeSchema): AttributeMessage {
     optional: attribute.optional ?? false,
     computed: attribute.computed ?? false,
     sensitive: attribute.sensitive ?? false,
+    write_only: attribute.writeOnly ?? false,
   } as const;
   if (attribute.nested) {
     return { name: attribute.name, nested_type: { attributes: attribute.nested.attributes.map(attributeMessage), nesting: NESTING[attribute.nested.nesting] }, ...flags };

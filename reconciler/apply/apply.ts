@@ -47,14 +47,18 @@ export interface ApplyOptions {
   onStep?: (outcome: StepOutcome, error?: string) => void;
 }
 
-/** The fields an update sends: those that differ (a digest, such as a schema's hash, stands for its field). */
+/**
+ * The fields an update sends: those that differ (a digest, such as a schema's hash, stands for its
+ * field), and every write-only field config gives (a certificate's key goes with its certificate).
+ */
 function changedFields(change: PlannedChange): Fields {
-  const digest = kindEntry(change.kind).digest;
+  const { digest, definition } = kindEntry(change.kind);
   const fields: Fields = {};
   for (const d of change.diff) {
     const name = digest && d.field === digest.as ? digest.field : d.field;
     fields[name] = change.fields?.[name];
   }
+  for (const field of definition.meta.sensitive) if (change.fields?.[field] !== undefined) fields[field] = change.fields[field];
   return fields;
 }
 

@@ -7,6 +7,7 @@
 // mistake (the loader drops the `if` bookkeeping errors).
 import type { KindDefinition } from '../../schemas/index.ts';
 import { ALL_KINDS, childrenOf, isParentKind, kindEntry, type Entry, type ListNesting } from '../kinds/index.ts';
+import { secretReferenceSchema } from '../kinds/secret-reference.ts';
 import type { Kind } from '../model.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -49,16 +50,18 @@ function closedObject(properties: Record<string, unknown>, required: readonly st
 
 /**
  * A kind's fields in config: the API's, except that a file may stand for a field (`document_file`
- * for `document`: exactly one of the two, a `oneOf` the loader turns into one readable message)
- * and a name field may be left out (a schedule's `name` defaults to `metadata.name`).
+ * for `document`: exactly one of the two, a `oneOf` the loader turns into one readable message),
+ * a name field may be left out (a schedule's `name` defaults to `metadata.name`), and a secret is
+ * named, never written (`private_key: { env: NAME }`).
  */
 function configFields(entry: Entry): { properties: Record<string, unknown>; required: string[]; extra: JsonSchema } {
   const { spec } = entry.definition;
-  const { fileField, nameField } = entry.config;
+  const { fileField, nameField, secretField } = entry.config;
   const omitted = [fileField?.field, nameField];
   const fileProperty = fileField ? { [fileField.fileField]: { type: 'string', minLength: 1, maxLength: 1024, description: fileField.description } } : {};
+  const secretProperty = secretField ? { [secretField.field]: secretReferenceSchema(secretField.description) } : {};
   return {
-    properties: { ...spec.properties, ...fileProperty },
+    properties: { ...spec.properties, ...fileProperty, ...secretProperty },
     required: spec.required.filter((field) => !omitted.includes(field)),
     extra: fileField ? { oneOf: [{ required: [fileField.field] }, { required: [fileField.fileField] }] } : {},
   };

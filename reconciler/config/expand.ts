@@ -3,7 +3,9 @@
 // they had been written as separate documents, so both forms plan identically.
 import { childrenOf, isParentKind, kindEntry } from '../kinds/index.ts';
 import type { ConfigProblem, DesiredObject, Kind, SourceLocation } from '../model.ts';
+import { isSecretReference, revealSecret, type SecretReference } from '../kinds/secret-reference.ts';
 import { readDocumentFile } from './document-file.ts';
+import { resolveSecretReference } from './secret-file.ts';
 import { isSiteKind } from './envelope-schema.ts';
 import { recordOrigin, type FieldOrigin } from './origins.ts';
 import type { DocumentPositions } from './positions.ts';
@@ -83,7 +85,8 @@ async function expandPiece(piece: Piece, doc: ConfigDocument, context: ExpandCon
   const spec: Record<string, unknown> = { ...piece.fields };
   const problem = (location: SourceLocation, message: string): ConfigProblem => ({ location, kind: piece.kind, name: piece.name, message });
   const fieldAt = (field: string, sub: readonly PathSegment[] = []): FieldOrigin => ({ path: formatPath([...piece.at, field, ...sub]), location: positions.locate([...piece.at, field, ...sub]) });
-  const { fileField, nameField } = kindEntry(piece.kind).config;
+  const entry = kindEntry(piece.kind);
+  const { fileField, nameField, secretField } = entry.config;
   /** Where the value of a field given as a file (a schema's `document_file`) came from. */
   let fileOrigin: FieldOrigin | undefined;
 
@@ -98,8 +101,23 @@ async function expandPiece(piece: Piece, doc: ConfigDocument, context: ExpandCon
     fileOrigin = { ...fileOrigin, source: read.file };
   }
   if (nameField && spec[nameField] === undefined) spec[nameField] = doc.metadata.name;
+  // Owned through its site (no labels of its own), so it must carry the name plans give it.
+  if (entry.ownedWithParent && piece.site !== undefined && piece.name !== piece.site) {
+    return { objects: [], problems: [problem(positions.locate(['metadata', 'name'], 'value'), `metadata.name: a ${piece.kind} is named after its site: ${JSON.stringify(piece.site)}`)] };
+  }
+
+  // A secret stays a reference (the value is read when it is sent); the API's schema checks the value.
+  let secret: { field: string; reference: SecretReference } | undefined;
+  if (secretField && isSecretReference(spec[secretField.field])) {
+    const origin = fieldAt(secretField.field);
+    const resolved = await resolveSecretReference(spec[secretField.field] as SecretReference, context.file, context.baseDir);
+    if (!resolved.ok) return { objects: [], problems: [problem(origin.location, `${origin.path}: ${resolved.reason}`)] };
+    secret = { field: secretField.field, reference: resolved.reference };
+    spec[secretField.field] = revealSecret(resolved.reference, origin.path);
+  }
 
   const issues = applySpecDefaults(piece.kind, spec, piece.at);
+  if (secret) spec[secret.field] = secret.reference;
   if (issues.length > 0) return { objects: [], problems: issues.map((i) => problem(positions.locate(i.path, i.anchor), i.message)) };
 
   const object: DesiredObject = { kind: piece.kind, name: piece.name, ...(piece.site === undefined ? {} : { site: piece.site }), spec, location: piece.location };

@@ -67,10 +67,23 @@ function choiceFields(schema: unknown): string[] | null {
   return fields;
 }
 
+/** The choice a secret reference offers (kinds/secret-reference.ts). */
+const isSecretChoice = (fields: readonly string[] | null): boolean => fields !== null && fields.length === 2 && fields[0] === 'env' && fields[1] === 'file';
+const isSecretBranch = (schema: unknown): boolean => {
+  const required = (schema as { required?: unknown } | undefined)?.required;
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return Array.isArray(required) && required.length === 1 && (required[0] === 'env' || required[0] === 'file') && Object.keys(properties ?? {}).length === 1;
+};
+
+const PLAINTEXT_SECRET =
+  'must not hold the secret itself (config files are committed and shown in reviews): name where it is, { env: NAME } for an environment variable or { file: PATH } for a file inside the config directory';
+
 const orList = (items: readonly string[]): string => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
 
 function toIssue(error: ErrorObject, base: readonly PathSegment[]): SchemaIssue | null {
   const path = [...base, ...parsePointer(error.instancePath)];
+  // Inside a branch of a secret reference's `oneOf` (`{ env }` / `{ file }`): the `oneOf` says what is wrong.
+  if (/\/oneOf\/\d+\/[^/]+$/.test(error.schemaPath) && isSecretBranch(error.parentSchema)) return null;
   switch (error.keyword) {
     case 'if':
       // Bookkeeping of the per-kind dispatch: the `then` branch reported the real errors.
@@ -91,6 +104,10 @@ function toIssue(error: ErrorObject, base: readonly PathSegment[]): SchemaIssue 
     case 'oneOf': {
       const fields = choiceFields(error.schema);
       if (!fields) return { path, anchor: 'container', message: prefixed(path, error.message ?? 'is invalid') };
+      if (isSecretChoice(fields)) {
+        const message = typeof error.data === 'string' ? PLAINTEXT_SECRET : 'must be { env: NAME } or { file: PATH }';
+        return { path, anchor: 'value', message: prefixed(path, message) };
+      }
       const passing = (error.params as { passingSchemas: number[] | null }).passingSchemas;
       const message = passing ? `give only one of ${orList(fields)}` : `one of ${orList(fields)} is required`;
       return { path, anchor: 'container', message: prefixed(path, message) };

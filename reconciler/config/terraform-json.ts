@@ -7,6 +7,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { KINDS } from '../../schemas/index.ts';
 import { errorMessage, isObject, type JsonObject } from '../../schemas/json-value.ts';
 import type { ConfigProblem, DesiredObject, Kind, SourceLocation } from '../model.ts';
+import { kindEntry } from '../kinds/index.ts';
 import { isSiteKind } from './envelope-schema.ts';
 import type { DetailedLoad, RejectedDocument } from './load.ts';
 import { recordOrigin } from './origins.ts';
@@ -101,7 +102,9 @@ function loadResource(type: string, kind: Kind, name: string, body: unknown, con
   const defaults = applySpecDefaults(kind, spec, base);
   if (defaults.length > 0) return { objects: [], problems: defaults.map((i) => problem(i.path, i.anchor, i.message)), rejected };
 
-  const object: DesiredObject = { kind, name, ...(site === undefined ? {} : { site }), spec, location: positions.locate(base, 'key') };
+  // A kind owned through its site (a certificate) carries the site's name, whatever the resource is called.
+  const identity = site !== undefined && kindEntry(kind).ownedWithParent ? site : name;
+  const object: DesiredObject = { kind, name: identity, ...(site === undefined ? {} : { site }), spec, location: positions.locate(base, 'key') };
   recordOrigin(object, {
     field: (field, sub = []) => {
       const path = [...base, field === 'site' ? 'site_id' : field, ...sub];

@@ -134,6 +134,17 @@ function referenceProblems(objects: readonly DesiredObject[], rejected: readonly
 }
 
 /**
+ * An uploaded certificate is served only in `tls.mode: custom`, and uploading one switches the
+ * site to it: a site config asking for another mode would undo that on the next apply.
+ */
+function certificateModeProblems(objects: readonly DesiredObject[]): ConfigProblem[] {
+  const modes = new Map(objects.filter((o) => o.kind === 'ShieldSite').map((o) => [o.name, (o.spec.tls as { mode?: unknown } | undefined)?.mode]));
+  return objects
+    .filter((o) => o.kind === 'ShieldCertificate' && modes.get(o.site ?? '') !== undefined && modes.get(o.site ?? '') !== 'custom')
+    .map((o) => problemOf(o, o.location, `site ${o.site} has tls.mode ${String(modes.get(o.site ?? ''))}: an uploaded certificate is served with tls.mode: custom (set it, or leave tls.mode out)`));
+}
+
+/**
  * The second (and later) objects sharing a key, each with the first one. `reported` holds objects
  * already found clashing, so one mistake (say, a site pasted twice) is reported once.
  */
@@ -194,7 +205,7 @@ export function validateConfig(objects: readonly DesiredObject[], options: Valid
   for (const object of ordered) {
     problems.push(...regexProblems(object), ...ipRuleProblems(object, now), ...scheduleProblems(object), ...webhookProblems(object), ...managedRuleProblems(object), ...labelProblems(object), ...documentProblems(object));
   }
-  problems.push(...referenceProblems(ordered, options.rejected ?? []), ...uniquenessProblems(ordered));
+  problems.push(...referenceProblems(ordered, options.rejected ?? []), ...uniquenessProblems(ordered), ...certificateModeProblems(ordered));
   return sortProblems(problems);
 }
 

@@ -35,8 +35,27 @@ function nameOf(object: LiveObject, fallback: string): string {
   return slash >= 0 ? label.slice(slash + 1) : label;
 }
 
+/** The environment variable a dumped secret reference names: `AEGIS_SHOP_PRIVATE_KEY` for site `shop`. */
+export const secretVariable = (siteName: string, field: string): string => `AEGIS_${siteName}_${field}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+
 /** `<prefix>-<last 8 characters of the id>`, for an object without a name label. */
 const generatedName = (object: LiveObject, prefix: string) => `${prefix}-${object.id.slice(-8)}`;
+
+interface SchemaNode {
+  default?: unknown;
+  properties?: Record<string, SchemaNode>;
+}
+
+/** Drops nested fields that are null where null is their default (`tls.hsts`): config says as much by leaving them out. */
+function withoutDefaultNulls(value: unknown, schema: SchemaNode | undefined): unknown {
+  const properties = schema?.properties;
+  if (!properties || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, v]) => !(v === null && properties[key]?.default === null))
+      .map(([key, v]) => [key, withoutDefaultNulls(v, properties[key])]),
+  );
+}
 
 /**
  * The config spec of a live object: its writable fields, without ownership labels or nulls. A
@@ -44,10 +63,11 @@ const generatedName = (object: LiveObject, prefix: string) => `${prefix}-${objec
  */
 function specOf(entry: Entry, object: LiveObject): Record<string, unknown> {
   const spec: Record<string, unknown> = {};
-  for (const field of Object.keys(entry.definition.spec.properties)) {
+  const properties = entry.definition.spec.properties as Record<string, SchemaNode>;
+  for (const field of Object.keys(properties)) {
     if (field === 'labels' || field === entry.config.fileField?.field) continue;
     const value = object.fields[field];
-    if (value !== null && value !== undefined) spec[field] = value;
+    if (value !== null && value !== undefined) spec[field] = withoutDefaultNulls(value, properties[field]);
   }
   const labels = Object.fromEntries(Object.entries(object.labels).filter(([k]) => k !== SOURCE_LABEL && k !== NAME_LABEL));
   if (Object.keys(labels).length > 0) spec.labels = labels;
@@ -120,6 +140,9 @@ export async function dumpConfig(live: LiveState, outDir: string, options: DumpO
             await write(sideFile, String(object.fields[fileField.field] ?? ''));
             childSpec = { [fileField.fileField]: sideFile, ...childSpec };
           }
+          // A write-only secret cannot be read back: name a variable to put it in.
+          const secretField = child.config.secretField;
+          if (secretField) childSpec = { ...childSpec, [secretField.field]: { env: secretVariable(name, secretField.field) } };
           if (nesting?.form === 'list') items.push({ name: childName, ...childSpec });
           // Nested, a singleton is named after its site; one named otherwise keeps its own document.
           else if (nesting?.form === 'single' && childName === name) spec[nesting.field] = childSpec;

@@ -6,6 +6,7 @@ import type { KindEntry } from './kind.ts';
 import { ipAccessRule } from './ip-access-rule.ts';
 import { rateLimitRule } from './rate-limit-rule.ts';
 import { scanSchedule } from './scan-schedule.ts';
+import { shieldCertificate } from './shield-certificate.ts';
 import { shieldSchema } from './shield-schema.ts';
 import { shieldSite } from './shield-site.ts';
 import { virtualPatch } from './virtual-patch.ts';
@@ -13,7 +14,7 @@ import { webhook } from './webhook.ts';
 
 export type { DumpLayout, Endpoint, FieldChange, FieldNote, Fields, KindConfig, KindEntry, KindOperations, ListNesting, SingleNesting } from './kind.ts';
 
-export const KIND_REGISTRY = [shieldSite, virtualPatch, ipAccessRule, rateLimitRule, shieldSchema, scanSchedule, webhook] as const;
+export const KIND_REGISTRY = [shieldSite, virtualPatch, ipAccessRule, rateLimitRule, shieldSchema, shieldCertificate, scanSchedule, webhook] as const;
 
 /** A managed kind's name (the YAML `kind`). */
 export type Kind = (typeof KIND_REGISTRY)[number]['kind'];

@@ -58,6 +58,11 @@ export interface KindConfig {
   nameField?: string;
   /** A spec field config may give as a file next to the YAML instead (`document_file` for `document`): exactly one of the two. */
   fileField?: { field: string; fileField: string; description: string };
+  /**
+   * A write-only spec field (in KindMeta.sensitive) config must not hold: it names where the value
+   * is (`{ env }` / `{ file }`, kinds/secret-reference.ts), and a plain value is refused.
+   */
+  secretField?: { field: string; description: string };
 }
 
 /** Where `dump` writes objects of the kind. */
@@ -109,6 +114,11 @@ export interface KindEntry<K extends string = string> {
   order: number;
   /** One per parent and no id of its own: its id is its parent's (a site's schema). */
   singleton: boolean;
+  /**
+   * The API keeps no labels on it (a site's certificate): it is owned by whoever owns its parent,
+   * and config names it after the parent. Only for singletons.
+   */
+  ownedWithParent?: boolean;
   /** Deleting one removes protection (apply warns about it). */
   protective: boolean;
   /** Natural identity (definition.meta.identity) in comparable form: equal parts under one parent are "the same thing". */

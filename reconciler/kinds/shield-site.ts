@@ -40,6 +40,33 @@ function managedRulesWeakened(diff: readonly FieldChange[]): string[] {
   return found;
 }
 
+/** `tls` as the diff carries it. */
+interface Tls {
+  mode?: string;
+  redirect_http?: boolean;
+  hsts?: { max_age?: number } | null;
+  min_version?: string;
+}
+
+const asTls = (value: unknown): Tls | null => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Tls) : null);
+
+/** TLS weakens when it is turned off, the HTTP redirect or HSTS goes (or HSTS shortens), or older TLS versions are let in. */
+function tlsWeakened(diff: readonly FieldChange[]): string[] {
+  const change = diff.find((d) => d.field === 'tls');
+  const before = asTls(change?.before);
+  const after = asTls(change?.after);
+  if (!before || !after) return [];
+  if (before.mode !== 'off' && after.mode === 'off') return ['tls turned off'];
+  const found: string[] = [];
+  if (before.redirect_http === true && after.redirect_http === false) found.push('tls.redirect_http turned off');
+  if (before.hsts && !after.hsts) found.push('tls.hsts removed');
+  else if (typeof before.hsts?.max_age === 'number' && typeof after.hsts?.max_age === 'number' && after.hsts.max_age < before.hsts.max_age) {
+    found.push(`tls.hsts.max_age ${before.hsts.max_age} → ${after.hsts.max_age}`);
+  }
+  if (before.min_version === '1.3' && after.min_version === '1.2') found.push('tls.min_version 1.3 → 1.2');
+  return found;
+}
+
 /** The API refuses exclusions naming no managed rule (a typo would exclude nothing). */
 function unknownExclusionRules(fields: Record<string, unknown>): FieldNote[] {
   const exclusions = (fields.managed_rules as { exclusions?: unknown } | undefined)?.exclusions;
@@ -67,7 +94,7 @@ export const shieldSite = defineKind({
   protective: true,
   identity: identityFields(shieldSiteMeta.identity),
   describe: ({ fields }) => String(fields.domain),
-  weakened: (diff) => [...reasons(lowered(diff, 'mode', MODE_RANK), lowered(diff, 'path_case', PATH_CASE_RANK)), ...managedRulesWeakened(diff)],
+  weakened: (diff) => [...reasons(lowered(diff, 'mode', MODE_RANK), lowered(diff, 'path_case', PATH_CASE_RANK)), ...managedRulesWeakened(diff), ...tlsWeakened(diff)],
   endpoints: collectionEndpoints(COLLECTION, ITEM),
   operations: {
     list: async (client) => (await client.listAll(COLLECTION)).items.map(asFields),

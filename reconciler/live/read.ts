@@ -2,6 +2,7 @@
 // per site (the registry says which is which). A collection that fails to read is recorded as
 // incomplete rather than aborting: the plan then deletes nothing from it and the command fails.
 import { KIND_REGISTRY, TOP_LEVEL, type Entry } from '../kinds/index.ts';
+import { inheritedLabels } from '../kinds/ownership-labels.ts';
 import type { LiveObject, LiveState } from './model.ts';
 import type { Fields, ResourceApi } from './resources.ts';
 import { errorMessage } from '../../schemas/json-value.ts';
@@ -37,7 +38,8 @@ export async function readLiveState(api: ResourceApi, { concurrency = 8 } = {}):
           for (const fields of await api.list(child.kind, parent.id)) {
             // A singleton has no id of its own: it is its parent's.
             const id = child.singleton ? parent.id : String(fields.id);
-            objects.push({ kind: child.kind, id, siteId: parent.id, fields, labels: labelsOf(fields) });
+            const labels = child.ownedWithParent ? inheritedLabels(parent.labels) : labelsOf(fields);
+            objects.push({ kind: child.kind, id, siteId: parent.id, fields, labels });
           }
         } catch (err) {
           incomplete.push({ collection: `${child.kind}@${parent.id}`, error: errorMessage(err) });

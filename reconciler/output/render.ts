@@ -1,5 +1,6 @@
 // Plan output in three forms: a terminal diff (Terraform-like symbols, colour on a TTY), stable
 // JSON for machines (format documented in docs/plan-json.md), and Markdown for pull-request comments.
+import { kindEntry } from '../kinds/index.ts';
 import type { Plan, PlannedChange } from '../plan/plan.ts';
 import { summarise } from '../plan/plan.ts';
 
@@ -20,9 +21,20 @@ function short(value: unknown): string {
   return text ?? 'null';
 }
 
+/**
+ * A change's fields as output shows them: a write-only field given as its value (Terraform JSON)
+ * is hidden; one given as a reference (`{ env }`, `{ file }`) says where the value comes from.
+ */
+function shownFields(change: PlannedChange): Record<string, unknown> | null {
+  if (!change.fields) return null;
+  const shown = { ...change.fields };
+  for (const field of kindEntry(change.kind).definition.meta.sensitive) if (typeof shown[field] === 'string') shown[field] = '(sensitive)';
+  return shown;
+}
+
 function changeLines(change: PlannedChange): string[] {
   if (change.action === 'create') {
-    return Object.entries(change.fields ?? {})
+    return Object.entries(shownFields(change) ?? {})
       .filter(([field]) => field !== 'labels')
       .map(([field, value]) => `      ${field}: ${field === 'document' ? `(${String(value).length} characters)` : short(value)}`);
   }
@@ -71,7 +83,7 @@ export function renderJson(plan: Plan, context: RenderContext): string {
       adopted: c.adopted ?? false,
       with_site: c.withSite ?? false,
       diff: c.diff,
-      fields: c.action === 'delete' ? null : (c.fields ?? null),
+      fields: c.action === 'delete' ? null : shownFields(c),
     })),
     unmanaged: plan.unmanaged,
     conflicts: plan.conflicts.map((c) => ({ kind: c.kind, name: c.name, message: c.message, location: c.location ?? null })),

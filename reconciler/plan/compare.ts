@@ -34,10 +34,15 @@ function comparable(kind: Kind, field: string, value: unknown): string {
   return canonicalJson(value);
 }
 
-/** What the config asks for, in the API's field names; a digested field (a schema's `document`) becomes its digest. */
+/**
+ * What the config asks for, in the API's field names; a digested field (a schema's `document`)
+ * becomes its digest. Write-only fields (KindMeta.sensitive: a certificate's key) are left out:
+ * the API never returns them, so they cannot be compared (the digest stands for them).
+ */
 export function desiredFields(object: DesiredObject, labels: Record<string, string>): Record<string, unknown> {
+  const { digest, definition } = kindEntry(object.kind);
   const fields: Record<string, unknown> = { ...object.spec, labels };
-  const { digest } = kindEntry(object.kind);
+  for (const field of definition.meta.sensitive) delete fields[field];
   if (!digest) return fields;
   const { [digest.field]: value, ...rest } = fields;
   return { ...rest, [digest.as]: digest.of(value) };

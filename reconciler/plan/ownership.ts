@@ -4,8 +4,8 @@
 import { kindEntry } from '../kinds/index.ts';
 import type { DesiredObject, Kind } from '../model.ts';
 
-export const SOURCE_LABEL = 'aegis.dev/source';
-export const NAME_LABEL = 'aegis.dev/name';
+export { NAME_LABEL, SOURCE_LABEL } from '../kinds/ownership-labels.ts';
+import { NAME_LABEL, SOURCE_LABEL } from '../kinds/ownership-labels.ts';
 
 /** The identity label value: the name, prefixed by the site's name for site kinds. */
 export function identityName(object: Pick<DesiredObject, 'kind' | 'name' | 'site'>): string {

@@ -11,6 +11,7 @@ export * from './gen/ip-access-rule/index.ts';
 export * from './gen/provider/index.ts';
 export * from './gen/rate-limit-rule/index.ts';
 export * from './gen/scan-schedule/index.ts';
+export * from './gen/shield-certificate/index.ts';
 export * from './gen/shield-schema/index.ts';
 export * from './gen/shield-site/index.ts';
 export * from './gen/virtual-patch/index.ts';

@@ -1531,6 +1531,34 @@ type ShieldAnalyticsTotals struct {
 	Log       int64 `json:"log"`
 }
 
+// ShieldCertificate is an object of the Aegis API.
+type ShieldCertificate struct {
+	// The site the certificate serves.
+	SiteID string `json:"site_id"`
+	// `custom`: uploaded; `acme`: obtained by Aegis.
+	Source ShieldCertificateSource `json:"source"`
+	// DNS names the certificate covers (its subject alternative names).
+	Names []string `json:"names"`
+	// The issuer’s distinguished name.
+	Issuer    string `json:"issuer"`
+	NotBefore string `json:"not_before"`
+	NotAfter  string `json:"not_after"`
+	// SHA-256 of the certificate (DER), hex pairs separated by colons.
+	Fingerprint string `json:"fingerprint"`
+	// The chain as stored (PEM, leaf first). The private key is never returned.
+	Certificate string `json:"certificate"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+}
+
+// ShieldCertificateUploadParams is an object of the Aegis API.
+type ShieldCertificateUploadParams struct {
+	// PEM: the certificate for the site’s domain first, then each intermediate that issued the one before it (the root may be left out).
+	Certificate string `json:"certificate"`
+	// PEM private key of the certificate (PKCS#8 `BEGIN PRIVATE KEY`, or `BEGIN RSA/EC PRIVATE KEY`), without a passphrase. Stored sealed; never returned.
+	PrivateKey string `json:"private_key"`
+}
+
 // ShieldDecision is an object of the Aegis API.
 type ShieldDecision struct {
 	// `dec_<ulid>`: sortable by time; also the event id to resume after (`Last-Event-ID`).
@@ -1681,12 +1709,46 @@ type ShieldSite struct {
 	PathCase ShieldSitePathCase `json:"path_case"`
 	// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
 	ManagedRules ShieldSiteManagedRules `json:"managed_rules"`
+	// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+	TLS ShieldSiteTLS `json:"tls"`
 	// Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). Default: {}.
 	Labels map[string]string `json:"labels"`
+	// Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it. Read-only: set by the server.
+	Status ShieldSiteStatus `json:"status"`
+	// Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. Read-only: set by the server.
+	DomainVerification ShieldSiteDomainVerification `json:"domain_verification"`
+	// The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. Read-only: set by the server.
+	Certificate *ShieldSiteCertificate `json:"certificate"`
 	// When the object was created. Read-only: set by the server.
 	CreatedAt string `json:"created_at"`
 	// When the object last changed. Read-only: set by the server.
 	UpdatedAt string `json:"updated_at"`
+}
+
+// The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither.
+type ShieldSiteCertificate struct {
+	// `custom` (uploaded) or `acme`; null while there is no certificate yet.
+	Source *ShieldSiteCertificateSource `json:"source"`
+	// DNS names the certificate covers.
+	Names []string `json:"names"`
+	// The issuer’s distinguished name.
+	Issuer *string `json:"issuer"`
+	// When the certificate expires. Read-only: set by the server.
+	NotAfter *string `json:"not_after"`
+	// SHA-256 of the certificate (DER), hex pairs separated by colons.
+	Fingerprint *string `json:"fingerprint"`
+	// Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started.
+	AcmeOrder *ShieldSiteCertificateAcmeOrder `json:"acme_order"`
+}
+
+// Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started.
+type ShieldSiteCertificateAcmeOrder struct {
+	// `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+	Status ShieldSiteCertificateAcmeOrderStatus `json:"status"`
+	// Why the last attempt failed.
+	Error *string `json:"error"`
+	// When the next attempt (a retry or the renewal) is due. Read-only: set by the server.
+	NextAttemptAt *string `json:"next_attempt_at"`
 }
 
 // A protection layer (reverse proxy) in front of a domain.
@@ -1701,6 +1763,8 @@ type ShieldSiteCreateParams struct {
 	PathCase *ShieldSiteCreateParamsPathCase `json:"path_case,omitempty"`
 	// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
 	ManagedRules *ShieldSiteCreateParamsManagedRules `json:"managed_rules,omitempty"`
+	// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+	TLS *ShieldSiteCreateParamsTLS `json:"tls,omitempty"`
 	// Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). Default: {}.
 	Labels map[string]string `json:"labels,omitempty"`
 }
@@ -1713,6 +1777,62 @@ type ShieldSiteCreateParamsManagedRules struct {
 	ParanoiaLevel *int64 `json:"paranoia_level,omitempty"`
 	// Rules switched off for some paths or parameters. Default: [].
 	Exclusions []ShieldSiteManagedRulesExclusion `json:"exclusions,omitempty"`
+}
+
+// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+type ShieldSiteCreateParamsTLS struct {
+	// `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+	Mode ShieldSiteCreateParamsTLSMode `json:"mode"`
+	// Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate. Default: false.
+	RedirectHTTP *bool `json:"redirect_http,omitempty"`
+	// Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works. Default: null.
+	Hsts *ShieldSiteCreateParamsTLSHsts `json:"hsts,omitempty"`
+	// Oldest TLS version accepted from clients: `1.2` (default) or `1.3`. Default: "1.2".
+	MinVersion *ShieldSiteCreateParamsTLSMinVersion `json:"min_version,omitempty"`
+}
+
+// Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+type ShieldSiteCreateParamsTLSHsts struct {
+	// Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy. Default: 31536000.
+	MaxAge *int64 `json:"max_age,omitempty"`
+	// Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS. Default: false.
+	IncludeSubdomains *bool `json:"include_subdomains,omitempty"`
+	// Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000. Default: false.
+	Preload *bool `json:"preload,omitempty"`
+}
+
+// Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain.
+type ShieldSiteDomainVerification struct {
+	// `verified` once a proof succeeded (and, for DNS, while the record stays).
+	Status ShieldSiteDomainVerificationStatus `json:"status"`
+	// How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+	Method *ShieldSiteDomainVerificationMethod `json:"method"`
+	// When control was proved; null while unverified. Read-only: set by the server.
+	VerifiedAt *string `json:"verified_at"`
+	// When the proof was last checked (DNS proofs are checked again periodically). Read-only: set by the server.
+	CheckedAt *string `json:"checked_at"`
+	// What the last check found instead of the proof, or why it could not look; null after a success.
+	Error *string `json:"error"`
+	// The DNS TXT record that proves control.
+	TxtRecord ShieldSiteDomainVerificationTxtRecord `json:"txt_record"`
+	// The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`.
+	HTTPToken ShieldSiteDomainVerificationHTTPToken `json:"http_token"`
+}
+
+// The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`.
+type ShieldSiteDomainVerificationHTTPToken struct {
+	// `http://<domain>/.well-known/aegis-verify/<token>`.
+	URL string `json:"url"`
+	// The token.
+	Body string `json:"body"`
+}
+
+// The DNS TXT record that proves control.
+type ShieldSiteDomainVerificationTxtRecord struct {
+	// `_aegis-verify.<domain>`.
+	Name string `json:"name"`
+	// `aegis-verify=<token>`.
+	Value string `json:"value"`
 }
 
 // ShieldSiteListPage is an object of the Aegis API.
@@ -1741,6 +1861,28 @@ type ShieldSiteManagedRulesExclusion struct {
 	Parameter *string `json:"parameter,omitempty"`
 }
 
+// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+type ShieldSiteTLS struct {
+	// `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+	Mode ShieldSiteTLSMode `json:"mode"`
+	// Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate. Default: false.
+	RedirectHTTP bool `json:"redirect_http"`
+	// Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works. Default: null.
+	Hsts *ShieldSiteTLSHsts `json:"hsts"`
+	// Oldest TLS version accepted from clients: `1.2` (default) or `1.3`. Default: "1.2".
+	MinVersion ShieldSiteTLSMinVersion `json:"min_version"`
+}
+
+// Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+type ShieldSiteTLSHsts struct {
+	// Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy. Default: 31536000.
+	MaxAge int64 `json:"max_age"`
+	// Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS. Default: false.
+	IncludeSubdomains bool `json:"include_subdomains"`
+	// Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000. Default: false.
+	Preload bool `json:"preload"`
+}
+
 // ShieldSiteUpdateParams is an object of the Aegis API.
 type ShieldSiteUpdateParams struct {
 	// `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
@@ -1751,8 +1893,28 @@ type ShieldSiteUpdateParams struct {
 	PathCase *ShieldSiteUpdateParamsPathCase `json:"path_case,omitempty"`
 	// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
 	ManagedRules *ShieldSiteCreateParamsManagedRules `json:"managed_rules,omitempty"`
+	// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+	TLS *ShieldSiteUpdateParamsTLS `json:"tls,omitempty"`
 	// Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+type ShieldSiteUpdateParamsTLS struct {
+	// `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+	Mode *ShieldSiteUpdateParamsTLSMode `json:"mode,omitempty"`
+	// Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+	RedirectHTTP *bool `json:"redirect_http,omitempty"`
+	// Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+	Hsts *ShieldSiteCreateParamsTLSHsts `json:"hsts,omitempty"`
+	// Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+	MinVersion *ShieldSiteUpdateParamsTLSMinVersion `json:"min_version,omitempty"`
+}
+
+// ShieldSiteVerifyDomainParams is an object of the Aegis API.
+type ShieldSiteVerifyDomainParams struct {
+	// `dns`: read the TXT record `domain_verification.txt_record`; `http`: GET `domain_verification.http_token.url`.
+	Method ShieldSiteVerifyDomainParamsMethod `json:"method"`
 }
 
 // SSOConfigureParams is an object of the Aegis API.
@@ -2914,23 +3076,25 @@ type EventType string
 
 // Values of EventType.
 const (
-	EventTypePing                    EventType = "ping"
-	EventTypeVulnerabilityCreated    EventType = "vulnerability.created"
-	EventTypeVulnerabilityUpdated    EventType = "vulnerability.updated"
-	EventTypeVulnerabilityResolved   EventType = "vulnerability.resolved"
-	EventTypeScanStarted             EventType = "scan.started"
-	EventTypeScanCompleted           EventType = "scan.completed"
-	EventTypeScanFailed              EventType = "scan.failed"
-	EventTypeShieldBlock             EventType = "shield.block"
-	EventTypeShieldChallenge         EventType = "shield.challenge"
-	EventTypeConfigRepoSyncCompleted EventType = "config_repo.sync.completed"
-	EventTypeConfigRepoSyncFailed    EventType = "config_repo.sync.failed"
-	EventTypeAPIKeyCreated           EventType = "api_key.created"
-	EventTypeAPIKeyRevoked           EventType = "api_key.revoked"
-	EventTypeWebhookDisabled         EventType = "webhook.disabled"
-	EventTypeIntegrationConnected    EventType = "integration.connected"
-	EventTypeIntegrationDisconnected EventType = "integration.disconnected"
-	EventTypeIntegrationError        EventType = "integration.error"
+	EventTypePing                      EventType = "ping"
+	EventTypeVulnerabilityCreated      EventType = "vulnerability.created"
+	EventTypeVulnerabilityUpdated      EventType = "vulnerability.updated"
+	EventTypeVulnerabilityResolved     EventType = "vulnerability.resolved"
+	EventTypeScanStarted               EventType = "scan.started"
+	EventTypeScanCompleted             EventType = "scan.completed"
+	EventTypeScanFailed                EventType = "scan.failed"
+	EventTypeShieldBlock               EventType = "shield.block"
+	EventTypeShieldChallenge           EventType = "shield.challenge"
+	EventTypeShieldCertificateFailed   EventType = "shield.certificate.failed"
+	EventTypeShieldSiteDomainTakenOver EventType = "shield.site.domain_taken_over"
+	EventTypeConfigRepoSyncCompleted   EventType = "config_repo.sync.completed"
+	EventTypeConfigRepoSyncFailed      EventType = "config_repo.sync.failed"
+	EventTypeAPIKeyCreated             EventType = "api_key.created"
+	EventTypeAPIKeyRevoked             EventType = "api_key.revoked"
+	EventTypeWebhookDisabled           EventType = "webhook.disabled"
+	EventTypeIntegrationConnected      EventType = "integration.connected"
+	EventTypeIntegrationDisconnected   EventType = "integration.disconnected"
+	EventTypeIntegrationError          EventType = "integration.error"
 )
 
 // HealthStatus is one of a fixed set of strings.
@@ -3304,31 +3468,33 @@ type NewWebhookEvent string
 
 // Values of NewWebhookEvent.
 const (
-	NewWebhookEventVulnerabilityCreated    NewWebhookEvent = "vulnerability.created"
-	NewWebhookEventVulnerabilityUpdated    NewWebhookEvent = "vulnerability.updated"
-	NewWebhookEventVulnerabilityResolved   NewWebhookEvent = "vulnerability.resolved"
-	NewWebhookEventScanStarted             NewWebhookEvent = "scan.started"
-	NewWebhookEventScanCompleted           NewWebhookEvent = "scan.completed"
-	NewWebhookEventScanFailed              NewWebhookEvent = "scan.failed"
-	NewWebhookEventShieldBlock             NewWebhookEvent = "shield.block"
-	NewWebhookEventShieldChallenge         NewWebhookEvent = "shield.challenge"
-	NewWebhookEventConfigRepoSyncCompleted NewWebhookEvent = "config_repo.sync.completed"
-	NewWebhookEventConfigRepoSyncFailed    NewWebhookEvent = "config_repo.sync.failed"
-	NewWebhookEventAPIKeyCreated           NewWebhookEvent = "api_key.created"
-	NewWebhookEventAPIKeyRevoked           NewWebhookEvent = "api_key.revoked"
-	NewWebhookEventWebhookDisabled         NewWebhookEvent = "webhook.disabled"
-	NewWebhookEventIntegrationConnected    NewWebhookEvent = "integration.connected"
-	NewWebhookEventIntegrationDisconnected NewWebhookEvent = "integration.disconnected"
-	NewWebhookEventIntegrationError        NewWebhookEvent = "integration.error"
-	NewWebhookEventX                       NewWebhookEvent = "*"
-	NewWebhookEventVulnerability           NewWebhookEvent = "vulnerability.*"
-	NewWebhookEventScan                    NewWebhookEvent = "scan.*"
-	NewWebhookEventShield                  NewWebhookEvent = "shield.*"
-	NewWebhookEventConfigRepo              NewWebhookEvent = "config_repo.*"
-	NewWebhookEventConfigRepoSync          NewWebhookEvent = "config_repo.sync.*"
-	NewWebhookEventAPIKey                  NewWebhookEvent = "api_key.*"
-	NewWebhookEventWebhook                 NewWebhookEvent = "webhook.*"
-	NewWebhookEventIntegration             NewWebhookEvent = "integration.*"
+	NewWebhookEventVulnerabilityCreated      NewWebhookEvent = "vulnerability.created"
+	NewWebhookEventVulnerabilityUpdated      NewWebhookEvent = "vulnerability.updated"
+	NewWebhookEventVulnerabilityResolved     NewWebhookEvent = "vulnerability.resolved"
+	NewWebhookEventScanStarted               NewWebhookEvent = "scan.started"
+	NewWebhookEventScanCompleted             NewWebhookEvent = "scan.completed"
+	NewWebhookEventScanFailed                NewWebhookEvent = "scan.failed"
+	NewWebhookEventShieldBlock               NewWebhookEvent = "shield.block"
+	NewWebhookEventShieldChallenge           NewWebhookEvent = "shield.challenge"
+	NewWebhookEventShieldCertificateFailed   NewWebhookEvent = "shield.certificate.failed"
+	NewWebhookEventShieldSiteDomainTakenOver NewWebhookEvent = "shield.site.domain_taken_over"
+	NewWebhookEventConfigRepoSyncCompleted   NewWebhookEvent = "config_repo.sync.completed"
+	NewWebhookEventConfigRepoSyncFailed      NewWebhookEvent = "config_repo.sync.failed"
+	NewWebhookEventAPIKeyCreated             NewWebhookEvent = "api_key.created"
+	NewWebhookEventAPIKeyRevoked             NewWebhookEvent = "api_key.revoked"
+	NewWebhookEventWebhookDisabled           NewWebhookEvent = "webhook.disabled"
+	NewWebhookEventIntegrationConnected      NewWebhookEvent = "integration.connected"
+	NewWebhookEventIntegrationDisconnected   NewWebhookEvent = "integration.disconnected"
+	NewWebhookEventIntegrationError          NewWebhookEvent = "integration.error"
+	NewWebhookEventX                         NewWebhookEvent = "*"
+	NewWebhookEventVulnerability             NewWebhookEvent = "vulnerability.*"
+	NewWebhookEventScan                      NewWebhookEvent = "scan.*"
+	NewWebhookEventShield                    NewWebhookEvent = "shield.*"
+	NewWebhookEventConfigRepo                NewWebhookEvent = "config_repo.*"
+	NewWebhookEventConfigRepoSync            NewWebhookEvent = "config_repo.sync.*"
+	NewWebhookEventAPIKey                    NewWebhookEvent = "api_key.*"
+	NewWebhookEventWebhook                   NewWebhookEvent = "webhook.*"
+	NewWebhookEventIntegration               NewWebhookEvent = "integration.*"
 )
 
 // Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
@@ -3620,6 +3786,15 @@ const (
 	ShieldAnalyticsSampledLog       ShieldAnalyticsSampled = "log"
 )
 
+// `custom`: uploaded; `acme`: obtained by Aegis.
+type ShieldCertificateSource string
+
+// Values of ShieldCertificateSource.
+const (
+	ShieldCertificateSourceCustom ShieldCertificateSource = "custom"
+	ShieldCertificateSourceAcme   ShieldCertificateSource = "acme"
+)
+
 // What the gateway did.
 type ShieldDecisionAction string
 
@@ -3743,6 +3918,35 @@ const (
 	ShieldSitePathCaseSensitive   ShieldSitePathCase = "sensitive"
 )
 
+// Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+type ShieldSiteStatus string
+
+// Values of ShieldSiteStatus.
+const (
+	ShieldSiteStatusActive     ShieldSiteStatus = "active"
+	ShieldSiteStatusPending    ShieldSiteStatus = "pending"
+	ShieldSiteStatusSuperseded ShieldSiteStatus = "superseded"
+)
+
+// `custom` (uploaded) or `acme`; null while there is no certificate yet.
+type ShieldSiteCertificateSource string
+
+// Values of ShieldSiteCertificateSource.
+const (
+	ShieldSiteCertificateSourceCustom ShieldSiteCertificateSource = "custom"
+	ShieldSiteCertificateSourceAcme   ShieldSiteCertificateSource = "acme"
+)
+
+// `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+type ShieldSiteCertificateAcmeOrderStatus string
+
+// Values of ShieldSiteCertificateAcmeOrderStatus.
+const (
+	ShieldSiteCertificateAcmeOrderStatusPending ShieldSiteCertificateAcmeOrderStatus = "pending"
+	ShieldSiteCertificateAcmeOrderStatusValid   ShieldSiteCertificateAcmeOrderStatus = "valid"
+	ShieldSiteCertificateAcmeOrderStatusFailed  ShieldSiteCertificateAcmeOrderStatus = "failed"
+)
+
 // `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
 type ShieldSiteCreateParamsMode string
 
@@ -3762,6 +3966,63 @@ const (
 	ShieldSiteCreateParamsPathCaseSensitive   ShieldSiteCreateParamsPathCase = "sensitive"
 )
 
+// `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+type ShieldSiteCreateParamsTLSMode string
+
+// Values of ShieldSiteCreateParamsTLSMode.
+const (
+	ShieldSiteCreateParamsTLSModeAcme   ShieldSiteCreateParamsTLSMode = "acme"
+	ShieldSiteCreateParamsTLSModeCustom ShieldSiteCreateParamsTLSMode = "custom"
+	ShieldSiteCreateParamsTLSModeOff    ShieldSiteCreateParamsTLSMode = "off"
+)
+
+// Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+type ShieldSiteCreateParamsTLSMinVersion string
+
+// Values of ShieldSiteCreateParamsTLSMinVersion.
+const (
+	ShieldSiteCreateParamsTLSMinVersionV12 ShieldSiteCreateParamsTLSMinVersion = "1.2"
+	ShieldSiteCreateParamsTLSMinVersionV13 ShieldSiteCreateParamsTLSMinVersion = "1.3"
+)
+
+// `verified` once a proof succeeded (and, for DNS, while the record stays).
+type ShieldSiteDomainVerificationStatus string
+
+// Values of ShieldSiteDomainVerificationStatus.
+const (
+	ShieldSiteDomainVerificationStatusVerified   ShieldSiteDomainVerificationStatus = "verified"
+	ShieldSiteDomainVerificationStatusUnverified ShieldSiteDomainVerificationStatus = "unverified"
+)
+
+// How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+type ShieldSiteDomainVerificationMethod string
+
+// Values of ShieldSiteDomainVerificationMethod.
+const (
+	ShieldSiteDomainVerificationMethodDns  ShieldSiteDomainVerificationMethod = "dns"
+	ShieldSiteDomainVerificationMethodHTTP ShieldSiteDomainVerificationMethod = "http"
+	ShieldSiteDomainVerificationMethodAcme ShieldSiteDomainVerificationMethod = "acme"
+)
+
+// `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+type ShieldSiteTLSMode string
+
+// Values of ShieldSiteTLSMode.
+const (
+	ShieldSiteTLSModeAcme   ShieldSiteTLSMode = "acme"
+	ShieldSiteTLSModeCustom ShieldSiteTLSMode = "custom"
+	ShieldSiteTLSModeOff    ShieldSiteTLSMode = "off"
+)
+
+// Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+type ShieldSiteTLSMinVersion string
+
+// Values of ShieldSiteTLSMinVersion.
+const (
+	ShieldSiteTLSMinVersionV12 ShieldSiteTLSMinVersion = "1.2"
+	ShieldSiteTLSMinVersionV13 ShieldSiteTLSMinVersion = "1.3"
+)
+
 // `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
 type ShieldSiteUpdateParamsMode string
 
@@ -3779,6 +4040,34 @@ type ShieldSiteUpdateParamsPathCase string
 const (
 	ShieldSiteUpdateParamsPathCaseInsensitive ShieldSiteUpdateParamsPathCase = "insensitive"
 	ShieldSiteUpdateParamsPathCaseSensitive   ShieldSiteUpdateParamsPathCase = "sensitive"
+)
+
+// `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+type ShieldSiteUpdateParamsTLSMode string
+
+// Values of ShieldSiteUpdateParamsTLSMode.
+const (
+	ShieldSiteUpdateParamsTLSModeAcme   ShieldSiteUpdateParamsTLSMode = "acme"
+	ShieldSiteUpdateParamsTLSModeCustom ShieldSiteUpdateParamsTLSMode = "custom"
+	ShieldSiteUpdateParamsTLSModeOff    ShieldSiteUpdateParamsTLSMode = "off"
+)
+
+// Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+type ShieldSiteUpdateParamsTLSMinVersion string
+
+// Values of ShieldSiteUpdateParamsTLSMinVersion.
+const (
+	ShieldSiteUpdateParamsTLSMinVersionV12 ShieldSiteUpdateParamsTLSMinVersion = "1.2"
+	ShieldSiteUpdateParamsTLSMinVersionV13 ShieldSiteUpdateParamsTLSMinVersion = "1.3"
+)
+
+// `dns`: read the TXT record `domain_verification.txt_record`; `http`: GET `domain_verification.http_token.url`.
+type ShieldSiteVerifyDomainParamsMethod string
+
+// Values of ShieldSiteVerifyDomainParamsMethod.
+const (
+	ShieldSiteVerifyDomainParamsMethodDns  ShieldSiteVerifyDomainParamsMethod = "dns"
+	ShieldSiteVerifyDomainParamsMethodHTTP ShieldSiteVerifyDomainParamsMethod = "http"
 )
 
 // SSOConfigureParamsProtocol is one of a fixed set of strings.
@@ -4117,31 +4406,33 @@ type WebhookEvent string
 
 // Values of WebhookEvent.
 const (
-	WebhookEventVulnerabilityCreated    WebhookEvent = "vulnerability.created"
-	WebhookEventVulnerabilityUpdated    WebhookEvent = "vulnerability.updated"
-	WebhookEventVulnerabilityResolved   WebhookEvent = "vulnerability.resolved"
-	WebhookEventScanStarted             WebhookEvent = "scan.started"
-	WebhookEventScanCompleted           WebhookEvent = "scan.completed"
-	WebhookEventScanFailed              WebhookEvent = "scan.failed"
-	WebhookEventShieldBlock             WebhookEvent = "shield.block"
-	WebhookEventShieldChallenge         WebhookEvent = "shield.challenge"
-	WebhookEventConfigRepoSyncCompleted WebhookEvent = "config_repo.sync.completed"
-	WebhookEventConfigRepoSyncFailed    WebhookEvent = "config_repo.sync.failed"
-	WebhookEventAPIKeyCreated           WebhookEvent = "api_key.created"
-	WebhookEventAPIKeyRevoked           WebhookEvent = "api_key.revoked"
-	WebhookEventWebhookDisabled         WebhookEvent = "webhook.disabled"
-	WebhookEventIntegrationConnected    WebhookEvent = "integration.connected"
-	WebhookEventIntegrationDisconnected WebhookEvent = "integration.disconnected"
-	WebhookEventIntegrationError        WebhookEvent = "integration.error"
-	WebhookEventX                       WebhookEvent = "*"
-	WebhookEventVulnerability           WebhookEvent = "vulnerability.*"
-	WebhookEventScan                    WebhookEvent = "scan.*"
-	WebhookEventShield                  WebhookEvent = "shield.*"
-	WebhookEventConfigRepo              WebhookEvent = "config_repo.*"
-	WebhookEventConfigRepoSync          WebhookEvent = "config_repo.sync.*"
-	WebhookEventAPIKey                  WebhookEvent = "api_key.*"
-	WebhookEventWebhook                 WebhookEvent = "webhook.*"
-	WebhookEventIntegration             WebhookEvent = "integration.*"
+	WebhookEventVulnerabilityCreated      WebhookEvent = "vulnerability.created"
+	WebhookEventVulnerabilityUpdated      WebhookEvent = "vulnerability.updated"
+	WebhookEventVulnerabilityResolved     WebhookEvent = "vulnerability.resolved"
+	WebhookEventScanStarted               WebhookEvent = "scan.started"
+	WebhookEventScanCompleted             WebhookEvent = "scan.completed"
+	WebhookEventScanFailed                WebhookEvent = "scan.failed"
+	WebhookEventShieldBlock               WebhookEvent = "shield.block"
+	WebhookEventShieldChallenge           WebhookEvent = "shield.challenge"
+	WebhookEventShieldCertificateFailed   WebhookEvent = "shield.certificate.failed"
+	WebhookEventShieldSiteDomainTakenOver WebhookEvent = "shield.site.domain_taken_over"
+	WebhookEventConfigRepoSyncCompleted   WebhookEvent = "config_repo.sync.completed"
+	WebhookEventConfigRepoSyncFailed      WebhookEvent = "config_repo.sync.failed"
+	WebhookEventAPIKeyCreated             WebhookEvent = "api_key.created"
+	WebhookEventAPIKeyRevoked             WebhookEvent = "api_key.revoked"
+	WebhookEventWebhookDisabled           WebhookEvent = "webhook.disabled"
+	WebhookEventIntegrationConnected      WebhookEvent = "integration.connected"
+	WebhookEventIntegrationDisconnected   WebhookEvent = "integration.disconnected"
+	WebhookEventIntegrationError          WebhookEvent = "integration.error"
+	WebhookEventX                         WebhookEvent = "*"
+	WebhookEventVulnerability             WebhookEvent = "vulnerability.*"
+	WebhookEventScan                      WebhookEvent = "scan.*"
+	WebhookEventShield                    WebhookEvent = "shield.*"
+	WebhookEventConfigRepo                WebhookEvent = "config_repo.*"
+	WebhookEventConfigRepoSync            WebhookEvent = "config_repo.sync.*"
+	WebhookEventAPIKey                    WebhookEvent = "api_key.*"
+	WebhookEventWebhook                   WebhookEvent = "webhook.*"
+	WebhookEventIntegration               WebhookEvent = "integration.*"
 )
 
 // Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
@@ -4149,31 +4440,33 @@ type WebhookCreateParamsEvent string
 
 // Values of WebhookCreateParamsEvent.
 const (
-	WebhookCreateParamsEventVulnerabilityCreated    WebhookCreateParamsEvent = "vulnerability.created"
-	WebhookCreateParamsEventVulnerabilityUpdated    WebhookCreateParamsEvent = "vulnerability.updated"
-	WebhookCreateParamsEventVulnerabilityResolved   WebhookCreateParamsEvent = "vulnerability.resolved"
-	WebhookCreateParamsEventScanStarted             WebhookCreateParamsEvent = "scan.started"
-	WebhookCreateParamsEventScanCompleted           WebhookCreateParamsEvent = "scan.completed"
-	WebhookCreateParamsEventScanFailed              WebhookCreateParamsEvent = "scan.failed"
-	WebhookCreateParamsEventShieldBlock             WebhookCreateParamsEvent = "shield.block"
-	WebhookCreateParamsEventShieldChallenge         WebhookCreateParamsEvent = "shield.challenge"
-	WebhookCreateParamsEventConfigRepoSyncCompleted WebhookCreateParamsEvent = "config_repo.sync.completed"
-	WebhookCreateParamsEventConfigRepoSyncFailed    WebhookCreateParamsEvent = "config_repo.sync.failed"
-	WebhookCreateParamsEventAPIKeyCreated           WebhookCreateParamsEvent = "api_key.created"
-	WebhookCreateParamsEventAPIKeyRevoked           WebhookCreateParamsEvent = "api_key.revoked"
-	WebhookCreateParamsEventWebhookDisabled         WebhookCreateParamsEvent = "webhook.disabled"
-	WebhookCreateParamsEventIntegrationConnected    WebhookCreateParamsEvent = "integration.connected"
-	WebhookCreateParamsEventIntegrationDisconnected WebhookCreateParamsEvent = "integration.disconnected"
-	WebhookCreateParamsEventIntegrationError        WebhookCreateParamsEvent = "integration.error"
-	WebhookCreateParamsEventX                       WebhookCreateParamsEvent = "*"
-	WebhookCreateParamsEventVulnerability           WebhookCreateParamsEvent = "vulnerability.*"
-	WebhookCreateParamsEventScan                    WebhookCreateParamsEvent = "scan.*"
-	WebhookCreateParamsEventShield                  WebhookCreateParamsEvent = "shield.*"
-	WebhookCreateParamsEventConfigRepo              WebhookCreateParamsEvent = "config_repo.*"
-	WebhookCreateParamsEventConfigRepoSync          WebhookCreateParamsEvent = "config_repo.sync.*"
-	WebhookCreateParamsEventAPIKey                  WebhookCreateParamsEvent = "api_key.*"
-	WebhookCreateParamsEventWebhook                 WebhookCreateParamsEvent = "webhook.*"
-	WebhookCreateParamsEventIntegration             WebhookCreateParamsEvent = "integration.*"
+	WebhookCreateParamsEventVulnerabilityCreated      WebhookCreateParamsEvent = "vulnerability.created"
+	WebhookCreateParamsEventVulnerabilityUpdated      WebhookCreateParamsEvent = "vulnerability.updated"
+	WebhookCreateParamsEventVulnerabilityResolved     WebhookCreateParamsEvent = "vulnerability.resolved"
+	WebhookCreateParamsEventScanStarted               WebhookCreateParamsEvent = "scan.started"
+	WebhookCreateParamsEventScanCompleted             WebhookCreateParamsEvent = "scan.completed"
+	WebhookCreateParamsEventScanFailed                WebhookCreateParamsEvent = "scan.failed"
+	WebhookCreateParamsEventShieldBlock               WebhookCreateParamsEvent = "shield.block"
+	WebhookCreateParamsEventShieldChallenge           WebhookCreateParamsEvent = "shield.challenge"
+	WebhookCreateParamsEventShieldCertificateFailed   WebhookCreateParamsEvent = "shield.certificate.failed"
+	WebhookCreateParamsEventShieldSiteDomainTakenOver WebhookCreateParamsEvent = "shield.site.domain_taken_over"
+	WebhookCreateParamsEventConfigRepoSyncCompleted   WebhookCreateParamsEvent = "config_repo.sync.completed"
+	WebhookCreateParamsEventConfigRepoSyncFailed      WebhookCreateParamsEvent = "config_repo.sync.failed"
+	WebhookCreateParamsEventAPIKeyCreated             WebhookCreateParamsEvent = "api_key.created"
+	WebhookCreateParamsEventAPIKeyRevoked             WebhookCreateParamsEvent = "api_key.revoked"
+	WebhookCreateParamsEventWebhookDisabled           WebhookCreateParamsEvent = "webhook.disabled"
+	WebhookCreateParamsEventIntegrationConnected      WebhookCreateParamsEvent = "integration.connected"
+	WebhookCreateParamsEventIntegrationDisconnected   WebhookCreateParamsEvent = "integration.disconnected"
+	WebhookCreateParamsEventIntegrationError          WebhookCreateParamsEvent = "integration.error"
+	WebhookCreateParamsEventX                         WebhookCreateParamsEvent = "*"
+	WebhookCreateParamsEventVulnerability             WebhookCreateParamsEvent = "vulnerability.*"
+	WebhookCreateParamsEventScan                      WebhookCreateParamsEvent = "scan.*"
+	WebhookCreateParamsEventShield                    WebhookCreateParamsEvent = "shield.*"
+	WebhookCreateParamsEventConfigRepo                WebhookCreateParamsEvent = "config_repo.*"
+	WebhookCreateParamsEventConfigRepoSync            WebhookCreateParamsEvent = "config_repo.sync.*"
+	WebhookCreateParamsEventAPIKey                    WebhookCreateParamsEvent = "api_key.*"
+	WebhookCreateParamsEventWebhook                   WebhookCreateParamsEvent = "webhook.*"
+	WebhookCreateParamsEventIntegration               WebhookCreateParamsEvent = "integration.*"
 )
 
 // WebhookDeliveryObject is one of a fixed set of strings.
@@ -4243,22 +4536,24 @@ type WebhookEventTypeTypeType string
 
 // Values of WebhookEventTypeTypeType.
 const (
-	WebhookEventTypeTypeTypeVulnerabilityCreated    WebhookEventTypeTypeType = "vulnerability.created"
-	WebhookEventTypeTypeTypeVulnerabilityUpdated    WebhookEventTypeTypeType = "vulnerability.updated"
-	WebhookEventTypeTypeTypeVulnerabilityResolved   WebhookEventTypeTypeType = "vulnerability.resolved"
-	WebhookEventTypeTypeTypeScanStarted             WebhookEventTypeTypeType = "scan.started"
-	WebhookEventTypeTypeTypeScanCompleted           WebhookEventTypeTypeType = "scan.completed"
-	WebhookEventTypeTypeTypeScanFailed              WebhookEventTypeTypeType = "scan.failed"
-	WebhookEventTypeTypeTypeShieldBlock             WebhookEventTypeTypeType = "shield.block"
-	WebhookEventTypeTypeTypeShieldChallenge         WebhookEventTypeTypeType = "shield.challenge"
-	WebhookEventTypeTypeTypeConfigRepoSyncCompleted WebhookEventTypeTypeType = "config_repo.sync.completed"
-	WebhookEventTypeTypeTypeConfigRepoSyncFailed    WebhookEventTypeTypeType = "config_repo.sync.failed"
-	WebhookEventTypeTypeTypeAPIKeyCreated           WebhookEventTypeTypeType = "api_key.created"
-	WebhookEventTypeTypeTypeAPIKeyRevoked           WebhookEventTypeTypeType = "api_key.revoked"
-	WebhookEventTypeTypeTypeWebhookDisabled         WebhookEventTypeTypeType = "webhook.disabled"
-	WebhookEventTypeTypeTypeIntegrationConnected    WebhookEventTypeTypeType = "integration.connected"
-	WebhookEventTypeTypeTypeIntegrationDisconnected WebhookEventTypeTypeType = "integration.disconnected"
-	WebhookEventTypeTypeTypeIntegrationError        WebhookEventTypeTypeType = "integration.error"
+	WebhookEventTypeTypeTypeVulnerabilityCreated      WebhookEventTypeTypeType = "vulnerability.created"
+	WebhookEventTypeTypeTypeVulnerabilityUpdated      WebhookEventTypeTypeType = "vulnerability.updated"
+	WebhookEventTypeTypeTypeVulnerabilityResolved     WebhookEventTypeTypeType = "vulnerability.resolved"
+	WebhookEventTypeTypeTypeScanStarted               WebhookEventTypeTypeType = "scan.started"
+	WebhookEventTypeTypeTypeScanCompleted             WebhookEventTypeTypeType = "scan.completed"
+	WebhookEventTypeTypeTypeScanFailed                WebhookEventTypeTypeType = "scan.failed"
+	WebhookEventTypeTypeTypeShieldBlock               WebhookEventTypeTypeType = "shield.block"
+	WebhookEventTypeTypeTypeShieldChallenge           WebhookEventTypeTypeType = "shield.challenge"
+	WebhookEventTypeTypeTypeShieldCertificateFailed   WebhookEventTypeTypeType = "shield.certificate.failed"
+	WebhookEventTypeTypeTypeShieldSiteDomainTakenOver WebhookEventTypeTypeType = "shield.site.domain_taken_over"
+	WebhookEventTypeTypeTypeConfigRepoSyncCompleted   WebhookEventTypeTypeType = "config_repo.sync.completed"
+	WebhookEventTypeTypeTypeConfigRepoSyncFailed      WebhookEventTypeTypeType = "config_repo.sync.failed"
+	WebhookEventTypeTypeTypeAPIKeyCreated             WebhookEventTypeTypeType = "api_key.created"
+	WebhookEventTypeTypeTypeAPIKeyRevoked             WebhookEventTypeTypeType = "api_key.revoked"
+	WebhookEventTypeTypeTypeWebhookDisabled           WebhookEventTypeTypeType = "webhook.disabled"
+	WebhookEventTypeTypeTypeIntegrationConnected      WebhookEventTypeTypeType = "integration.connected"
+	WebhookEventTypeTypeTypeIntegrationDisconnected   WebhookEventTypeTypeType = "integration.disconnected"
+	WebhookEventTypeTypeTypeIntegrationError          WebhookEventTypeTypeType = "integration.error"
 )
 
 // Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
@@ -4266,31 +4561,33 @@ type WebhookUpdateParamsEvent string
 
 // Values of WebhookUpdateParamsEvent.
 const (
-	WebhookUpdateParamsEventVulnerabilityCreated    WebhookUpdateParamsEvent = "vulnerability.created"
-	WebhookUpdateParamsEventVulnerabilityUpdated    WebhookUpdateParamsEvent = "vulnerability.updated"
-	WebhookUpdateParamsEventVulnerabilityResolved   WebhookUpdateParamsEvent = "vulnerability.resolved"
-	WebhookUpdateParamsEventScanStarted             WebhookUpdateParamsEvent = "scan.started"
-	WebhookUpdateParamsEventScanCompleted           WebhookUpdateParamsEvent = "scan.completed"
-	WebhookUpdateParamsEventScanFailed              WebhookUpdateParamsEvent = "scan.failed"
-	WebhookUpdateParamsEventShieldBlock             WebhookUpdateParamsEvent = "shield.block"
-	WebhookUpdateParamsEventShieldChallenge         WebhookUpdateParamsEvent = "shield.challenge"
-	WebhookUpdateParamsEventConfigRepoSyncCompleted WebhookUpdateParamsEvent = "config_repo.sync.completed"
-	WebhookUpdateParamsEventConfigRepoSyncFailed    WebhookUpdateParamsEvent = "config_repo.sync.failed"
-	WebhookUpdateParamsEventAPIKeyCreated           WebhookUpdateParamsEvent = "api_key.created"
-	WebhookUpdateParamsEventAPIKeyRevoked           WebhookUpdateParamsEvent = "api_key.revoked"
-	WebhookUpdateParamsEventWebhookDisabled         WebhookUpdateParamsEvent = "webhook.disabled"
-	WebhookUpdateParamsEventIntegrationConnected    WebhookUpdateParamsEvent = "integration.connected"
-	WebhookUpdateParamsEventIntegrationDisconnected WebhookUpdateParamsEvent = "integration.disconnected"
-	WebhookUpdateParamsEventIntegrationError        WebhookUpdateParamsEvent = "integration.error"
-	WebhookUpdateParamsEventX                       WebhookUpdateParamsEvent = "*"
-	WebhookUpdateParamsEventVulnerability           WebhookUpdateParamsEvent = "vulnerability.*"
-	WebhookUpdateParamsEventScan                    WebhookUpdateParamsEvent = "scan.*"
-	WebhookUpdateParamsEventShield                  WebhookUpdateParamsEvent = "shield.*"
-	WebhookUpdateParamsEventConfigRepo              WebhookUpdateParamsEvent = "config_repo.*"
-	WebhookUpdateParamsEventConfigRepoSync          WebhookUpdateParamsEvent = "config_repo.sync.*"
-	WebhookUpdateParamsEventAPIKey                  WebhookUpdateParamsEvent = "api_key.*"
-	WebhookUpdateParamsEventWebhook                 WebhookUpdateParamsEvent = "webhook.*"
-	WebhookUpdateParamsEventIntegration             WebhookUpdateParamsEvent = "integration.*"
+	WebhookUpdateParamsEventVulnerabilityCreated      WebhookUpdateParamsEvent = "vulnerability.created"
+	WebhookUpdateParamsEventVulnerabilityUpdated      WebhookUpdateParamsEvent = "vulnerability.updated"
+	WebhookUpdateParamsEventVulnerabilityResolved     WebhookUpdateParamsEvent = "vulnerability.resolved"
+	WebhookUpdateParamsEventScanStarted               WebhookUpdateParamsEvent = "scan.started"
+	WebhookUpdateParamsEventScanCompleted             WebhookUpdateParamsEvent = "scan.completed"
+	WebhookUpdateParamsEventScanFailed                WebhookUpdateParamsEvent = "scan.failed"
+	WebhookUpdateParamsEventShieldBlock               WebhookUpdateParamsEvent = "shield.block"
+	WebhookUpdateParamsEventShieldChallenge           WebhookUpdateParamsEvent = "shield.challenge"
+	WebhookUpdateParamsEventShieldCertificateFailed   WebhookUpdateParamsEvent = "shield.certificate.failed"
+	WebhookUpdateParamsEventShieldSiteDomainTakenOver WebhookUpdateParamsEvent = "shield.site.domain_taken_over"
+	WebhookUpdateParamsEventConfigRepoSyncCompleted   WebhookUpdateParamsEvent = "config_repo.sync.completed"
+	WebhookUpdateParamsEventConfigRepoSyncFailed      WebhookUpdateParamsEvent = "config_repo.sync.failed"
+	WebhookUpdateParamsEventAPIKeyCreated             WebhookUpdateParamsEvent = "api_key.created"
+	WebhookUpdateParamsEventAPIKeyRevoked             WebhookUpdateParamsEvent = "api_key.revoked"
+	WebhookUpdateParamsEventWebhookDisabled           WebhookUpdateParamsEvent = "webhook.disabled"
+	WebhookUpdateParamsEventIntegrationConnected      WebhookUpdateParamsEvent = "integration.connected"
+	WebhookUpdateParamsEventIntegrationDisconnected   WebhookUpdateParamsEvent = "integration.disconnected"
+	WebhookUpdateParamsEventIntegrationError          WebhookUpdateParamsEvent = "integration.error"
+	WebhookUpdateParamsEventX                         WebhookUpdateParamsEvent = "*"
+	WebhookUpdateParamsEventVulnerability             WebhookUpdateParamsEvent = "vulnerability.*"
+	WebhookUpdateParamsEventScan                      WebhookUpdateParamsEvent = "scan.*"
+	WebhookUpdateParamsEventShield                    WebhookUpdateParamsEvent = "shield.*"
+	WebhookUpdateParamsEventConfigRepo                WebhookUpdateParamsEvent = "config_repo.*"
+	WebhookUpdateParamsEventConfigRepoSync            WebhookUpdateParamsEvent = "config_repo.sync.*"
+	WebhookUpdateParamsEventAPIKey                    WebhookUpdateParamsEvent = "api_key.*"
+	WebhookUpdateParamsEventWebhook                   WebhookUpdateParamsEvent = "webhook.*"
+	WebhookUpdateParamsEventIntegration               WebhookUpdateParamsEvent = "integration.*"
 )
 
 // `active` (default): still found; `gone`: no longer found; `all`.

@@ -13,36 +13,37 @@ import (
 
 // services holds one service per API resource; Client embeds it, so client.ShieldSites.List(…) works.
 type services struct {
-	Advisories        *AdvisoriesService
-	APIKeys           *APIKeysService
-	AttackSurface     *AttackSurfaceService
-	AuditLog          *AuditLogService
-	ConfigRepos       *ConfigReposService
-	Domains           *DomainsService
-	Events            *EventsService
-	Health            *HealthService
-	Identity          *IdentityService
-	Integrations      *IntegrationsService
-	Invites           *InvitesService
-	IPAccessRules     *IPAccessRulesService
-	Members           *MembersService
-	Overview          *OverviewService
-	RateLimitRules    *RateLimitRulesService
-	Sandbox           *SandboxService
-	Scans             *ScansService
-	ScanSchedules     *ScanSchedulesService
-	Sessions          *SessionsService
-	ShieldAnalytics   *ShieldAnalyticsService
-	ShieldLive        *ShieldLiveService
-	ShieldRules       *ShieldRulesService
-	ShieldSchema      *ShieldSchemaService
-	ShieldSites       *ShieldSitesService
-	SSO               *SSOService
-	Triage            *TriageService
-	VirtualPatches    *VirtualPatchesService
-	Vulnerabilities   *VulnerabilitiesService
-	WebhookDeliveries *WebhookDeliveriesService
-	Webhooks          *WebhooksService
+	Advisories         *AdvisoriesService
+	APIKeys            *APIKeysService
+	AttackSurface      *AttackSurfaceService
+	AuditLog           *AuditLogService
+	ConfigRepos        *ConfigReposService
+	Domains            *DomainsService
+	Events             *EventsService
+	Health             *HealthService
+	Identity           *IdentityService
+	Integrations       *IntegrationsService
+	Invites            *InvitesService
+	IPAccessRules      *IPAccessRulesService
+	Members            *MembersService
+	Overview           *OverviewService
+	RateLimitRules     *RateLimitRulesService
+	Sandbox            *SandboxService
+	Scans              *ScansService
+	ScanSchedules      *ScanSchedulesService
+	Sessions           *SessionsService
+	ShieldAnalytics    *ShieldAnalyticsService
+	ShieldCertificates *ShieldCertificatesService
+	ShieldLive         *ShieldLiveService
+	ShieldRules        *ShieldRulesService
+	ShieldSchema       *ShieldSchemaService
+	ShieldSites        *ShieldSitesService
+	SSO                *SSOService
+	Triage             *TriageService
+	VirtualPatches     *VirtualPatchesService
+	Vulnerabilities    *VulnerabilitiesService
+	WebhookDeliveries  *WebhookDeliveriesService
+	Webhooks           *WebhooksService
 }
 
 // init points every service at the client.
@@ -67,6 +68,7 @@ func (s *services) init(c *Client) {
 	s.ScanSchedules = &ScanSchedulesService{client: c}
 	s.Sessions = &SessionsService{client: c}
 	s.ShieldAnalytics = &ShieldAnalyticsService{client: c}
+	s.ShieldCertificates = &ShieldCertificatesService{client: c}
 	s.ShieldLive = &ShieldLiveService{client: c}
 	s.ShieldRules = &ShieldRulesService{client: c}
 	s.ShieldSchema = &ShieldSchemaService{client: c}
@@ -2234,6 +2236,52 @@ func (s *ShieldAnalyticsService) Get(ctx context.Context, id string, query *Shie
 	return out, nil
 }
 
+// ShieldCertificatesService groups the operations of shieldCertificates: Delete, Get, Upload.
+type ShieldCertificatesService struct {
+	client *Client
+}
+
+// Delete: Delete a site's certificate.
+//
+// Removes the certificate and its key. `tls.mode` stays as it is: a `custom` site then has no certificate to serve until one is uploaded (HTTPS to it fails), an `acme` site gets a new one. 404 when the site has none.
+//
+// Required scope: shield:write.
+//
+// DELETE /api/v1/shield/sites/{id}/certificate (operation shieldCertificates.delete).
+func (s *ShieldCertificatesService) Delete(ctx context.Context, id string, opts ...RequestOption) error {
+	return s.client.call(ctx, &apiRequest{method: "DELETE", path: "/api/v1/shield/sites/" + pathEscape(id) + "/certificate"}, opts, nil)
+}
+
+// Get: Get a site's certificate.
+//
+// The certificate the site is served with, uploaded or obtained by ACME: names, issuer, validity, fingerprint and the chain. Never the key. 404 when the site has none.
+//
+// Required scope: shield:read.
+//
+// GET /api/v1/shield/sites/{id}/certificate (operation shieldCertificates.get).
+func (s *ShieldCertificatesService) Get(ctx context.Context, id string, opts ...RequestOption) (*ShieldCertificate, error) {
+	out := new(ShieldCertificate)
+	if err := s.client.call(ctx, &apiRequest{method: "GET", path: "/api/v1/shield/sites/" + pathEscape(id) + "/certificate"}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Upload: Upload a site's certificate.
+//
+// Stores the certificate chain (PEM, leaf first) and its private key (PEM, unencrypted), replacing any certificate the site had, and sets the site’s `tls.mode` to `custom`: the gateways serve it by SNI within seconds. Refused with 422 naming the field (`certificate` or `private_key`) when the PEM does not parse, the key does not belong to the certificate (or is an RSA key under 2048 bits), the certificate does not cover the site’s domain, or it is expired or not yet valid. The key is sealed at rest and never returned.
+//
+// Required scope: shield:write.
+//
+// PUT /api/v1/shield/sites/{id}/certificate (operation shieldCertificates.upload).
+func (s *ShieldCertificatesService) Upload(ctx context.Context, id string, params ShieldCertificateUploadParams, opts ...RequestOption) (*ShieldCertificate, error) {
+	out := new(ShieldCertificate)
+	if err := s.client.call(ctx, &apiRequest{method: "PUT", path: "/api/v1/shield/sites/" + pathEscape(id) + "/certificate", jsonBody: params}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ShieldLiveService groups the operations of shieldLive: Stream.
 type ShieldLiveService struct {
 	client *Client
@@ -2365,7 +2413,7 @@ func (s *ShieldSchemaService) Upload(ctx context.Context, id string, body io.Rea
 	return out, nil
 }
 
-// ShieldSitesService groups the operations of shieldSites: Create, Delete, Get, List, ManagedRules, Update.
+// ShieldSitesService groups the operations of shieldSites: Create, Delete, Get, List, ManagedRules, Update, VerifyDomain.
 type ShieldSitesService struct {
 	client *Client
 }
@@ -2387,7 +2435,7 @@ func (s *ShieldSitesService) Create(ctx context.Context, params ShieldSiteCreate
 
 // Delete: Delete a Shield site.
 //
-// Deletes the site with all its rules and its schema.
+// Deletes the site with all its rules, its schema and its certificate. Its domain is then free: another organisation’s site for it can serve it.
 //
 // Required scope: shield:write.
 //
@@ -2486,7 +2534,7 @@ func (s *ShieldSitesService) ManagedRules(ctx context.Context, opts ...RequestOp
 
 // Update: Update a Shield site.
 //
-// Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.
+// Changes `mode`, `origin_url`, `path_case`, `managed_rules`, `tls` or `labels`. The fields of `managed_rules` and `tls` (and of `tls.hsts`) that are given replace the stored ones and the others stay. Mode, managed-rule and TLS changes are audited.
 //
 // Required scope: shield:write.
 //
@@ -2494,6 +2542,21 @@ func (s *ShieldSitesService) ManagedRules(ctx context.Context, opts ...RequestOp
 func (s *ShieldSitesService) Update(ctx context.Context, id string, params ShieldSiteUpdateParams, opts ...RequestOption) (*ShieldSite, error) {
 	out := new(ShieldSite)
 	if err := s.client.call(ctx, &apiRequest{method: "PATCH", path: "/api/v1/shield/sites/" + pathEscape(id), jsonBody: params}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// VerifyDomain: Prove control of a site's domain.
+//
+// Checks now that the domain publishes this site’s token — `dns`: a TXT record `_aegis-verify.<domain>` holding `aegis-verify=<token>`; `http`: `http://<domain>/.well-known/aegis-verify/<token>` answering 200 with the token — and answers the site with `domain_verification` updated. A verified site serves its domain (and takes it from other organisations’ unverified sites); a domain another organisation verified is never taken over (409). 422 with what was found when the proof is not there; 503 when DNS or the server could not be reached. DNS proofs are checked again periodically: remove the record and the site is unverified.
+//
+// Required scope: shield:write.
+//
+// POST /api/v1/shield/sites/{id}/verify-domain (operation shieldSites.verifyDomain).
+func (s *ShieldSitesService) VerifyDomain(ctx context.Context, id string, params ShieldSiteVerifyDomainParams, opts ...RequestOption) (*ShieldSite, error) {
+	out := new(ShieldSite)
+	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/shield/sites/" + pathEscape(id) + "/verify-domain", jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
 	return out, nil

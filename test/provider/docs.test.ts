@@ -39,7 +39,8 @@ describe('provider docs', () => {
       const text = page ?? '';
       for (const a of attributes) {
         const heading = a.required ? '### Required' : a.optional ? '### Optional' : '### Read-Only';
-        const line = `- \`${a.name}\` (${renderAttributeType(a)}${a.sensitive ? ', Sensitive' : ''}) `;
+        const writeOnly = a.writeOnly ? ', [Write-only](https://developer.hashicorp.com/terraform/language/resources/ephemeral#write-only-arguments)' : '';
+        const line = `- \`${a.name}\` (${renderAttributeType(a)}${a.sensitive ? ', Sensitive' : ''}${writeOnly}) `;
         expect(text, a.name).toContain(line);
         const section = text.slice(text.indexOf(heading));
         expect(section.slice(0, section.indexOf('\n### ', 4) === -1 ? undefined : section.indexOf('\n### ', 4)), `${a.name} under ${heading}`).toContain(line);
@@ -50,7 +51,7 @@ describe('provider docs', () => {
     for (const d of provider.dataSources) check(pages.get(`data-sources/${d.typeName.slice(6)}.md`), d.schema.attributes);
   });
 
-  it('import ids: SITE_ID/RULE_ID for rules, SITE_ID for the schema, ID otherwise', () => {
+  it('import ids: SITE_ID/RULE_ID for rules, SITE_ID for the schema and the certificate, ID otherwise', () => {
     const formats = Object.fromEntries(provider.resources.map((r) => [r.typeName, importIdFormat(r.typeName, r.schema)]));
     expect(formats).toEqual({
       aegis_shield_site: 'ID',
@@ -58,6 +59,7 @@ describe('provider docs', () => {
       aegis_ip_access_rule: 'SITE_ID/RULE_ID',
       aegis_rate_limit_rule: 'SITE_ID/RULE_ID',
       aegis_shield_schema: 'SITE_ID',
+      aegis_shield_certificate: 'SITE_ID',
       aegis_scan_schedule: 'ID',
       aegis_webhook: 'ID',
     });

@@ -259,15 +259,29 @@ describe('nested attributes on the wire', () => {
       mode: 'block',
       path_case: 'insensitive',
       managed_rules: { enabled: true, paranoia_level: n('2'), exclusions: [{ rules: ['sqli.tautology'], url_pattern: '/cms/*', parameter: null }] },
+      // A nested attribute inside a nested one (hsts in tls), null here; computed object attributes, one of them null.
+      tls: { mode: 'acme', redirect_http: true, hsts: null, min_version: '1.2' },
+      status: 'pending',
+      domain_verification: {
+        status: 'unverified',
+        method: null,
+        verified_at: null,
+        checked_at: UNKNOWN,
+        error: null,
+        txt_record: { name: '_aegis-verify.shop.example.com', value: 'aegis-verify=t' },
+        http_token: { url: 'http://shop.example.com/.well-known/aegis-verify/t', body: 't' },
+      },
+      certificate: null,
       labels: {},
       created_at: 'a',
       updated_at: UNKNOWN,
     };
     const bytes = encodeMsgpack(state, type);
     expect(decodeMsgpack(bytes, type)).toEqual(state);
-    const wire = decode(bytes) as { managed_rules: { exclusions: Record<string, unknown>[] } };
+    const wire = decode(bytes) as { managed_rules: { exclusions: Record<string, unknown>[] }; tls: Record<string, unknown> };
     expect(Object.keys(wire.managed_rules).sort()).toEqual(['enabled', 'exclusions', 'paranoia_level']);
     expect(wire.managed_rules.exclusions[0]).toEqual({ rules: ['sqli.tautology'], url_pattern: '/cms/*', parameter: null });
+    expect(wire.tls).toEqual({ hsts: null, min_version: '1.2', mode: 'acme', redirect_http: true });
     // Partly unknown (a config value known only at apply) and wholly unknown (computed at create).
     const partly: TfValue = { ...state, managed_rules: { enabled: true, paranoia_level: UNKNOWN, exclusions: [] } };
     expect(decodeMsgpack(encodeMsgpack(partly, type), type)).toEqual(partly);

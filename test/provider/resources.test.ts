@@ -134,6 +134,7 @@ describe('schema derivation', () => {
       'aegis_ip_access_rule',
       'aegis_rate_limit_rule',
       'aegis_scan_schedule',
+      'aegis_shield_certificate',
       'aegis_shield_schema',
       'aegis_shield_site',
       'aegis_virtual_patch',
@@ -174,6 +175,11 @@ describe('schema derivation', () => {
       expect(attribute(resource(type), 'site_id'), type).toMatchObject({ required: true, type: 'string' });
     }
     expect(attribute(resource('aegis_shield_site'), 'site_id')).toBeUndefined();
+    // A write-only spec field: never in plan or state, its SHA-256 computed in its place.
+    const certificate = resource('aegis_shield_certificate');
+    expect(attribute(certificate, 'private_key')).toMatchObject({ required: true, sensitive: true, writeOnly: true, type: 'string' });
+    expect(attribute(certificate, 'private_key_sha256')).toMatchObject({ computed: true, type: 'string' });
+    expect(attribute(certificate, 'private_key_sha256')?.writeOnly).toBeUndefined();
   });
 
   it('marks a changed site_id as forcing replacement', () => {
@@ -285,7 +291,7 @@ describe('nested attributes: schema derivation', () => {
 
   it('keeps the API value only for managed_rules: every other optional attribute of every kind has a default or plans null', () => {
     const keep = deriveAllKindSchemas().flatMap((k) => k.attributes.filter((a) => a.keepWhenOmitted).map((a) => `${k.meta.terraformType}.${a.schema.name}`));
-    expect(keep).toEqual(['aegis_shield_site.managed_rules']);
+    expect(keep).toEqual(['aegis_shield_site.managed_rules', 'aegis_shield_site.tls']);
     const site = deriveAllKindSchemas().find((k) => k.kind === 'ShieldSite')!;
     const managed = site.attributes.find((a) => a.field === 'managed_rules')!;
     expect(managed.defaultValue).toBeUndefined();
@@ -445,6 +451,64 @@ describe('aegis_shield_site: path_case and managed_rules', () => {
     const applied = await r.apply({ prior: null, planned, config });
     expect(applied.state).toBeNull();
     expect(applied.diagnostics).toEqual([expect.objectContaining({ severity: 'error', attribute: ['managed_rules', 'exclusions', 0, 'rules', 0] })]);
+  });
+});
+
+/** `tls` (and its `hsts`) as Terraform sends them from config: every sub-attribute present, unset ones null. */
+const tlsConfig = (values: { mode?: TfValue; redirect_http?: TfValue; hsts?: TfValue; min_version?: TfValue }): TfObject => ({ mode: null, redirect_http: null, hsts: null, min_version: null, ...values });
+const hstsConfig = (values: { max_age?: TfValue; include_subdomains?: TfValue; preload?: TfValue }): TfObject => ({ max_age: null, include_subdomains: null, preload: null, ...values });
+
+describe('aegis_shield_site: tls', () => {
+  it('creates with tls given: nested defaults planned (hsts too), read and import agree; the same config plans nothing', async () => {
+    const r = resource('aegis_shield_site');
+    const tls = tlsConfig({ mode: 'acme', hsts: hstsConfig({ max_age: n(600) }) });
+    const { planned, state } = await create(r, { domain: domain(), origin_url: 'https://origin.example.com', mode: 'block', tls });
+    expect(planned.tls).toEqual({ mode: 'acme', redirect_http: false, hsts: { max_age: n(600), include_subdomains: false, preload: false }, min_version: '1.2' });
+    expect(state.tls).toEqual(planned.tls);
+    expect(state.status).toBe('active');
+    expect(state.certificate).toBeNull();
+    expect(state.domain_verification).toMatchObject({ status: 'unverified', txt_record: { name: `_aegis-verify.${String(state.domain)}` } });
+    const live = (await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body;
+    expect(live.tls).toEqual({ mode: 'acme', redirect_http: false, hsts: { max_age: 600, include_subdomains: false, preload: false }, min_version: '1.2' });
+    expect(await r.importState(String(state.id))).toEqual({ state, diagnostics: [] });
+    const config = configOf(r, { ...writable(state, r), tls });
+    expect(r.plan({ prior: state, proposed: config, config }).planned).toEqual(state);
+  });
+
+  it('updates tls in place, HSTS off again included (null is sent, not left out), and keeps it when config leaves it out', async () => {
+    const r = resource('aegis_shield_site');
+    const state = await newSite({ tls: tlsConfig({ mode: 'custom', redirect_http: true, hsts: hstsConfig({ max_age: n(31536000), include_subdomains: true, preload: true }) }) });
+    const { plan, state: off } = await update(r, state, { ...writable(state, r), tls: tlsConfig({ mode: 'custom', redirect_http: true, min_version: '1.3' }) });
+    expect(plan.requiresReplace).toEqual([]);
+    expect(off.tls).toEqual({ mode: 'custom', redirect_http: true, hsts: null, min_version: '1.3' });
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body.tls).toEqual({ mode: 'custom', redirect_http: true, hsts: null, min_version: '1.3' });
+
+    const omitted = configOf(r, { ...writable(off, r), tls: null });
+    expect(r.plan({ prior: off, proposed: omitted, config: omitted }).planned).toEqual(off);
+    const moded = await update(r, off, { ...writable(off, r), tls: null, mode: 'log' });
+    expect(moded.plan.planned?.tls).toEqual(off.tls);
+    expect((await t.call('GET', `/api/v1/shield/sites/${String(state.id)}`)).body).toMatchObject({ mode: 'log', tls: { mode: 'custom', min_version: '1.3' } });
+  });
+
+  it('creates with tls left out: unknown until the API answers with the server default', async () => {
+    const r = resource('aegis_shield_site');
+    const { planned, state } = await create(r, { domain: domain(), origin_url: 'https://origin.example.com', mode: 'log' });
+    expect(planned.tls).toBe(UNKNOWN);
+    // This server has no TLS port: plain HTTP.
+    expect(state.tls).toEqual({ mode: 'off', redirect_http: false, hsts: null, min_version: '1.2' });
+  });
+
+  it('validates tls offline (a mode is required, values by path); the API refuses HSTS preload without a year, aimed at the attribute', async () => {
+    const r = resource('aegis_shield_site');
+    const base = { domain: 'shop.example.com', origin_url: 'https://o.example.com', mode: 'block' };
+    expect(r.validate(configOf(r, { ...base, tls: tlsConfig({ mode: 'acme' }) }))).toEqual([]);
+    expect(r.validate(configOf(r, { ...base, tls: tlsConfig({ mode: 'letsencrypt' }) }))).toEqual([expect.objectContaining({ attribute: ['tls', 'mode'] })]);
+    expect(r.validate(configOf(r, { ...base, tls: tlsConfig({ mode: 'acme', hsts: hstsConfig({ max_age: n(-1) }) }) }))).toEqual([expect.objectContaining({ attribute: ['tls', 'hsts', 'max_age'] })]);
+    const config = configOf(r, { ...base, domain: domain(), tls: tlsConfig({ mode: 'acme', hsts: hstsConfig({ preload: true }) }) });
+    const planned = r.plan({ prior: null, proposed: config, config }).planned;
+    const applied = await r.apply({ prior: null, planned, config });
+    expect(applied.state).toBeNull();
+    expect(applied.diagnostics).toEqual([expect.objectContaining({ severity: 'error', attribute: ['tls', 'hsts', 'preload'] })]);
   });
 });
 

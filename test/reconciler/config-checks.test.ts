@@ -71,7 +71,7 @@ describe('document schema', () => {
     `);
     expect(await problemsOf(text)).toEqual([
       'config.yaml:1:13: apiVersion: must be aegis/v1',
-      'config.yaml:2:7: kind: must be one of ShieldSite, VirtualPatch, IpAccessRule, RateLimitRule, ShieldSchema, ScanSchedule, Webhook',
+      'config.yaml:2:7: kind: must be one of ShieldSite, VirtualPatch, IpAccessRule, RateLimitRule, ShieldSchema, ShieldCertificate, ScanSchedule, Webhook',
       'config.yaml:4:9: metadata.name: must match pattern "^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$"',
       'config.yaml:5:3: metadata.labels: unknown field',
       'config.yaml:7:1: status: unknown field',

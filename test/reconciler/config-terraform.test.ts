@@ -59,7 +59,7 @@ describe('Terraform JSON (cdktf synth)', () => {
       'cdk.tf.json:25:20 VirtualPatch/literal: resource.aegis_virtual_patch.literal.site_id: must reference a site of this configuration as ${aegis_shield_site.NAME.id}',
       'cdk.tf.json:33:24 VirtualPatch/expression: resource.aegis_virtual_patch.expression.url_pattern: Terraform expressions cannot be resolved offline; write the value itself',
       'cdk.tf.json:37:9 VirtualPatch/expression: resource.aegis_virtual_patch.expression.count: count cannot be expanded offline; declare each object as its own resource',
-      'cdk.tf.json:40:5: resource.aegis_firewall: unknown resource type (known: aegis_shield_site, aegis_virtual_patch, aegis_ip_access_rule, aegis_rate_limit_rule, aegis_shield_schema, aegis_scan_schedule, aegis_webhook)',
+      'cdk.tf.json:40:5: resource.aegis_firewall: unknown resource type (known: aegis_shield_site, aegis_virtual_patch, aegis_ip_access_rule, aegis_rate_limit_rule, aegis_shield_schema, aegis_shield_certificate, aegis_scan_schedule, aegis_webhook)',
       'cdk.tf.json:47:3: outputs: unknown top-level block',
     ]);
   });

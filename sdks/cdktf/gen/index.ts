@@ -3,6 +3,7 @@
 export * as ipAccessRule from './ip-access-rule/index.ts';
 export * as rateLimitRule from './rate-limit-rule/index.ts';
 export * as scanSchedule from './scan-schedule/index.ts';
+export * as shieldCertificate from './shield-certificate/index.ts';
 export * as shieldSchema from './shield-schema/index.ts';
 export * as shieldSite from './shield-site/index.ts';
 export * as virtualPatch from './virtual-patch/index.ts';

@@ -15,6 +15,354 @@ export interface DataAegisShieldSiteConfig extends cdktf.TerraformMetaArguments 
   */
   readonly domain: string;
 }
+export interface DataAegisShieldSiteCertificateAcmeOrder {
+}
+
+export function dataAegisShieldSiteCertificateAcmeOrderToTerraform(struct?: DataAegisShieldSiteCertificateAcmeOrder): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteCertificateAcmeOrderToHclTerraform(struct?: DataAegisShieldSiteCertificateAcmeOrder): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteCertificateAcmeOrderOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteCertificateAcmeOrder | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteCertificateAcmeOrder | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // error - computed: true, optional: false, required: false
+  public get error() {
+    return this.getStringAttribute('error');
+  }
+
+  // next_attempt_at - computed: true, optional: false, required: false
+  public get nextAttemptAt() {
+    return this.getStringAttribute('next_attempt_at');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+}
+export interface DataAegisShieldSiteCertificate {
+}
+
+export function dataAegisShieldSiteCertificateToTerraform(struct?: DataAegisShieldSiteCertificate): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteCertificateToHclTerraform(struct?: DataAegisShieldSiteCertificate): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteCertificateOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteCertificate | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteCertificate | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // acme_order - computed: true, optional: false, required: false
+  private _acmeOrder = new DataAegisShieldSiteCertificateAcmeOrderOutputReference(this, "acme_order");
+  public get acmeOrder() {
+    return this._acmeOrder;
+  }
+
+  // fingerprint - computed: true, optional: false, required: false
+  public get fingerprint() {
+    return this.getStringAttribute('fingerprint');
+  }
+
+  // issuer - computed: true, optional: false, required: false
+  public get issuer() {
+    return this.getStringAttribute('issuer');
+  }
+
+  // names - computed: true, optional: false, required: false
+  public get names() {
+    return this.getListAttribute('names');
+  }
+
+  // not_after - computed: true, optional: false, required: false
+  public get notAfter() {
+    return this.getStringAttribute('not_after');
+  }
+
+  // source - computed: true, optional: false, required: false
+  public get source() {
+    return this.getStringAttribute('source');
+  }
+}
+export interface DataAegisShieldSiteDomainVerificationHttpToken {
+}
+
+export function dataAegisShieldSiteDomainVerificationHttpTokenToTerraform(struct?: DataAegisShieldSiteDomainVerificationHttpToken): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteDomainVerificationHttpTokenToHclTerraform(struct?: DataAegisShieldSiteDomainVerificationHttpToken): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteDomainVerificationHttpTokenOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteDomainVerificationHttpToken | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteDomainVerificationHttpToken | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // body - computed: true, optional: false, required: false
+  public get body() {
+    return this.getStringAttribute('body');
+  }
+
+  // url - computed: true, optional: false, required: false
+  public get url() {
+    return this.getStringAttribute('url');
+  }
+}
+export interface DataAegisShieldSiteDomainVerificationTxtRecord {
+}
+
+export function dataAegisShieldSiteDomainVerificationTxtRecordToTerraform(struct?: DataAegisShieldSiteDomainVerificationTxtRecord): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteDomainVerificationTxtRecordToHclTerraform(struct?: DataAegisShieldSiteDomainVerificationTxtRecord): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteDomainVerificationTxtRecordOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteDomainVerificationTxtRecord | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteDomainVerificationTxtRecord | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // value - computed: true, optional: false, required: false
+  public get value() {
+    return this.getStringAttribute('value');
+  }
+}
+export interface DataAegisShieldSiteDomainVerification {
+}
+
+export function dataAegisShieldSiteDomainVerificationToTerraform(struct?: DataAegisShieldSiteDomainVerification): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteDomainVerificationToHclTerraform(struct?: DataAegisShieldSiteDomainVerification): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteDomainVerificationOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteDomainVerification | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteDomainVerification | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // checked_at - computed: true, optional: false, required: false
+  public get checkedAt() {
+    return this.getStringAttribute('checked_at');
+  }
+
+  // error - computed: true, optional: false, required: false
+  public get error() {
+    return this.getStringAttribute('error');
+  }
+
+  // http_token - computed: true, optional: false, required: false
+  private _httpToken = new DataAegisShieldSiteDomainVerificationHttpTokenOutputReference(this, "http_token");
+  public get httpToken() {
+    return this._httpToken;
+  }
+
+  // method - computed: true, optional: false, required: false
+  public get method() {
+    return this.getStringAttribute('method');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // txt_record - computed: true, optional: false, required: false
+  private _txtRecord = new DataAegisShieldSiteDomainVerificationTxtRecordOutputReference(this, "txt_record");
+  public get txtRecord() {
+    return this._txtRecord;
+  }
+
+  // verified_at - computed: true, optional: false, required: false
+  public get verifiedAt() {
+    return this.getStringAttribute('verified_at');
+  }
+}
 export interface DataAegisShieldSiteManagedRulesExclusions {
 }
 
@@ -165,6 +513,140 @@ export class DataAegisShieldSiteManagedRulesOutputReference extends cdktf.Comple
     return this.getNumberAttribute('paranoia_level');
   }
 }
+export interface DataAegisShieldSiteTlsHsts {
+}
+
+export function dataAegisShieldSiteTlsHstsToTerraform(struct?: DataAegisShieldSiteTlsHsts): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteTlsHstsToHclTerraform(struct?: DataAegisShieldSiteTlsHsts): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteTlsHstsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteTlsHsts | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteTlsHsts | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // include_subdomains - computed: true, optional: false, required: false
+  public get includeSubdomains() {
+    return this.getBooleanAttribute('include_subdomains');
+  }
+
+  // max_age - computed: true, optional: false, required: false
+  public get maxAge() {
+    return this.getNumberAttribute('max_age');
+  }
+
+  // preload - computed: true, optional: false, required: false
+  public get preload() {
+    return this.getBooleanAttribute('preload');
+  }
+}
+export interface DataAegisShieldSiteTls {
+}
+
+export function dataAegisShieldSiteTlsToTerraform(struct?: DataAegisShieldSiteTls): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSiteTlsToHclTerraform(struct?: DataAegisShieldSiteTls): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSiteTlsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSiteTls | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSiteTls | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // hsts - computed: true, optional: false, required: false
+  private _hsts = new DataAegisShieldSiteTlsHstsOutputReference(this, "hsts");
+  public get hsts() {
+    return this._hsts;
+  }
+
+  // min_version - computed: true, optional: false, required: false
+  public get minVersion() {
+    return this.getStringAttribute('min_version');
+  }
+
+  // mode - computed: true, optional: false, required: false
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+
+  // redirect_http - computed: true, optional: false, required: false
+  public get redirectHttp() {
+    return this.getBooleanAttribute('redirect_http');
+  }
+}
 
 /**
 * Represents a {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/data-sources/shield_site aegis_shield_site}
@@ -222,6 +704,12 @@ export class DataAegisShieldSite extends cdktf.TerraformDataSource {
   // ATTRIBUTES
   // ==========
 
+  // certificate - computed: true, optional: false, required: false
+  private _certificate = new DataAegisShieldSiteCertificateOutputReference(this, "certificate");
+  public get certificate() {
+    return this._certificate;
+  }
+
   // created_at - computed: true, optional: false, required: false
   public get createdAt() {
     return this.getStringAttribute('created_at');
@@ -238,6 +726,12 @@ export class DataAegisShieldSite extends cdktf.TerraformDataSource {
   // Temporarily expose input value. Use with caution.
   public get domainInput() {
     return this._domain;
+  }
+
+  // domain_verification - computed: true, optional: false, required: false
+  private _domainVerification = new DataAegisShieldSiteDomainVerificationOutputReference(this, "domain_verification");
+  public get domainVerification() {
+    return this._domainVerification;
   }
 
   // id - computed: true, optional: false, required: false
@@ -270,6 +764,17 @@ export class DataAegisShieldSite extends cdktf.TerraformDataSource {
   // path_case - computed: true, optional: false, required: false
   public get pathCase() {
     return this.getStringAttribute('path_case');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // tls - computed: true, optional: false, required: false
+  private _tls = new DataAegisShieldSiteTlsOutputReference(this, "tls");
+  public get tls() {
+    return this._tls;
   }
 
   // updated_at - computed: true, optional: false, required: false

@@ -9,6 +9,354 @@ import * as cdktf from 'cdktf';
 
 export interface DataAegisShieldSitesConfig extends cdktf.TerraformMetaArguments {
 }
+export interface DataAegisShieldSitesSitesCertificateAcmeOrder {
+}
+
+export function dataAegisShieldSitesSitesCertificateAcmeOrderToTerraform(struct?: DataAegisShieldSitesSitesCertificateAcmeOrder): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesCertificateAcmeOrderToHclTerraform(struct?: DataAegisShieldSitesSitesCertificateAcmeOrder): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesCertificateAcmeOrderOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesCertificateAcmeOrder | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesCertificateAcmeOrder | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // error - computed: true, optional: false, required: false
+  public get error() {
+    return this.getStringAttribute('error');
+  }
+
+  // next_attempt_at - computed: true, optional: false, required: false
+  public get nextAttemptAt() {
+    return this.getStringAttribute('next_attempt_at');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+}
+export interface DataAegisShieldSitesSitesCertificate {
+}
+
+export function dataAegisShieldSitesSitesCertificateToTerraform(struct?: DataAegisShieldSitesSitesCertificate): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesCertificateToHclTerraform(struct?: DataAegisShieldSitesSitesCertificate): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesCertificateOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesCertificate | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesCertificate | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // acme_order - computed: true, optional: false, required: false
+  private _acmeOrder = new DataAegisShieldSitesSitesCertificateAcmeOrderOutputReference(this, "acme_order");
+  public get acmeOrder() {
+    return this._acmeOrder;
+  }
+
+  // fingerprint - computed: true, optional: false, required: false
+  public get fingerprint() {
+    return this.getStringAttribute('fingerprint');
+  }
+
+  // issuer - computed: true, optional: false, required: false
+  public get issuer() {
+    return this.getStringAttribute('issuer');
+  }
+
+  // names - computed: true, optional: false, required: false
+  public get names() {
+    return this.getListAttribute('names');
+  }
+
+  // not_after - computed: true, optional: false, required: false
+  public get notAfter() {
+    return this.getStringAttribute('not_after');
+  }
+
+  // source - computed: true, optional: false, required: false
+  public get source() {
+    return this.getStringAttribute('source');
+  }
+}
+export interface DataAegisShieldSitesSitesDomainVerificationHttpToken {
+}
+
+export function dataAegisShieldSitesSitesDomainVerificationHttpTokenToTerraform(struct?: DataAegisShieldSitesSitesDomainVerificationHttpToken): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesDomainVerificationHttpTokenToHclTerraform(struct?: DataAegisShieldSitesSitesDomainVerificationHttpToken): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesDomainVerificationHttpTokenOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesDomainVerificationHttpToken | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesDomainVerificationHttpToken | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // body - computed: true, optional: false, required: false
+  public get body() {
+    return this.getStringAttribute('body');
+  }
+
+  // url - computed: true, optional: false, required: false
+  public get url() {
+    return this.getStringAttribute('url');
+  }
+}
+export interface DataAegisShieldSitesSitesDomainVerificationTxtRecord {
+}
+
+export function dataAegisShieldSitesSitesDomainVerificationTxtRecordToTerraform(struct?: DataAegisShieldSitesSitesDomainVerificationTxtRecord): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesDomainVerificationTxtRecordToHclTerraform(struct?: DataAegisShieldSitesSitesDomainVerificationTxtRecord): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesDomainVerificationTxtRecordOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesDomainVerificationTxtRecord | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesDomainVerificationTxtRecord | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // value - computed: true, optional: false, required: false
+  public get value() {
+    return this.getStringAttribute('value');
+  }
+}
+export interface DataAegisShieldSitesSitesDomainVerification {
+}
+
+export function dataAegisShieldSitesSitesDomainVerificationToTerraform(struct?: DataAegisShieldSitesSitesDomainVerification): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesDomainVerificationToHclTerraform(struct?: DataAegisShieldSitesSitesDomainVerification): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesDomainVerificationOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesDomainVerification | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesDomainVerification | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // checked_at - computed: true, optional: false, required: false
+  public get checkedAt() {
+    return this.getStringAttribute('checked_at');
+  }
+
+  // error - computed: true, optional: false, required: false
+  public get error() {
+    return this.getStringAttribute('error');
+  }
+
+  // http_token - computed: true, optional: false, required: false
+  private _httpToken = new DataAegisShieldSitesSitesDomainVerificationHttpTokenOutputReference(this, "http_token");
+  public get httpToken() {
+    return this._httpToken;
+  }
+
+  // method - computed: true, optional: false, required: false
+  public get method() {
+    return this.getStringAttribute('method');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // txt_record - computed: true, optional: false, required: false
+  private _txtRecord = new DataAegisShieldSitesSitesDomainVerificationTxtRecordOutputReference(this, "txt_record");
+  public get txtRecord() {
+    return this._txtRecord;
+  }
+
+  // verified_at - computed: true, optional: false, required: false
+  public get verifiedAt() {
+    return this.getStringAttribute('verified_at');
+  }
+}
 export interface DataAegisShieldSitesSitesManagedRulesExclusions {
 }
 
@@ -159,6 +507,140 @@ export class DataAegisShieldSitesSitesManagedRulesOutputReference extends cdktf.
     return this.getNumberAttribute('paranoia_level');
   }
 }
+export interface DataAegisShieldSitesSitesTlsHsts {
+}
+
+export function dataAegisShieldSitesSitesTlsHstsToTerraform(struct?: DataAegisShieldSitesSitesTlsHsts): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesTlsHstsToHclTerraform(struct?: DataAegisShieldSitesSitesTlsHsts): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesTlsHstsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesTlsHsts | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesTlsHsts | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // include_subdomains - computed: true, optional: false, required: false
+  public get includeSubdomains() {
+    return this.getBooleanAttribute('include_subdomains');
+  }
+
+  // max_age - computed: true, optional: false, required: false
+  public get maxAge() {
+    return this.getNumberAttribute('max_age');
+  }
+
+  // preload - computed: true, optional: false, required: false
+  public get preload() {
+    return this.getBooleanAttribute('preload');
+  }
+}
+export interface DataAegisShieldSitesSitesTls {
+}
+
+export function dataAegisShieldSitesSitesTlsToTerraform(struct?: DataAegisShieldSitesSitesTls): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataAegisShieldSitesSitesTlsToHclTerraform(struct?: DataAegisShieldSitesSitesTls): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataAegisShieldSitesSitesTlsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataAegisShieldSitesSitesTls | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataAegisShieldSitesSitesTls | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // hsts - computed: true, optional: false, required: false
+  private _hsts = new DataAegisShieldSitesSitesTlsHstsOutputReference(this, "hsts");
+  public get hsts() {
+    return this._hsts;
+  }
+
+  // min_version - computed: true, optional: false, required: false
+  public get minVersion() {
+    return this.getStringAttribute('min_version');
+  }
+
+  // mode - computed: true, optional: false, required: false
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+
+  // redirect_http - computed: true, optional: false, required: false
+  public get redirectHttp() {
+    return this.getBooleanAttribute('redirect_http');
+  }
+}
 export interface DataAegisShieldSitesSites {
 }
 
@@ -210,6 +692,12 @@ export class DataAegisShieldSitesSitesOutputReference extends cdktf.ComplexObjec
     }
   }
 
+  // certificate - computed: true, optional: false, required: false
+  private _certificate = new DataAegisShieldSitesSitesCertificateOutputReference(this, "certificate");
+  public get certificate() {
+    return this._certificate;
+  }
+
   // created_at - computed: true, optional: false, required: false
   public get createdAt() {
     return this.getStringAttribute('created_at');
@@ -218,6 +706,12 @@ export class DataAegisShieldSitesSitesOutputReference extends cdktf.ComplexObjec
   // domain - computed: true, optional: false, required: false
   public get domain() {
     return this.getStringAttribute('domain');
+  }
+
+  // domain_verification - computed: true, optional: false, required: false
+  private _domainVerification = new DataAegisShieldSitesSitesDomainVerificationOutputReference(this, "domain_verification");
+  public get domainVerification() {
+    return this._domainVerification;
   }
 
   // id - computed: true, optional: false, required: false
@@ -250,6 +744,17 @@ export class DataAegisShieldSitesSitesOutputReference extends cdktf.ComplexObjec
   // path_case - computed: true, optional: false, required: false
   public get pathCase() {
     return this.getStringAttribute('path_case');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // tls - computed: true, optional: false, required: false
+  private _tls = new DataAegisShieldSitesSitesTlsOutputReference(this, "tls");
+  public get tls() {
+    return this._tls;
   }
 
   // updated_at - computed: true, optional: false, required: false

@@ -44,6 +44,360 @@ export interface ShieldSiteConfig extends cdktf.TerraformMetaArguments {
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#path_case ShieldSite#path_case}
   */
   readonly pathCase?: string;
+  /**
+  * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#tls ShieldSite#tls}
+  */
+  readonly tls?: ShieldSiteTls;
+}
+export interface ShieldSiteCertificateAcmeOrder {
+}
+
+export function shieldSiteCertificateAcmeOrderToTerraform(struct?: ShieldSiteCertificateAcmeOrder): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function shieldSiteCertificateAcmeOrderToHclTerraform(struct?: ShieldSiteCertificateAcmeOrder): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class ShieldSiteCertificateAcmeOrderOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteCertificateAcmeOrder | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteCertificateAcmeOrder | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // error - computed: true, optional: false, required: false
+  public get error() {
+    return this.getStringAttribute('error');
+  }
+
+  // next_attempt_at - computed: true, optional: false, required: false
+  public get nextAttemptAt() {
+    return this.getStringAttribute('next_attempt_at');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+}
+export interface ShieldSiteCertificate {
+}
+
+export function shieldSiteCertificateToTerraform(struct?: ShieldSiteCertificate): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function shieldSiteCertificateToHclTerraform(struct?: ShieldSiteCertificate): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class ShieldSiteCertificateOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteCertificate | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteCertificate | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // acme_order - computed: true, optional: false, required: false
+  private _acmeOrder = new ShieldSiteCertificateAcmeOrderOutputReference(this, "acme_order");
+  public get acmeOrder() {
+    return this._acmeOrder;
+  }
+
+  // fingerprint - computed: true, optional: false, required: false
+  public get fingerprint() {
+    return this.getStringAttribute('fingerprint');
+  }
+
+  // issuer - computed: true, optional: false, required: false
+  public get issuer() {
+    return this.getStringAttribute('issuer');
+  }
+
+  // names - computed: true, optional: false, required: false
+  public get names() {
+    return this.getListAttribute('names');
+  }
+
+  // not_after - computed: true, optional: false, required: false
+  public get notAfter() {
+    return this.getStringAttribute('not_after');
+  }
+
+  // source - computed: true, optional: false, required: false
+  public get source() {
+    return this.getStringAttribute('source');
+  }
+}
+export interface ShieldSiteDomainVerificationHttpToken {
+}
+
+export function shieldSiteDomainVerificationHttpTokenToTerraform(struct?: ShieldSiteDomainVerificationHttpToken): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function shieldSiteDomainVerificationHttpTokenToHclTerraform(struct?: ShieldSiteDomainVerificationHttpToken): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class ShieldSiteDomainVerificationHttpTokenOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteDomainVerificationHttpToken | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteDomainVerificationHttpToken | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // body - computed: true, optional: false, required: false
+  public get body() {
+    return this.getStringAttribute('body');
+  }
+
+  // url - computed: true, optional: false, required: false
+  public get url() {
+    return this.getStringAttribute('url');
+  }
+}
+export interface ShieldSiteDomainVerificationTxtRecord {
+}
+
+export function shieldSiteDomainVerificationTxtRecordToTerraform(struct?: ShieldSiteDomainVerificationTxtRecord): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function shieldSiteDomainVerificationTxtRecordToHclTerraform(struct?: ShieldSiteDomainVerificationTxtRecord): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class ShieldSiteDomainVerificationTxtRecordOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteDomainVerificationTxtRecord | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteDomainVerificationTxtRecord | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // value - computed: true, optional: false, required: false
+  public get value() {
+    return this.getStringAttribute('value');
+  }
+}
+export interface ShieldSiteDomainVerification {
+}
+
+export function shieldSiteDomainVerificationToTerraform(struct?: ShieldSiteDomainVerification): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function shieldSiteDomainVerificationToHclTerraform(struct?: ShieldSiteDomainVerification): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class ShieldSiteDomainVerificationOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteDomainVerification | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteDomainVerification | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // checked_at - computed: true, optional: false, required: false
+  public get checkedAt() {
+    return this.getStringAttribute('checked_at');
+  }
+
+  // error - computed: true, optional: false, required: false
+  public get error() {
+    return this.getStringAttribute('error');
+  }
+
+  // http_token - computed: true, optional: false, required: false
+  private _httpToken = new ShieldSiteDomainVerificationHttpTokenOutputReference(this, "http_token");
+  public get httpToken() {
+    return this._httpToken;
+  }
+
+  // method - computed: true, optional: false, required: false
+  public get method() {
+    return this.getStringAttribute('method');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // txt_record - computed: true, optional: false, required: false
+  private _txtRecord = new ShieldSiteDomainVerificationTxtRecordOutputReference(this, "txt_record");
+  public get txtRecord() {
+    return this._txtRecord;
+  }
+
+  // verified_at - computed: true, optional: false, required: false
+  public get verifiedAt() {
+    return this.getStringAttribute('verified_at');
+  }
 }
 export interface ShieldSiteManagedRulesExclusions {
   /**
@@ -396,6 +750,370 @@ export class ShieldSiteManagedRulesOutputReference extends cdktf.ComplexObject {
     return this._paranoiaLevel;
   }
 }
+export interface ShieldSiteTlsHsts {
+  /**
+  * Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#include_subdomains ShieldSite#include_subdomains}
+  */
+  readonly includeSubdomains?: boolean | cdktf.IResolvable;
+  /**
+  * Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#max_age ShieldSite#max_age}
+  */
+  readonly maxAge?: number;
+  /**
+  * Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#preload ShieldSite#preload}
+  */
+  readonly preload?: boolean | cdktf.IResolvable;
+}
+
+export function shieldSiteTlsHstsToTerraform(struct?: ShieldSiteTlsHsts | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    include_subdomains: cdktf.booleanToTerraform(struct!.includeSubdomains),
+    max_age: cdktf.numberToTerraform(struct!.maxAge),
+    preload: cdktf.booleanToTerraform(struct!.preload),
+  }
+}
+
+
+export function shieldSiteTlsHstsToHclTerraform(struct?: ShieldSiteTlsHsts | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    include_subdomains: {
+      value: cdktf.booleanToHclTerraform(struct!.includeSubdomains),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "boolean",
+    },
+    max_age: {
+      value: cdktf.numberToHclTerraform(struct!.maxAge),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "number",
+    },
+    preload: {
+      value: cdktf.booleanToHclTerraform(struct!.preload),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "boolean",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class ShieldSiteTlsHstsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteTlsHsts | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._includeSubdomains !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.includeSubdomains = this._includeSubdomains;
+    }
+    if (this._maxAge !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.maxAge = this._maxAge;
+    }
+    if (this._preload !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.preload = this._preload;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteTlsHsts | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._includeSubdomains = undefined;
+      this._maxAge = undefined;
+      this._preload = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._includeSubdomains = value.includeSubdomains;
+      this._maxAge = value.maxAge;
+      this._preload = value.preload;
+    }
+  }
+
+  // include_subdomains - computed: true, optional: true, required: false
+  private _includeSubdomains?: boolean | cdktf.IResolvable; 
+  public get includeSubdomains() {
+    return this.getBooleanAttribute('include_subdomains');
+  }
+  public set includeSubdomains(value: boolean | cdktf.IResolvable) {
+    this._includeSubdomains = value;
+  }
+  public resetIncludeSubdomains() {
+    this._includeSubdomains = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get includeSubdomainsInput() {
+    return this._includeSubdomains;
+  }
+
+  // max_age - computed: true, optional: true, required: false
+  private _maxAge?: number; 
+  public get maxAge() {
+    return this.getNumberAttribute('max_age');
+  }
+  public set maxAge(value: number) {
+    this._maxAge = value;
+  }
+  public resetMaxAge() {
+    this._maxAge = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get maxAgeInput() {
+    return this._maxAge;
+  }
+
+  // preload - computed: true, optional: true, required: false
+  private _preload?: boolean | cdktf.IResolvable; 
+  public get preload() {
+    return this.getBooleanAttribute('preload');
+  }
+  public set preload(value: boolean | cdktf.IResolvable) {
+    this._preload = value;
+  }
+  public resetPreload() {
+    this._preload = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get preloadInput() {
+    return this._preload;
+  }
+}
+export interface ShieldSiteTls {
+  /**
+  * Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#hsts ShieldSite#hsts}
+  */
+  readonly hsts?: ShieldSiteTlsHsts;
+  /**
+  * Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#min_version ShieldSite#min_version}
+  */
+  readonly minVersion?: string;
+  /**
+  * `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#mode ShieldSite#mode}
+  */
+  readonly mode: string;
+  /**
+  * Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site#redirect_http ShieldSite#redirect_http}
+  */
+  readonly redirectHttp?: boolean | cdktf.IResolvable;
+}
+
+export function shieldSiteTlsToTerraform(struct?: ShieldSiteTls | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    hsts: shieldSiteTlsHstsToTerraform(struct!.hsts),
+    min_version: cdktf.stringToTerraform(struct!.minVersion),
+    mode: cdktf.stringToTerraform(struct!.mode),
+    redirect_http: cdktf.booleanToTerraform(struct!.redirectHttp),
+  }
+}
+
+
+export function shieldSiteTlsToHclTerraform(struct?: ShieldSiteTls | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    hsts: {
+      value: shieldSiteTlsHstsToHclTerraform(struct!.hsts),
+      isBlock: true,
+      type: "struct",
+      storageClassType: "ShieldSiteTlsHsts",
+    },
+    min_version: {
+      value: cdktf.stringToHclTerraform(struct!.minVersion),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+    mode: {
+      value: cdktf.stringToHclTerraform(struct!.mode),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+    redirect_http: {
+      value: cdktf.booleanToHclTerraform(struct!.redirectHttp),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "boolean",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class ShieldSiteTlsOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): ShieldSiteTls | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._hsts?.internalValue !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.hsts = this._hsts?.internalValue;
+    }
+    if (this._minVersion !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.minVersion = this._minVersion;
+    }
+    if (this._mode !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.mode = this._mode;
+    }
+    if (this._redirectHttp !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.redirectHttp = this._redirectHttp;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: ShieldSiteTls | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._hsts.internalValue = undefined;
+      this._minVersion = undefined;
+      this._mode = undefined;
+      this._redirectHttp = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._hsts.internalValue = value.hsts;
+      this._minVersion = value.minVersion;
+      this._mode = value.mode;
+      this._redirectHttp = value.redirectHttp;
+    }
+  }
+
+  // hsts - computed: true, optional: true, required: false
+  private _hsts = new ShieldSiteTlsHstsOutputReference(this, "hsts");
+  public get hsts() {
+    return this._hsts;
+  }
+  public putHsts(value: ShieldSiteTlsHsts) {
+    this._hsts.internalValue = value;
+  }
+  public resetHsts() {
+    this._hsts.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get hstsInput() {
+    return this._hsts.internalValue;
+  }
+
+  // min_version - computed: true, optional: true, required: false
+  private _minVersion?: string; 
+  public get minVersion() {
+    return this.getStringAttribute('min_version');
+  }
+  public set minVersion(value: string) {
+    this._minVersion = value;
+  }
+  public resetMinVersion() {
+    this._minVersion = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get minVersionInput() {
+    return this._minVersion;
+  }
+
+  // mode - computed: true, optional: false, required: true
+  private _mode?: string; 
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+  public set mode(value: string) {
+    this._mode = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get modeInput() {
+    return this._mode;
+  }
+
+  // redirect_http - computed: true, optional: true, required: false
+  private _redirectHttp?: boolean | cdktf.IResolvable; 
+  public get redirectHttp() {
+    return this.getBooleanAttribute('redirect_http');
+  }
+  public set redirectHttp(value: boolean | cdktf.IResolvable) {
+    this._redirectHttp = value;
+  }
+  public resetRedirectHttp() {
+    this._redirectHttp = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get redirectHttpInput() {
+    return this._redirectHttp;
+  }
+}
 
 /**
 * Represents a {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs/resources/shield_site aegis_shield_site}
@@ -452,11 +1170,18 @@ export class ShieldSite extends cdktf.TerraformResource {
     this._mode = config.mode;
     this._originUrl = config.originUrl;
     this._pathCase = config.pathCase;
+    this._tls.internalValue = config.tls;
   }
 
   // ==========
   // ATTRIBUTES
   // ==========
+
+  // certificate - computed: true, optional: false, required: false
+  private _certificate = new ShieldSiteCertificateOutputReference(this, "certificate");
+  public get certificate() {
+    return this._certificate;
+  }
 
   // created_at - computed: true, optional: false, required: false
   public get createdAt() {
@@ -474,6 +1199,12 @@ export class ShieldSite extends cdktf.TerraformResource {
   // Temporarily expose input value. Use with caution.
   public get domainInput() {
     return this._domain;
+  }
+
+  // domain_verification - computed: true, optional: false, required: false
+  private _domainVerification = new ShieldSiteDomainVerificationOutputReference(this, "domain_verification");
+  public get domainVerification() {
+    return this._domainVerification;
   }
 
   // id - computed: true, optional: false, required: false
@@ -555,6 +1286,27 @@ export class ShieldSite extends cdktf.TerraformResource {
     return this._pathCase;
   }
 
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // tls - computed: true, optional: true, required: false
+  private _tls = new ShieldSiteTlsOutputReference(this, "tls");
+  public get tls() {
+    return this._tls;
+  }
+  public putTls(value: ShieldSiteTls) {
+    this._tls.internalValue = value;
+  }
+  public resetTls() {
+    this._tls.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get tlsInput() {
+    return this._tls.internalValue;
+  }
+
   // updated_at - computed: true, optional: false, required: false
   public get updatedAt() {
     return this.getStringAttribute('updated_at');
@@ -572,6 +1324,7 @@ export class ShieldSite extends cdktf.TerraformResource {
       mode: cdktf.stringToTerraform(this._mode),
       origin_url: cdktf.stringToTerraform(this._originUrl),
       path_case: cdktf.stringToTerraform(this._pathCase),
+      tls: shieldSiteTlsToTerraform(this._tls.internalValue),
     };
   }
 
@@ -612,6 +1365,12 @@ export class ShieldSite extends cdktf.TerraformResource {
         isBlock: false,
         type: "simple",
         storageClassType: "string",
+      },
+      tls: {
+        value: shieldSiteTlsToHclTerraform(this._tls.internalValue),
+        isBlock: true,
+        type: "struct",
+        storageClassType: "ShieldSiteTls",
       },
     };
 

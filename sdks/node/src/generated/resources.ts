@@ -92,6 +92,8 @@ import type {
   SessionSetOrganizationParams,
   ShieldAnalytics,
   ShieldAnalyticsGetQuery,
+  ShieldCertificate,
+  ShieldCertificateUploadParams,
   ShieldDecision,
   ShieldLiveStreamQuery,
   ShieldRuleBatch,
@@ -103,6 +105,7 @@ import type {
   ShieldSiteCreateParams,
   ShieldSiteListQuery,
   ShieldSiteUpdateParams,
+  ShieldSiteVerifyDomainParams,
   SsoConfigureParams,
   SsoConnection,
   SsoSetEnforcementParams,
@@ -1390,6 +1393,57 @@ export class ShieldAnalyticsResource {
   }
 }
 
+/** `shieldCertificates`: delete, get, upload. */
+export class ShieldCertificatesResource {
+  constructor(protected readonly _client: APIClient) {}
+
+  /**
+   * Delete a site's certificate
+   *
+   * Removes the certificate and its key. `tls.mode` stays as it is: a `custom` site then has no certificate to serve until one is uploaded (HTTPS to it fails), an `acme` site gets a new one. 404 when the site has none.
+   *
+   * Required scope: `shield:write`.
+   *
+   * `DELETE /api/v1/shield/sites/{id}/certificate` (`shieldCertificates.delete`)
+   *
+   * @param id Shield site id.
+   */
+  delete(id: string, options?: RequestOptions): Promise<void> {
+    return this._client.request<void>({ method: 'DELETE', path: `/api/v1/shield/sites/${encodePath(id)}/certificate`, mutating: true, response: 'empty' }, options);
+  }
+
+  /**
+   * Get a site's certificate
+   *
+   * The certificate the site is served with, uploaded or obtained by ACME: names, issuer, validity, fingerprint and the chain. Never the key. 404 when the site has none.
+   *
+   * Required scope: `shield:read`.
+   *
+   * `GET /api/v1/shield/sites/{id}/certificate` (`shieldCertificates.get`)
+   *
+   * @param id Shield site id.
+   */
+  get(id: string, options?: RequestOptions): Promise<ShieldCertificate> {
+    return this._client.request<ShieldCertificate>({ method: 'GET', path: `/api/v1/shield/sites/${encodePath(id)}/certificate`, mutating: false, response: 'json' }, options);
+  }
+
+  /**
+   * Upload a site's certificate
+   *
+   * Stores the certificate chain (PEM, leaf first) and its private key (PEM, unencrypted), replacing any certificate the site had, and sets the site’s `tls.mode` to `custom`: the gateways serve it by SNI within seconds. Refused with 422 naming the field (`certificate` or `private_key`) when the PEM does not parse, the key does not belong to the certificate (or is an RSA key under 2048 bits), the certificate does not cover the site’s domain, or it is expired or not yet valid. The key is sealed at rest and never returned.
+   *
+   * Required scope: `shield:write`.
+   *
+   * `PUT /api/v1/shield/sites/{id}/certificate` (`shieldCertificates.upload`)
+   *
+   * @param id Shield site id.
+   * @param body The request body.
+   */
+  upload(id: string, body: ShieldCertificateUploadParams, options?: RequestOptions): Promise<ShieldCertificate> {
+    return this._client.request<ShieldCertificate>({ method: 'PUT', path: `/api/v1/shield/sites/${encodePath(id)}/certificate`, body, bodyForm: { json: true, raw: [] }, mutating: true, response: 'json' }, options);
+  }
+}
+
 /** `shieldLive`: stream. */
 export class ShieldLiveResource {
   constructor(protected readonly _client: APIClient) {}
@@ -1513,7 +1567,7 @@ export class ShieldSchemaResource {
   }
 }
 
-/** `shieldSites`: create, delete, get, list, managedRules, update. */
+/** `shieldSites`: create, delete, get, list, managedRules, update, verifyDomain. */
 export class ShieldSitesResource {
   constructor(protected readonly _client: APIClient) {}
 
@@ -1533,7 +1587,7 @@ export class ShieldSitesResource {
   /**
    * Delete a Shield site
    *
-   * Deletes the site with all its rules and its schema.
+   * Deletes the site with all its rules, its schema and its certificate. Its domain is then free: another organisation’s site for it can serve it.
    *
    * Required scope: `shield:write`.
    *
@@ -1585,7 +1639,7 @@ export class ShieldSitesResource {
   /**
    * Update a Shield site
    *
-   * Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.
+   * Changes `mode`, `origin_url`, `path_case`, `managed_rules`, `tls` or `labels`. The fields of `managed_rules` and `tls` (and of `tls.hsts`) that are given replace the stored ones and the others stay. Mode, managed-rule and TLS changes are audited.
    *
    * Required scope: `shield:write`.
    *
@@ -1596,6 +1650,22 @@ export class ShieldSitesResource {
    */
   update(id: string, body: ShieldSiteUpdateParams, options?: RequestOptions): Promise<ShieldSite> {
     return this._client.request<ShieldSite>({ method: 'PATCH', path: `/api/v1/shield/sites/${encodePath(id)}`, body, bodyForm: { json: true, raw: [] }, mutating: true, response: 'json' }, options);
+  }
+
+  /**
+   * Prove control of a site's domain
+   *
+   * Checks now that the domain publishes this site’s token — `dns`: a TXT record `_aegis-verify.<domain>` holding `aegis-verify=<token>`; `http`: `http://<domain>/.well-known/aegis-verify/<token>` answering 200 with the token — and answers the site with `domain_verification` updated. A verified site serves its domain (and takes it from other organisations’ unverified sites); a domain another organisation verified is never taken over (409). 422 with what was found when the proof is not there; 503 when DNS or the server could not be reached. DNS proofs are checked again periodically: remove the record and the site is unverified.
+   *
+   * Required scope: `shield:write`.
+   *
+   * `POST /api/v1/shield/sites/{id}/verify-domain` (`shieldSites.verifyDomain`)
+   *
+   * @param id Shield site id.
+   * @param body The request body.
+   */
+  verifyDomain(id: string, body: ShieldSiteVerifyDomainParams, options?: RequestOptions): Promise<ShieldSite> {
+    return this._client.request<ShieldSite>({ method: 'POST', path: `/api/v1/shield/sites/${encodePath(id)}/verify-domain`, body, bodyForm: { json: true, raw: [] }, mutating: true, response: 'json' }, options);
   }
 }
 
@@ -2112,6 +2182,7 @@ export class GeneratedClient extends APIClient {
   readonly scanSchedules: ScanSchedulesResource = new ScanSchedulesResource(this);
   readonly sessions: SessionsResource = new SessionsResource(this);
   readonly shieldAnalytics: ShieldAnalyticsResource = new ShieldAnalyticsResource(this);
+  readonly shieldCertificates: ShieldCertificatesResource = new ShieldCertificatesResource(this);
   readonly shieldLive: ShieldLiveResource = new ShieldLiveResource(this);
   readonly shieldRules: ShieldRulesResource = new ShieldRulesResource(this);
   readonly shieldSchema: ShieldSchemaResource = new ShieldSchemaResource(this);
@@ -2214,6 +2285,9 @@ export const OPERATIONS: Readonly<Record<string, { method: string; path: string 
   "sessions.setEnvironment": { method: 'PUT', path: "/api/v1/me/current-environment" },
   "sessions.setOrganization": { method: 'PUT', path: "/api/v1/me/current-organization" },
   "shieldAnalytics.get": { method: 'GET', path: "/api/v1/shield/sites/{id}/analytics" },
+  "shieldCertificates.delete": { method: 'DELETE', path: "/api/v1/shield/sites/{id}/certificate" },
+  "shieldCertificates.get": { method: 'GET', path: "/api/v1/shield/sites/{id}/certificate" },
+  "shieldCertificates.upload": { method: 'PUT', path: "/api/v1/shield/sites/{id}/certificate" },
   "shieldLive.stream": { method: 'GET', path: "/api/v1/shield/sites/{id}/live" },
   "shieldRules.batch": { method: 'POST', path: "/api/v1/shield/sites/{id}/rules/batch" },
   "shieldSchema.delete": { method: 'DELETE', path: "/api/v1/shield/sites/{id}/schema" },
@@ -2227,6 +2301,7 @@ export const OPERATIONS: Readonly<Record<string, { method: string; path: string 
   "shieldSites.list": { method: 'GET', path: "/api/v1/shield/sites" },
   "shieldSites.managedRules": { method: 'GET', path: "/api/v1/shield/managed-rules" },
   "shieldSites.update": { method: 'PATCH', path: "/api/v1/shield/sites/{id}" },
+  "shieldSites.verifyDomain": { method: 'POST', path: "/api/v1/shield/sites/{id}/verify-domain" },
   "sso.configure": { method: 'PUT', path: "/api/v1/orgs/current/sso" },
   "sso.delete": { method: 'DELETE', path: "/api/v1/orgs/current/sso" },
   "sso.get": { method: 'GET', path: "/api/v1/orgs/current/sso" },

@@ -620,7 +620,7 @@ export interface Event {
    */
   livemode: boolean;
   object: "event";
-  type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
+  type: "ping" | "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
   /**
    * Payload version of the type.
    */
@@ -1307,7 +1307,7 @@ export interface NewWebhook {
   /**
    * Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
    */
-  events: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
+  events: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
   /**
    * What the endpoint is for.
    *
@@ -2348,6 +2348,48 @@ export interface ShieldAnalyticsTotals {
   log: number;
 }
 
+export interface ShieldCertificate {
+  /**
+   * The site the certificate serves.
+   */
+  site_id: string;
+  /**
+   * `custom`: uploaded; `acme`: obtained by Aegis.
+   */
+  source: "custom" | "acme";
+  /**
+   * DNS names the certificate covers (its subject alternative names).
+   */
+  names: string[];
+  /**
+   * The issuer’s distinguished name.
+   */
+  issuer: string;
+  not_before: string;
+  not_after: string;
+  /**
+   * SHA-256 of the certificate (DER), hex pairs separated by colons.
+   */
+  fingerprint: string;
+  /**
+   * The chain as stored (PEM, leaf first). The private key is never returned.
+   */
+  certificate: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ShieldCertificateUploadParams {
+  /**
+   * PEM: the certificate for the site’s domain first, then each intermediate that issued the one before it (the root may be left out).
+   */
+  certificate: string;
+  /**
+   * PEM private key of the certificate (PKCS#8 `BEGIN PRIVATE KEY`, or `BEGIN RSA/EC PRIVATE KEY`), without a passphrase. Stored sealed; never returned.
+   */
+  private_key: string;
+}
+
 export interface ShieldDecision {
   /**
    * `dec_<ulid>`: sortable by time; also the event id to resume after (`Last-Event-ID`).
@@ -2624,11 +2666,33 @@ export interface ShieldSite {
    */
   managed_rules: ShieldSiteManagedRules;
   /**
+   * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+   */
+  tls: ShieldSiteTls;
+  /**
    * Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
    *
    * Default: `{}`.
    */
   labels: Record<string, string>;
+  /**
+   * Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it.
+   *
+   * Read-only: set by the server.
+   */
+  status: "active" | "pending" | "superseded";
+  /**
+   * Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain.
+   *
+   * Read-only: set by the server.
+   */
+  domain_verification: ShieldSiteDomainVerification;
+  /**
+   * The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither.
+   *
+   * Read-only: set by the server.
+   */
+  certificate: ShieldSiteCertificate | null;
   /**
    * When the object was created.
    *
@@ -2641,6 +2705,58 @@ export interface ShieldSite {
    * Read-only: set by the server.
    */
   updated_at: string;
+}
+
+/**
+ * The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither.
+ */
+export interface ShieldSiteCertificate {
+  /**
+   * `custom` (uploaded) or `acme`; null while there is no certificate yet.
+   */
+  source: "custom" | "acme" | null;
+  /**
+   * DNS names the certificate covers.
+   */
+  names: string[];
+  /**
+   * The issuer’s distinguished name.
+   */
+  issuer: string | null;
+  /**
+   * When the certificate expires.
+   *
+   * Read-only: set by the server.
+   */
+  not_after: string | null;
+  /**
+   * SHA-256 of the certificate (DER), hex pairs separated by colons.
+   */
+  fingerprint: string | null;
+  /**
+   * Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started.
+   */
+  acme_order: ShieldSiteCertificateAcmeOrder | null;
+}
+
+/**
+ * Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started.
+ */
+export interface ShieldSiteCertificateAcmeOrder {
+  /**
+   * `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+   */
+  status: "pending" | "valid" | "failed";
+  /**
+   * Why the last attempt failed.
+   */
+  error: string | null;
+  /**
+   * When the next attempt (a retry or the renewal) is due.
+   *
+   * Read-only: set by the server.
+   */
+  next_attempt_at: string | null;
 }
 
 /**
@@ -2669,6 +2785,10 @@ export interface ShieldSiteCreateParams {
    * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
    */
   managed_rules?: ShieldSiteCreateParamsManagedRules;
+  /**
+   * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+   */
+  tls?: ShieldSiteCreateParamsTls;
   /**
    * Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
    *
@@ -2699,6 +2819,124 @@ export interface ShieldSiteCreateParamsManagedRules {
    * Default: `[]`.
    */
   exclusions?: ShieldSiteManagedRulesExclusion[];
+}
+
+/**
+ * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+ */
+export interface ShieldSiteCreateParamsTls {
+  /**
+   * `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+   */
+  mode: "acme" | "custom" | "off";
+  /**
+   * Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+   *
+   * Default: `false`.
+   */
+  redirect_http?: boolean;
+  /**
+   * Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+   *
+   * Default: `null`.
+   */
+  hsts?: ShieldSiteCreateParamsTlsHsts | null;
+  /**
+   * Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+   *
+   * Default: `"1.2"`.
+   */
+  min_version?: "1.2" | "1.3";
+}
+
+/**
+ * Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+ */
+export interface ShieldSiteCreateParamsTlsHsts {
+  /**
+   * Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+   *
+   * Default: `31536000`.
+   */
+  max_age?: number;
+  /**
+   * Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+   *
+   * Default: `false`.
+   */
+  include_subdomains?: boolean;
+  /**
+   * Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+   *
+   * Default: `false`.
+   */
+  preload?: boolean;
+}
+
+/**
+ * Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain.
+ */
+export interface ShieldSiteDomainVerification {
+  /**
+   * `verified` once a proof succeeded (and, for DNS, while the record stays).
+   */
+  status: "verified" | "unverified";
+  /**
+   * How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+   */
+  method: "dns" | "http" | "acme" | null;
+  /**
+   * When control was proved; null while unverified.
+   *
+   * Read-only: set by the server.
+   */
+  verified_at: string | null;
+  /**
+   * When the proof was last checked (DNS proofs are checked again periodically).
+   *
+   * Read-only: set by the server.
+   */
+  checked_at: string | null;
+  /**
+   * What the last check found instead of the proof, or why it could not look; null after a success.
+   */
+  error: string | null;
+  /**
+   * The DNS TXT record that proves control.
+   */
+  txt_record: ShieldSiteDomainVerificationTxtRecord;
+  /**
+   * The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`.
+   */
+  http_token: ShieldSiteDomainVerificationHttpToken;
+}
+
+/**
+ * The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`.
+ */
+export interface ShieldSiteDomainVerificationHttpToken {
+  /**
+   * `http://<domain>/.well-known/aegis-verify/<token>`.
+   */
+  url: string;
+  /**
+   * The token.
+   */
+  body: string;
+}
+
+/**
+ * The DNS TXT record that proves control.
+ */
+export interface ShieldSiteDomainVerificationTxtRecord {
+  /**
+   * `_aegis-verify.<domain>`.
+   */
+  name: string;
+  /**
+   * `aegis-verify=<token>`.
+   */
+  value: string;
 }
 
 export interface ShieldSiteListPage {
@@ -2748,6 +2986,58 @@ export interface ShieldSiteManagedRulesExclusion {
   parameter?: string;
 }
 
+/**
+ * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+ */
+export interface ShieldSiteTls {
+  /**
+   * `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+   */
+  mode: "acme" | "custom" | "off";
+  /**
+   * Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+   *
+   * Default: `false`.
+   */
+  redirect_http: boolean;
+  /**
+   * Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+   *
+   * Default: `null`.
+   */
+  hsts: ShieldSiteTlsHsts | null;
+  /**
+   * Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+   *
+   * Default: `"1.2"`.
+   */
+  min_version: "1.2" | "1.3";
+}
+
+/**
+ * Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+ */
+export interface ShieldSiteTlsHsts {
+  /**
+   * Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy.
+   *
+   * Default: `31536000`.
+   */
+  max_age: number;
+  /**
+   * Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS.
+   *
+   * Default: `false`.
+   */
+  include_subdomains: boolean;
+  /**
+   * Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000.
+   *
+   * Default: `false`.
+   */
+  preload: boolean;
+}
+
 export interface ShieldSiteUpdateParams {
   /**
    * `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
@@ -2766,9 +3056,42 @@ export interface ShieldSiteUpdateParams {
    */
   managed_rules?: ShieldSiteCreateParamsManagedRules;
   /**
+   * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+   */
+  tls?: ShieldSiteUpdateParamsTls;
+  /**
    * Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
    */
   labels?: Record<string, string>;
+}
+
+/**
+ * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+ */
+export interface ShieldSiteUpdateParamsTls {
+  /**
+   * `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+   */
+  mode?: "acme" | "custom" | "off";
+  /**
+   * Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+   */
+  redirect_http?: boolean;
+  /**
+   * Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+   */
+  hsts?: ShieldSiteCreateParamsTlsHsts | null;
+  /**
+   * Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+   */
+  min_version?: "1.2" | "1.3";
+}
+
+export interface ShieldSiteVerifyDomainParams {
+  /**
+   * `dns`: read the TXT record `domain_verification.txt_record`; `http`: GET `domain_verification.http_token.url`.
+   */
+  method: "dns" | "http";
 }
 
 export interface SsoConfigureParams {
@@ -3460,7 +3783,7 @@ export interface Webhook {
   /**
    * Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
    */
-  events: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
+  events: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
   /**
    * What the endpoint is for.
    *
@@ -3528,7 +3851,7 @@ export interface WebhookCreateParams {
   /**
    * Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
    */
-  events: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
+  events: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
   /**
    * What the endpoint is for.
    *
@@ -3710,7 +4033,7 @@ export interface WebhookEventType {
 }
 
 export interface WebhookEventTypeType {
-  type: "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
+  type: "vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error";
   version: number;
   description: string;
 }
@@ -3737,7 +4060,7 @@ export interface WebhookUpdateParams {
   /**
    * Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
    */
-  events?: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
+  events?: Array<"vulnerability.created" | "vulnerability.updated" | "vulnerability.resolved" | "scan.started" | "scan.completed" | "scan.failed" | "shield.block" | "shield.challenge" | "shield.certificate.failed" | "shield.site.domain_taken_over" | "config_repo.sync.completed" | "config_repo.sync.failed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "integration.connected" | "integration.disconnected" | "integration.error" | "*" | "vulnerability.*" | "scan.*" | "shield.*" | "config_repo.*" | "config_repo.sync.*" | "api_key.*" | "webhook.*" | "integration.*">;
   /**
    * What the endpoint is for.
    */

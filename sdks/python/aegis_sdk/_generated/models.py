@@ -129,6 +129,8 @@ __all__ = [
     "ShieldAnalyticsTopPath",
     "ShieldAnalyticsTopRule",
     "ShieldAnalyticsTotals",
+    "ShieldCertificate",
+    "ShieldCertificateUploadParams",
     "ShieldDecision",
     "ShieldRuleBatch",
     "ShieldRuleBatchCounts",
@@ -140,12 +142,23 @@ __all__ = [
     "ShieldSchemaOperation",
     "ShieldSchemaUpdateConfigParams",
     "ShieldSite",
+    "ShieldSiteCertificate",
+    "ShieldSiteCertificateAcmeOrder",
     "ShieldSiteCreateParams",
     "ShieldSiteCreateParamsManagedRules",
+    "ShieldSiteCreateParamsTls",
+    "ShieldSiteCreateParamsTlsHsts",
+    "ShieldSiteDomainVerification",
+    "ShieldSiteDomainVerificationHttpToken",
+    "ShieldSiteDomainVerificationTxtRecord",
     "ShieldSiteListPage",
     "ShieldSiteManagedRules",
     "ShieldSiteManagedRulesExclusion",
+    "ShieldSiteTls",
+    "ShieldSiteTlsHsts",
     "ShieldSiteUpdateParams",
+    "ShieldSiteUpdateParamsTls",
+    "ShieldSiteVerifyDomainParams",
     "SsoConfigureParams",
     "SsoConnection",
     "SsoConnectionOidc",
@@ -665,7 +678,7 @@ class Event(TypedDict):
     #: False for events of the sandbox (test mode): receivers can tell test traffic from real.
     livemode: bool
     object: Literal["event"]
-    type: Literal["ping", "vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error"]
+    type: Literal["ping", "vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "shield.certificate.failed", "shield.site.domain_taken_over", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error"]
     #: Payload version of the type.
     version: int
     organization_id: str
@@ -1167,7 +1180,7 @@ class NewWebhook(TypedDict):
     #: Endpoint that receives the deliveries (`https://` recommended).
     url: str
     #: Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
-    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
+    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "shield.certificate.failed", "shield.site.domain_taken_over", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
     #: What the endpoint is for. Default: `""`.
     description: str
     #: Disabled webhooks receive no deliveries. Default: `true`.
@@ -1901,6 +1914,36 @@ class ShieldAnalyticsTotals(TypedDict):
     log: int
 
 
+class ShieldCertificate(TypedDict):
+    """ShieldCertificate."""
+
+    #: The site the certificate serves.
+    site_id: str
+    #: `custom`: uploaded; `acme`: obtained by Aegis.
+    source: Literal["custom", "acme"]
+    #: DNS names the certificate covers (its subject alternative names).
+    names: List[str]
+    #: The issuer’s distinguished name.
+    issuer: str
+    not_before: str
+    not_after: str
+    #: SHA-256 of the certificate (DER), hex pairs separated by colons.
+    fingerprint: str
+    #: The chain as stored (PEM, leaf first). The private key is never returned.
+    certificate: str
+    created_at: str
+    updated_at: str
+
+
+class ShieldCertificateUploadParams(TypedDict):
+    """ShieldCertificateUploadParams."""
+
+    #: PEM: the certificate for the site’s domain first, then each intermediate that issued the one before it (the root may be left out).
+    certificate: str
+    #: PEM private key of the certificate (PKCS#8 `BEGIN PRIVATE KEY`, or `BEGIN RSA/EC PRIVATE KEY`), without a passphrase. Stored sealed; never returned.
+    private_key: str
+
+
 class ShieldDecision(TypedDict):
     """ShieldDecision."""
 
@@ -2065,12 +2108,48 @@ class ShieldSite(TypedDict):
     path_case: Literal["insensitive", "sensitive"]
     #: Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
     managed_rules: ShieldSiteManagedRules
+    #: TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+    tls: ShieldSiteTls
     #: Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). Default: `{}`.
     labels: Dict[str, str]
+    #: Whether the gateway serves this site. `active`: it does. `pending`: it serves nothing until the organisation proves control of the domain (`domain_verification` says how) — with AEGIS_SHIELD_DOMAIN_PROOF=required every unverified site, otherwise one whose domain an older site of another organisation serves. `superseded`: another organisation proved control of the domain and its site serves it. Read-only: set by the server.
+    status: Literal["active", "pending", "superseded"]
+    #: Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain. Read-only: set by the server.
+    domain_verification: ShieldSiteDomainVerification
+    #: The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither. Read-only: set by the server.
+    certificate: Optional[ShieldSiteCertificate]
     #: When the object was created. Read-only: set by the server.
     created_at: str
     #: When the object last changed. Read-only: set by the server.
     updated_at: str
+
+
+class ShieldSiteCertificate(TypedDict):
+    """The certificate the site is served with over TLS (never its key), and where obtaining one by ACME stands; null when it has neither."""
+
+    #: `custom` (uploaded) or `acme`; null while there is no certificate yet.
+    source: Optional[Literal["custom", "acme"]]
+    #: DNS names the certificate covers.
+    names: List[str]
+    #: The issuer’s distinguished name.
+    issuer: Optional[str]
+    #: When the certificate expires. Read-only: set by the server.
+    not_after: Optional[str]
+    #: SHA-256 of the certificate (DER), hex pairs separated by colons.
+    fingerprint: Optional[str]
+    #: Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started.
+    acme_order: Optional[ShieldSiteCertificateAcmeOrder]
+
+
+class ShieldSiteCertificateAcmeOrder(TypedDict):
+    """Obtaining or renewing the certificate by ACME (`tls.mode: acme`); null when none was started."""
+
+    #: `pending` while an order runs or waits, `valid` once it delivered, `failed` after its last attempt failed.
+    status: Literal["pending", "valid", "failed"]
+    #: Why the last attempt failed.
+    error: Optional[str]
+    #: When the next attempt (a retry or the renewal) is due. Read-only: set by the server.
+    next_attempt_at: Optional[str]
 
 
 class _ShieldSiteCreateParamsRequired(TypedDict):
@@ -2089,6 +2168,8 @@ class ShieldSiteCreateParams(_ShieldSiteCreateParamsRequired, total=False):
     path_case: Literal["insensitive", "sensitive"]
     #: Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
     managed_rules: ShieldSiteCreateParamsManagedRules
+    #: TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+    tls: ShieldSiteCreateParamsTls
     #: Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). Default: `{}`.
     labels: Dict[str, str]
 
@@ -2102,6 +2183,70 @@ class ShieldSiteCreateParamsManagedRules(TypedDict, total=False):
     paranoia_level: int
     #: Rules switched off for some paths or parameters. Default: `[]`.
     exclusions: List[ShieldSiteManagedRulesExclusion]
+
+
+class _ShieldSiteCreateParamsTlsRequired(TypedDict):
+    #: `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+    mode: Literal["acme", "custom", "off"]
+
+
+class ShieldSiteCreateParamsTls(_ShieldSiteCreateParamsTlsRequired, total=False):
+    """TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is."""
+
+    #: Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate. Default: `false`.
+    redirect_http: bool
+    #: Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works. Default: `null`.
+    hsts: Optional[ShieldSiteCreateParamsTlsHsts]
+    #: Oldest TLS version accepted from clients: `1.2` (default) or `1.3`. Default: `"1.2"`.
+    min_version: Literal["1.2", "1.3"]
+
+
+class ShieldSiteCreateParamsTlsHsts(TypedDict, total=False):
+    """Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works."""
+
+    #: Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy. Default: `31536000`.
+    max_age: int
+    #: Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS. Default: `false`.
+    include_subdomains: bool
+    #: Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000. Default: `false`.
+    preload: bool
+
+
+class ShieldSiteDomainVerification(TypedDict):
+    """Whether the organisation proved it controls the domain, and the two ways to prove it: publish `txt_record`, or serve `http_token`; then POST /api/v1/shield/sites/{id}/verify-domain."""
+
+    #: `verified` once a proof succeeded (and, for DNS, while the record stays).
+    status: Literal["verified", "unverified"]
+    #: How control was proved: `dns`, `http` or `acme` (a certificate validation); null while unverified.
+    method: Optional[Literal["dns", "http", "acme"]]
+    #: When control was proved; null while unverified. Read-only: set by the server.
+    verified_at: Optional[str]
+    #: When the proof was last checked (DNS proofs are checked again periodically). Read-only: set by the server.
+    checked_at: Optional[str]
+    #: What the last check found instead of the proof, or why it could not look; null after a success.
+    error: Optional[str]
+    #: The DNS TXT record that proves control.
+    txt_record: ShieldSiteDomainVerificationTxtRecord
+    #: The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`.
+    http_token: ShieldSiteDomainVerificationHttpToken
+
+
+class ShieldSiteDomainVerificationHttpToken(TypedDict):
+    """The HTTP answer that proves control: a GET of `url` (plain HTTP, the server answering for the domain) must return 200 with exactly `body`."""
+
+    #: `http://<domain>/.well-known/aegis-verify/<token>`.
+    url: str
+    #: The token.
+    body: str
+
+
+class ShieldSiteDomainVerificationTxtRecord(TypedDict):
+    """The DNS TXT record that proves control."""
+
+    #: `_aegis-verify.<domain>`.
+    name: str
+    #: `aegis-verify=<token>`.
+    value: str
 
 
 class ShieldSiteListPage(TypedDict):
@@ -2136,6 +2281,30 @@ class ShieldSiteManagedRulesExclusion(_ShieldSiteManagedRulesExclusionRequired, 
     parameter: str
 
 
+class ShieldSiteTls(TypedDict):
+    """TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is."""
+
+    #: `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+    mode: Literal["acme", "custom", "off"]
+    #: Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate. Default: `false`.
+    redirect_http: bool
+    #: Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works. Default: `null`.
+    hsts: Optional[ShieldSiteTlsHsts]
+    #: Oldest TLS version accepted from clients: `1.2` (default) or `1.3`. Default: `"1.2"`.
+    min_version: Literal["1.2", "1.3"]
+
+
+class ShieldSiteTlsHsts(TypedDict):
+    """Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works."""
+
+    #: Seconds browsers keep to HTTPS (`max-age`), at most 63072000 (two years); default one year. 0 tells browsers to forget the policy. Default: `31536000`.
+    max_age: int
+    #: Whether the policy covers every subdomain (`includeSubDomains`): only when all of them serve HTTPS. Default: `false`.
+    include_subdomains: bool
+    #: Adds `preload` (asking browsers to ship the domain as HTTPS-only). Needs `include_subdomains` and a `max_age` of at least 31536000. Default: `false`.
+    preload: bool
+
+
 class ShieldSiteUpdateParams(TypedDict, total=False):
     """ShieldSiteUpdateParams."""
 
@@ -2147,8 +2316,30 @@ class ShieldSiteUpdateParams(TypedDict, total=False):
     path_case: Literal["insensitive", "sensitive"]
     #: Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
     managed_rules: ShieldSiteCreateParamsManagedRules
+    #: TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
+    tls: ShieldSiteUpdateParamsTls
     #: Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
     labels: Dict[str, str]
+
+
+class ShieldSiteUpdateParamsTls(TypedDict, total=False):
+    """TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is."""
+
+    #: `acme`: Aegis obtains and renews a certificate itself (the domain must point at the gateway); `custom`: the certificate uploaded with PUT /api/v1/shield/sites/{id}/certificate (uploading one sets this); `off`: plain HTTP only.
+    mode: Literal["acme", "custom", "off"]
+    #: Answer plain-HTTP requests with a permanent redirect to HTTPS once the site has a certificate.
+    redirect_http: bool
+    #: Strict-Transport-Security sent on HTTPS answers; null (default) sends none. Browsers then refuse plain HTTP for the domain for `max_age` seconds: turn it on once HTTPS works.
+    hsts: Optional[ShieldSiteCreateParamsTlsHsts]
+    #: Oldest TLS version accepted from clients: `1.2` (default) or `1.3`.
+    min_version: Literal["1.2", "1.3"]
+
+
+class ShieldSiteVerifyDomainParams(TypedDict):
+    """ShieldSiteVerifyDomainParams."""
+
+    #: `dns`: read the TXT record `domain_verification.txt_record`; `http`: GET `domain_verification.http_token.url`.
+    method: Literal["dns", "http"]
 
 
 class _SsoConfigureParamsRequired(TypedDict):
@@ -2633,7 +2824,7 @@ class Webhook(TypedDict):
     #: Endpoint that receives the deliveries (`https://` recommended).
     url: str
     #: Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
-    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
+    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "shield.certificate.failed", "shield.site.domain_taken_over", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
     #: What the endpoint is for. Default: `""`.
     description: str
     #: Disabled webhooks receive no deliveries. Default: `true`.
@@ -2658,7 +2849,7 @@ class _WebhookCreateParamsRequired(TypedDict):
     #: Endpoint that receives the deliveries (`https://` recommended).
     url: str
     #: Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
-    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
+    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "shield.certificate.failed", "shield.site.domain_taken_over", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
 
 
 class WebhookCreateParams(_WebhookCreateParamsRequired, total=False):
@@ -2775,7 +2966,7 @@ class WebhookEventType(TypedDict):
 class WebhookEventTypeType(TypedDict):
     """WebhookEventTypeType."""
 
-    type: Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error"]
+    type: Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "shield.certificate.failed", "shield.site.domain_taken_over", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error"]
     version: int
     description: str
 
@@ -2800,7 +2991,7 @@ class WebhookUpdateParams(TypedDict, total=False):
     #: Endpoint that receives the deliveries (`https://` recommended).
     url: str
     #: Event types delivered to the endpoint: names from the event catalogue, a family such as `vulnerability.*`, or `*` for all.
-    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
+    events: List[Literal["vulnerability.created", "vulnerability.updated", "vulnerability.resolved", "scan.started", "scan.completed", "scan.failed", "shield.block", "shield.challenge", "shield.certificate.failed", "shield.site.domain_taken_over", "config_repo.sync.completed", "config_repo.sync.failed", "api_key.created", "api_key.revoked", "webhook.disabled", "integration.connected", "integration.disconnected", "integration.error", "*", "vulnerability.*", "scan.*", "shield.*", "config_repo.*", "config_repo.sync.*", "api_key.*", "webhook.*", "integration.*"]]
     #: What the endpoint is for.
     description: str
     #: Disabled webhooks receive no deliveries.

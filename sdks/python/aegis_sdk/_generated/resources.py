@@ -36,6 +36,7 @@ __all__ = [
     "ScanSchedulesResource",
     "SessionsResource",
     "ShieldAnalyticsResource",
+    "ShieldCertificatesResource",
     "ShieldLiveResource",
     "ShieldRulesResource",
     "ShieldSchemaResource",
@@ -2281,6 +2282,85 @@ class ShieldAnalyticsResource:
         return self._client._request("GET", f"/api/v1/shield/sites/{_path(id)}/analytics", query={"from": from_, "to": to, "start": start, "end": end}, options=options, mutating=False)
 
 
+class ShieldCertificatesResource:
+    """The `shieldCertificates` operations: `delete`, `get`, `upload`."""
+
+    def __init__(self, client: BaseClient) -> None:
+        self._client = client
+
+    def delete(
+        self,
+        id: str,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> None:
+        """Delete a site's certificate.
+
+        Removes the certificate and its key. `tls.mode` stays as it is: a `custom` site then has no certificate to serve until one is uploaded (HTTPS to it fails), an `acme` site gets a new one. 404 when the site has none.
+
+        `DELETE /api/v1/shield/sites/{id}/certificate` — required scope: `shield:write`.
+
+        Args:
+            id: Shield site id.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        self._client._request("DELETE", f"/api/v1/shield/sites/{_path(id)}/certificate", query=None, options=options, mutating=True)
+
+    def get(
+        self,
+        id: str,
+        *,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> ShieldCertificate:
+        """Get a site's certificate.
+
+        The certificate the site is served with, uploaded or obtained by ACME: names, issuer, validity, fingerprint and the chain. Never the key. 404 when the site has none.
+
+        `GET /api/v1/shield/sites/{id}/certificate` — required scope: `shield:read`.
+
+        Args:
+            id: Shield site id.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("GET", f"/api/v1/shield/sites/{_path(id)}/certificate", query=None, options=options, mutating=False)
+
+    def upload(
+        self,
+        id: str,
+        body: ShieldCertificateUploadParams,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> ShieldCertificate:
+        """Upload a site's certificate.
+
+        Stores the certificate chain (PEM, leaf first) and its private key (PEM, unencrypted), replacing any certificate the site had, and sets the site’s `tls.mode` to `custom`: the gateways serve it by SNI within seconds. Refused with 422 naming the field (`certificate` or `private_key`) when the PEM does not parse, the key does not belong to the certificate (or is an RSA key under 2048 bits), the certificate does not cover the site’s domain, or it is expired or not yet valid. The key is sealed at rest and never returned.
+
+        `PUT /api/v1/shield/sites/{id}/certificate` — required scope: `shield:write`.
+
+        Args:
+            id: Shield site id.
+            body: The JSON request body.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("PUT", f"/api/v1/shield/sites/{_path(id)}/certificate", query=None, json=body, options=options, mutating=True)
+
+
 class ShieldLiveResource:
     """The `shieldLive` operations: `stream`."""
 
@@ -2486,7 +2566,7 @@ class ShieldSchemaResource:
 
 
 class ShieldSitesResource:
-    """The `shieldSites` operations: `create`, `delete`, `get`, `list`, `managed_rules`, `update`."""
+    """The `shieldSites` operations: `create`, `delete`, `get`, `list`, `managed_rules`, `update`, `verify_domain`."""
 
     def __init__(self, client: BaseClient) -> None:
         self._client = client
@@ -2525,7 +2605,7 @@ class ShieldSitesResource:
     ) -> None:
         """Delete a Shield site.
 
-        Deletes the site with all its rules and its schema.
+        Deletes the site with all its rules, its schema and its certificate. Its domain is then free: another organisation’s site for it can serve it.
 
         `DELETE /api/v1/shield/sites/{id}` — required scope: `shield:write`.
 
@@ -2621,7 +2701,7 @@ class ShieldSitesResource:
     ) -> ShieldSite:
         """Update a Shield site.
 
-        Changes `mode`, `origin_url`, `path_case`, `managed_rules` or `labels`. The fields of `managed_rules` that are given replace the stored ones and the others stay. Mode and managed-rule changes are audited.
+        Changes `mode`, `origin_url`, `path_case`, `managed_rules`, `tls` or `labels`. The fields of `managed_rules` and `tls` (and of `tls.hsts`) that are given replace the stored ones and the others stay. Mode, managed-rule and TLS changes are audited.
 
         `PATCH /api/v1/shield/sites/{id}` — required scope: `shield:write`.
 
@@ -2633,6 +2713,32 @@ class ShieldSitesResource:
         """
         options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
         return self._client._request("PATCH", f"/api/v1/shield/sites/{_path(id)}", query=None, json=body, options=options, mutating=True)
+
+    def verify_domain(
+        self,
+        id: str,
+        body: ShieldSiteVerifyDomainParams,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> ShieldSite:
+        """Prove control of a site's domain.
+
+        Checks now that the domain publishes this site’s token — `dns`: a TXT record `_aegis-verify.<domain>` holding `aegis-verify=<token>`; `http`: `http://<domain>/.well-known/aegis-verify/<token>` answering 200 with the token — and answers the site with `domain_verification` updated. A verified site serves its domain (and takes it from other organisations’ unverified sites); a domain another organisation verified is never taken over (409). 422 with what was found when the proof is not there; 503 when DNS or the server could not be reached. DNS proofs are checked again periodically: remove the record and the site is unverified.
+
+        `POST /api/v1/shield/sites/{id}/verify-domain` — required scope: `shield:write`.
+
+        Args:
+            id: Shield site id.
+            body: The JSON request body.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("POST", f"/api/v1/shield/sites/{_path(id)}/verify-domain", query=None, json=body, options=options, mutating=True)
 
 
 class SsoResource:
@@ -3497,6 +3603,7 @@ class Resources:
     scan_schedules: ScanSchedulesResource
     sessions: SessionsResource
     shield_analytics: ShieldAnalyticsResource
+    shield_certificates: ShieldCertificatesResource
     shield_live: ShieldLiveResource
     shield_rules: ShieldRulesResource
     shield_schema: ShieldSchemaResource
@@ -3529,6 +3636,7 @@ class Resources:
         self.scan_schedules = ScanSchedulesResource(client)
         self.sessions = SessionsResource(client)
         self.shield_analytics = ShieldAnalyticsResource(client)
+        self.shield_certificates = ShieldCertificatesResource(client)
         self.shield_live = ShieldLiveResource(client)
         self.shield_rules = ShieldRulesResource(client)
         self.shield_schema = ShieldSchemaResource(client)
