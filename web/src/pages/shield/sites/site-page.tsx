@@ -1,5 +1,6 @@
 // One site (/shield/sites/:id/…): its domain as the page's heading, and a tab per concern, each at
-// its own URL. Analytics and Live are another part's components, mounted here.
+// its own URL; a site whose traffic Shield does not serve says so under the heading. Analytics and
+// Live are another part's components, mounted here.
 import { Link, Redirect, Route, Switch } from 'wouter';
 import { configSourceOf, ManagedBadge, StatusBadge } from '../../../components/badges.tsx';
 import { PageHeader, SubNav } from '../../../components/page.tsx';
@@ -7,6 +8,7 @@ import { ErrorMessage, Loading } from '../../../components/status.tsx';
 import { IpAccess } from '../rules/ip-access.tsx';
 import { RateLimits } from '../rules/rate-limits.tsx';
 import { VirtualPatches } from '../rules/virtual-patches.tsx';
+import { SiteEdge } from '../edge/edge-tab.tsx';
 import { SchemaTab } from '../schema/schema.tsx';
 import { sitePath, useSite } from '../shared/api.ts';
 import { SiteAnalytics } from '../traffic/analytics.tsx';
@@ -15,6 +17,7 @@ import { SiteSettings } from './settings.tsx';
 
 const TABS = [
   { tab: 'settings', label: 'Settings' },
+  { tab: 'tls', label: 'TLS & domain' },
   { tab: 'virtual-patches', label: 'Virtual patches' },
   { tab: 'ip-access', label: 'IP access' },
   { tab: 'rate-limits', label: 'Rate limits' },
@@ -34,11 +37,15 @@ export function SitePage({ id }: { id: string }) {
         <p className="muted">
           <Link href="~/shield">All sites</Link> · mode <StatusBadge status={site.data.mode} />
           {source && <> <ManagedBadge by={source} /></>}
+          {site.data.status !== 'active' && (
+            <> · traffic <StatusBadge status={site.data.status} /> <Link href={`~${sitePath(id, 'tls')}`}>{site.data.status === 'pending' ? 'Verify the domain' : 'Why'}</Link></>
+          )}
         </p>
       </PageHeader>
       <SubNav label="Site" items={TABS.map((t) => ({ href: sitePath(id, t.tab), label: t.label }))} />
       <Switch>
         <Route path="/settings"><SiteSettings site={site.data} /></Route>
+        <Route path="/tls"><SiteEdge site={site.data} /></Route>
         <Route path="/virtual-patches"><VirtualPatches siteId={id} /></Route>
         <Route path="/ip-access"><IpAccess siteId={id} /></Route>
         <Route path="/rate-limits"><RateLimits siteId={id} /></Route>
