@@ -18,6 +18,14 @@
 // load generator and the origin share the cores with the proxy, so expect modest gains. Rate limits
 // across the Aegis workers go through the primary (IPC) and, with BENCH_REDIS_URL, through Redis too.
 //
+// TLS (issue 41): the gateway's no-rules site over HTTPS (wrk, keep-alive) and h2 (h2load), and new
+// connections with a full TLS handshake each (wrk, one request per connection), beside an nginx
+// proxy_pass that terminates TLS with the same certificate and the gateway's protocol settings, plus
+// the plain-HTTP figure of each, in one set of interleaved rounds. Here nginx runs on core 0 like
+// the gateway, so neither server shares its core with the load generator's TLS work (see
+// support/shield-tls.ts for how SNI and full handshakes are arranged). Targets: HTTPS / HTTP of the
+// gateway ≥ nginx's − 0.1 (and the same for h2 / HTTP), new TLS connections per second within 2× of nginx's.
+//
 // Targets: no rules ≥ 85 % of bare; full ≥ 85 % of no rules; managed rules cost ≤ 25 % of the
 // full site's throughput (managed / full ≥ 0.75); added p50 at one connection ≤ 0.5 ms; event-loop
 // p99 ≤ 20 ms while hostile inputs hit a catastrophic-backtracking pattern. Also reports how long a
@@ -30,6 +38,7 @@
 //   npm run bench:shield     BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 BENCH_PIN=1
 //   BENCH_DATABASE_URL=postgres://… BENCH_REDIS_URL=redis://… npm run bench:shield   (with the worker rows)
 //   BENCH_ONLY=workers …     only the worker rows (and the set-up they need)
+//   BENCH_ONLY=tls …         only the TLS rows
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -42,6 +51,7 @@ import { Pool, request } from 'undici';
 import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
+import { fullHandshakeConf, h2load, loopbackScript, makeBenchCertificate, nginxTlsServer, servedFingerprint, type BenchCertificate } from './support/shield-tls.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -53,7 +63,12 @@ const onCore1 = (cmd: string, args: string[]): [string, string[]] => (PIN ? ['ta
 const CORES = availableParallelism();
 /** The command line of a process free to use every core (this process's pinning is inherited otherwise). */
 const anyCore = (cmd: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', `0-${CORES - 1}`, cmd, ...args]] : [cmd, args]);
+/** The command line of a process on core 0, beside this one (nginx terminating TLS, to match the gateway). */
+const onCore0 = (cmd: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args]);
 const ONLY_WORKERS = process.env.BENCH_ONLY === 'workers';
+const ONLY_TLS = process.env.BENCH_ONLY === 'tls';
+/** The domain of the gateway's no-rules site, and the name on the certificate it and nginx serve. */
+const TLS_DOMAIN = 'plain.bench.test';
 
 interface WrkResult {
   rps: number;
@@ -61,22 +76,26 @@ interface WrkResult {
   p99ms: number;
 }
 
-function run(cmd: string, args: string[]): Promise<string> {
+function run(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd}: ${stderr || err.message}`)) : resolve(stdout)));
+    execFile(cmd, args, { maxBuffer: 16 * 1024 * 1024, env: env ? { ...process.env, ...env } : process.env }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd}: ${stderr || err.message}`)) : resolve(stdout)));
   });
 }
 
 const ms = (value: string, unit: string): number => Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? 1);
 
-async function wrk(url: string, host: string, connections: number, seconds: number, script?: string, threads = 1): Promise<WrkResult> {
-  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, ...(script ? ['-s', script] : []), url];
-  const out = await run(...(threads === 1 ? onCore1('wrk', args) : anyCore('wrk', args)));
+/** wrk; `extra.headers` are more request headers, `extra.env` wrk's environment (OPENSSL_CONF). */
+async function wrk(url: string, host: string, connections: number, seconds: number, script?: string, threads = 1, extra: { headers?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<WrkResult> {
+  const headers = [`Host: ${host}`, ...(extra.headers ?? [])].flatMap((header) => ['-H', header]);
+  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', ...headers, ...(script ? ['-s', script] : []), url];
+  const out = await run(...(threads === 1 ? onCore1('wrk', args) : anyCore('wrk', args)), extra.env);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p50 = /50%\s+([\d.]+)(us|ms|s)/.exec(out);
   const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (non2xx) throw new Error(`wrk against ${host}: ${non2xx[1]} non-2xx responses`);
+  // A refused TLS handshake is a socket error, not a response: no requests at all.
+  if (!(rps > 0)) throw new Error(`wrk against ${host} (${url}): no answers\n${out}`);
   return { rps, p50ms: p50 ? ms(p50[1]!, p50[2]!) : NaN, p99ms: p99 ? ms(p99[1]!, p99[2]!) : NaN };
 }
 
@@ -181,6 +200,108 @@ http {
   throw new Error(`nginx with ${workers} workers did not start`);
 }
 
+/**
+ * nginx proxy_pass in front of the shared origin on a plain port and a TLS port (HTTP/1.1 and h2)
+ * with `cert`, one worker on core 0, as the gateway in this process.
+ */
+async function startNginxEdge(dir: string, origin: number, cert: BenchCertificate): Promise<{ plain: number; tls: number; process: ChildProcess }> {
+  const plain = await freePort();
+  const tls = await freePort();
+  const own = join(dir, 'edge');
+  const conf = `
+worker_processes 1;
+daemon off;
+pid ${own}.pid;
+error_log ${own}-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${own}-body; proxy_temp_path ${own}-proxy; fastcgi_temp_path ${own}-fcgi; uwsgi_temp_path ${own}-uwsgi; scgi_temp_path ${own}-scgi;
+  keepalive_requests 1000000;
+  upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
+  ${nginxTlsServer({ plainPort: plain, tlsPort: tls, cert })}
+}`;
+  await writeFile(`${own}.conf`, conf);
+  const child = spawn(...onCore0('nginx', ['-p', dir, '-c', `${own}.conf`]), { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    try {
+      await fetch(`http://127.0.0.1:${plain}/`);
+      return { plain, tls, process: child };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error('nginx terminating TLS did not start');
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * The TLS rows (see the header): for the gateway (its plain port `gatewayPort`, TLS port `tlsPort`)
+ * and an nginx with the same certificate, plain HTTP/1.1, HTTPS/1.1 and h2 at CONNECTIONS requests
+ * in flight, and new connections with a full handshake each; interleaved rounds, medians.
+ */
+async function measureTls(input: { dir: string; origin: number; gatewayPort: number; tlsPort: number; cert: BenchCertificate; path: string }): Promise<void> {
+  const edge = await startNginxEdge(input.dir, input.origin, input.cert);
+  try {
+    for (const [label, port] of [['gateway', input.tlsPort], ['nginx', edge.tls]] as const) {
+      if ((await servedFingerprint(port, TLS_DOMAIN, input.cert)) !== input.cert.fingerprint) throw new Error(`${label} does not serve the bench certificate for ${TLS_DOMAIN}`);
+    }
+    const loopback = await loopbackScript(input.dir);
+    const fullHandshakes = { headers: ['Connection: close'], env: { OPENSSL_CONF: await fullHandshakeConf(input.dir) } };
+    // h2: the same number of requests in flight as wrk's connections, 10 streams per connection.
+    const clients = Math.max(1, Math.round(CONNECTIONS / 10));
+    const streams = Math.max(1, Math.round(CONNECTIONS / clients));
+    interface Row {
+      label: string;
+      measure: (seconds: number) => Promise<{ rps: number; latencyMs: number }>;
+    }
+    const rows: Row[] = [];
+    for (const [name, plain, tls] of [['aegis', input.gatewayPort, input.tlsPort], ['nginx', edge.plain, edge.tls]] as const) {
+      const https = `https://${TLS_DOMAIN}:${tls}${input.path}`;
+      const p99 = (result: WrkResult) => ({ rps: result.rps, latencyMs: result.p99ms });
+      rows.push(
+        { label: `${name} HTTP/1.1`, measure: async (seconds) => p99(await wrk(`http://127.0.0.1:${plain}${input.path}`, TLS_DOMAIN, CONNECTIONS, seconds)) },
+        { label: `${name} HTTPS/1.1`, measure: async (seconds) => p99(await wrk(https, TLS_DOMAIN, CONNECTIONS, seconds, loopback)) },
+        {
+          label: `${name} h2`,
+          measure: async (seconds) => {
+            const result = await h2load(onCore1, { name: TLS_DOMAIN, port: tls, path: input.path, clients, streams, seconds });
+            return { rps: result.rps, latencyMs: result.meanMs };
+          },
+        },
+        { label: `${name} new TLS conns`, measure: async (seconds) => p99(await wrk(https, TLS_DOMAIN, CONNECTIONS, seconds, loopback, 1, fullHandshakes)) },
+      );
+    }
+    console.log(
+      `\nTLS: ${TLS_DOMAIN} (no rules) and nginx proxy_pass with the same ECDSA P-256 certificate, both on core 0; ${ROUNDS} interleaved rounds × ${SECONDS} s (medians)\n` +
+        `  HTTP/1.1, HTTPS/1.1: wrk -c${CONNECTIONS} keep-alive; h2: h2load -c${clients} -m${streams}; new TLS conns: wrk -c${CONNECTIONS}, one request per connection, full TLS 1.2 handshakes`,
+    );
+    for (const row of rows) await row.measure(2); // warm-up
+    const results = new Map<string, { rps: number; latencyMs: number }[]>(rows.map((row) => [row.label, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const row of rows) results.get(row.label)!.push(await row.measure(SECONDS));
+    }
+    const rps = new Map<string, number>();
+    for (const [label, list] of results) {
+      rps.set(label, median(list.map((x) => x.rps)));
+      const latency = label.endsWith(' h2') ? `mean ${median(list.map((x) => x.latencyMs)).toFixed(2)} ms` : `p99 ${median(list.map((x) => x.latencyMs)).toFixed(2)} ms`;
+      const unit = label.endsWith('conns') ? 'conn/s' : 'req/s ';
+      console.log(`${label.padEnd(20)} ${Math.round(rps.get(label)!).toString().padStart(7)} ${unit}   ${latency}   (rounds: ${list.map((x) => Math.round(x.rps)).join(', ')})`);
+    }
+    const ratio = (server: string, protocol: string) => rps.get(`${server} ${protocol}`)! / rps.get(`${server} HTTP/1.1`)!;
+    for (const protocol of ['HTTPS/1.1', 'h2']) {
+      const aegis = ratio('aegis', protocol);
+      const nginx = ratio('nginx', protocol);
+      console.log(`${`${protocol} / HTTP`.padEnd(16)} aegis ${aegis.toFixed(2)}   nginx ${nginx.toFixed(2)}   (target: aegis ≥ nginx − 0.1 = ${(nginx - 0.1).toFixed(2)}) ${aegis >= nginx - 0.1 ? 'PASS' : 'BELOW TARGET'}`);
+    }
+    const handshakes = rps.get('nginx new TLS conns')! / rps.get('aegis new TLS conns')!;
+    console.log(`new TLS connections/s: nginx / aegis ${handshakes.toFixed(2)}× (target ≤ 2×) ${handshakes <= 2 ? 'PASS' : 'ABOVE TARGET'}`);
+  } finally {
+    await stopChild(edge.process, 'SIGQUIT');
+  }
+}
+
 /** `aegis shield --workers N` as an operator runs it (bin/aegis.mjs: the build when fresh), on any core. */
 async function startShield(workers: number, env: NodeJS.ProcessEnv, dataDir: string): Promise<{ url: string; process: ChildProcess }> {
   const args = [resolve('bin/aegis.mjs'), 'shield', '--workers', String(workers), '--host', '127.0.0.1', '--shield-port', '0', '--data-dir', dataDir];
@@ -263,7 +384,7 @@ const nginx = await startNginx(dir);
 const bare = await startBareProxy(nginx.origin);
 const key = generateKey();
 const server = await startServer({
-  ...loadConfig({ host: '127.0.0.1', port: '0', shieldPort: '0', dataDir: join(dir, 'data') }, {}),
+  ...loadConfig({ host: '127.0.0.1', port: '0', shieldPort: '0', shieldTlsPort: '0', dataDir: join(dir, 'data') }, {}),
   databaseUrl: process.env.BENCH_DATABASE_URL,
   bootstrapApiKey: key,
   logLevel: 'warn',
@@ -274,15 +395,20 @@ const server = await startServer({
 try {
   const gateway = server.gateway!;
   const origin = `http://127.0.0.1:${nginx.origin}`;
+  // `tls.mode: off`: with a TLS port, a new site would otherwise order a certificate from Let's Encrypt.
   const site = async (domain: string, managed: boolean) =>
-    (await api(server.url, key, 'POST', '/api/v1/shield/sites', { domain, origin_url: origin, mode: 'block', managed_rules: { enabled: managed, paranoia_level: 1 } })).id as string;
-  const plain = await site('plain.bench.test', false);
+    (await api(server.url, key, 'POST', '/api/v1/shield/sites', { domain, origin_url: origin, mode: 'block', managed_rules: { enabled: managed, paranoia_level: 1 }, tls: { mode: 'off' } })).id as string;
+  const plain = await site(TLS_DOMAIN, false);
   const full = await site('full.bench.test', false);
   const managed = await site('managed.bench.test', true);
   const configured = performance.now();
-  await Promise.all([configureFullSite(server.url, key, full), ...(ONLY_WORKERS ? [] : [configureFullSite(server.url, key, managed)])]);
+  if (!ONLY_TLS) await Promise.all([configureFullSite(server.url, key, full), ...(ONLY_WORKERS ? [] : [configureFullSite(server.url, key, managed)])]);
   console.log(`configured the full sites in ${((performance.now() - configured) / 1000).toFixed(1)} s`);
+  // The no-rules site serves HTTPS with an uploaded certificate (tls.mode becomes custom).
+  const cert = await makeBenchCertificate(dir, [TLS_DOMAIN]);
+  await api(server.url, key, 'PUT', `/api/v1/shield/sites/${plain}/certificate`, { certificate: cert.certificate, private_key: cert.privateKey });
   await gateway.registry.refresh();
+  await gateway.certificates!.refresh();
 
   // Realistic traffic: a search with a few parameters (two of them named by patches), and a small
   // JSON order posted to an API.
@@ -290,7 +416,7 @@ try {
   const post = join(dir, 'post.lua');
   const order = JSON.stringify({ customer: { name: "Anne O'Neil", email: 'anne@example.com' }, items: [{ sku: 'RS-42', qty: 1 }, { sku: 'SK-7', qty: 2 }], note: 'Leave it at the door, please' });
   await writeFile(post, `wrk.method = "POST"\nwrk.path = "/api/orders"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(order)}\n`);
-  if (!ONLY_WORKERS) {
+  if (!ONLY_WORKERS && !ONLY_TLS) {
     const targets: [string, string, string, string?][] = [
       ['bare proxy', `http://127.0.0.1:${bare.port}${path}`, 'bare.bench.test'],
       ['gateway, no rules', `${gateway.url}${path}`, 'plain.bench.test'],
@@ -325,7 +451,6 @@ try {
         runs.get(label)!.one.push(await wrk(url, host, 1, Math.ceil(SECONDS / 2), script));
       }
     }
-    const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const results = new Map<string, { many: WrkResult; one: WrkResult }>();
     for (const [label, { many, one }] of runs) {
       const summary = (list: WrkResult[]): WrkResult => ({ rps: median(list.map((x) => x.rps)), p50ms: median(list.map((x) => x.p50ms)), p99ms: median(list.map((x) => x.p99ms)) });
@@ -380,62 +505,65 @@ try {
     console.log(`rule propagation API → gateway: median ${delays[5]!.toFixed(0)} ms, max ${delays[9]!.toFixed(0)} ms (target ≤ 1000 ms)`);
   }
 
+  if (!ONLY_WORKERS) await measureTls({ dir, origin: nginx.origin, gatewayPort: gateway.port, tlsPort: gateway.tlsPort!, cert, path });
+
   // Worker processes: `aegis shield --workers 1` and `--workers N` against nginx with 1 and N
   // worker_processes, the full-rules GET, unpinned (see the header).
-  const scaling: [string, string, string][] = [];
-  const stops: (() => Promise<void>)[] = [];
-  try {
-    for (const n of [...new Set([1, CORES])]) {
-      const proxy = await startNginxProxy(dir, nginx.origin, n);
-      stops.push(() => stopChild(proxy.process, 'SIGQUIT'));
-      scaling.push([`nginx ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${proxy.port}${path}`, 'nginx']);
-      if (nginx.modsec !== null) {
-        const waf = await startNginxProxy(dir, nginx.origin, n, true);
-        stops.push(() => stopChild(waf.process, 'SIGQUIT'));
-        scaling.push([`nginx+ModSec ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${waf.port}${path}`, 'nginx']);
-      }
-    }
-    if (!process.env.BENCH_DATABASE_URL) {
-      console.log('\nno BENCH_DATABASE_URL: skipping `aegis shield --workers` (a separate gateway process needs PostgreSQL)');
-    } else {
-      const shieldEnv = { DATABASE_URL: process.env.BENCH_DATABASE_URL, REDIS_URL: '' };
-      const variants: [string, number, NodeJS.ProcessEnv][] = [[`aegis 1 worker`, 1, shieldEnv], ...(CORES > 1 ? ([[`aegis ${CORES} workers, IPC`, CORES, shieldEnv]] as [string, number, NodeJS.ProcessEnv][]) : [])];
-      if (process.env.BENCH_REDIS_URL && CORES > 1) variants.push([`aegis ${CORES} workers, Redis`, CORES, { ...shieldEnv, REDIS_URL: process.env.BENCH_REDIS_URL }]);
-      for (const [label, n, env] of variants) {
-        const shield = await startShield(n, env, join(dir, 'data'));
-        stops.push(() => stopChild(shield.process));
-        // Every worker has loaded the sites once fresh connections (spread over the workers) all pass.
-        for (let ok = 0; ok < 4 * n; ) {
-          const res = await request(`${shield.url}${path}`, { headers: { host: 'full.bench.test', connection: 'close' } });
-          await res.body.dump();
-          ok = res.statusCode === 200 ? ok + 1 : 0;
-          if (ok === 0) await new Promise((r) => setTimeout(r, 50));
+  if (!ONLY_TLS) {
+    const scaling: [string, string, string][] = [];
+    const stops: (() => Promise<void>)[] = [];
+    try {
+      for (const n of [...new Set([1, CORES])]) {
+        const proxy = await startNginxProxy(dir, nginx.origin, n);
+        stops.push(() => stopChild(proxy.process, 'SIGQUIT'));
+        scaling.push([`nginx ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${proxy.port}${path}`, 'nginx']);
+        if (nginx.modsec !== null) {
+          const waf = await startNginxProxy(dir, nginx.origin, n, true);
+          stops.push(() => stopChild(waf.process, 'SIGQUIT'));
+          scaling.push([`nginx+ModSec ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${waf.port}${path}`, 'nginx']);
         }
-        scaling.push([label, `${shield.url}${path}`, 'full.bench.test']);
       }
+      if (!process.env.BENCH_DATABASE_URL) {
+        console.log('\nno BENCH_DATABASE_URL: skipping `aegis shield --workers` (a separate gateway process needs PostgreSQL)');
+      } else {
+        const shieldEnv = { DATABASE_URL: process.env.BENCH_DATABASE_URL, REDIS_URL: '' };
+        const variants: [string, number, NodeJS.ProcessEnv][] = [[`aegis 1 worker`, 1, shieldEnv], ...(CORES > 1 ? ([[`aegis ${CORES} workers, IPC`, CORES, shieldEnv]] as [string, number, NodeJS.ProcessEnv][]) : [])];
+        if (process.env.BENCH_REDIS_URL && CORES > 1) variants.push([`aegis ${CORES} workers, Redis`, CORES, { ...shieldEnv, REDIS_URL: process.env.BENCH_REDIS_URL }]);
+        for (const [label, n, env] of variants) {
+          const shield = await startShield(n, env, join(dir, 'data'));
+          stops.push(() => stopChild(shield.process));
+          // Every worker has loaded the sites once fresh connections (spread over the workers) all pass.
+          for (let ok = 0; ok < 4 * n; ) {
+            const res = await request(`${shield.url}${path}`, { headers: { host: 'full.bench.test', connection: 'close' } });
+            await res.body.dump();
+            ok = res.statusCode === 200 ? ok + 1 : 0;
+            if (ok === 0) await new Promise((r) => setTimeout(r, 50));
+          }
+          scaling.push([label, `${shield.url}${path}`, 'full.bench.test']);
+        }
+      }
+      const threads = CORES;
+      console.log(`\nworkers: wrk -t${threads}, ${ROUNDS} interleaved rounds of ${CONNECTIONS} connections × ${SECONDS} s (medians), nothing pinned; Aegis: full rules GET`);
+      for (const [, url, host] of scaling) await wrk(url, host, CONNECTIONS, 2, undefined, threads); // warm-up
+      const rounds = new Map<string, WrkResult[]>(scaling.map(([label]) => [label, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [label, url, host] of scaling) rounds.get(label)!.push(await wrk(url, host, CONNECTIONS, SECONDS, undefined, threads));
+      }
+      const rps = new Map<string, number>();
+      for (const [label, list] of rounds) {
+        rps.set(label, median(list.map((x) => x.rps)));
+        console.log(`${label.padEnd(24)} ${Math.round(rps.get(label)!).toString().padStart(7)} req/s   p99@${CONNECTIONS} ${median(list.map((x) => x.p99ms)).toFixed(2)} ms   (rounds: ${list.map((x) => Math.round(x.rps)).join(', ')})`);
+      }
+      if (CORES > 1) {
+        const ratio = (a: string, b: string) => (rps.has(a) && rps.has(b) ? `${(rps.get(a)! / rps.get(b)!).toFixed(2)}×` : 'n/a');
+        console.log(`scaling 1 → ${CORES}: nginx ${ratio(`nginx ${CORES} workers`, 'nginx 1 worker')}   aegis IPC ${ratio(`aegis ${CORES} workers, IPC`, 'aegis 1 worker')}   aegis Redis ${ratio(`aegis ${CORES} workers, Redis`, 'aegis 1 worker')}`);
+        console.log(`scaling 1 → ${CORES}: nginx+ModSecurity ${ratio(`nginx+ModSec ${CORES} workers`, 'nginx+ModSec 1 worker')}`);
+        console.log(`aegis / nginx: 1 worker ${ratio('aegis 1 worker', 'nginx 1 worker')}   ${CORES} workers ${ratio(`aegis ${CORES} workers, IPC`, `nginx ${CORES} workers`)}`);
+        console.log(`aegis / nginx+ModSecurity: 1 worker ${ratio('aegis 1 worker', 'nginx+ModSec 1 worker')}   ${CORES} workers ${ratio(`aegis ${CORES} workers, IPC`, `nginx+ModSec ${CORES} workers`)}`);
+      }
+    } finally {
+      for (const stopOne of stops.reverse()) await stopOne();
     }
-    const threads = CORES;
-    console.log(`\nworkers: wrk -t${threads}, ${ROUNDS} interleaved rounds of ${CONNECTIONS} connections × ${SECONDS} s (medians), nothing pinned; Aegis: full rules GET`);
-    for (const [, url, host] of scaling) await wrk(url, host, CONNECTIONS, 2, undefined, threads); // warm-up
-    const rounds = new Map<string, WrkResult[]>(scaling.map(([label]) => [label, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [label, url, host] of scaling) rounds.get(label)!.push(await wrk(url, host, CONNECTIONS, SECONDS, undefined, threads));
-    }
-    const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    const rps = new Map<string, number>();
-    for (const [label, list] of rounds) {
-      rps.set(label, median(list.map((x) => x.rps)));
-      console.log(`${label.padEnd(24)} ${Math.round(rps.get(label)!).toString().padStart(7)} req/s   p99@${CONNECTIONS} ${median(list.map((x) => x.p99ms)).toFixed(2)} ms   (rounds: ${list.map((x) => Math.round(x.rps)).join(', ')})`);
-    }
-    if (CORES > 1) {
-      const ratio = (a: string, b: string) => (rps.has(a) && rps.has(b) ? `${(rps.get(a)! / rps.get(b)!).toFixed(2)}×` : 'n/a');
-      console.log(`scaling 1 → ${CORES}: nginx ${ratio(`nginx ${CORES} workers`, 'nginx 1 worker')}   aegis IPC ${ratio(`aegis ${CORES} workers, IPC`, 'aegis 1 worker')}   aegis Redis ${ratio(`aegis ${CORES} workers, Redis`, 'aegis 1 worker')}`);
-      console.log(`scaling 1 → ${CORES}: nginx+ModSecurity ${ratio(`nginx+ModSec ${CORES} workers`, 'nginx+ModSec 1 worker')}`);
-      console.log(`aegis / nginx: 1 worker ${ratio('aegis 1 worker', 'nginx 1 worker')}   ${CORES} workers ${ratio(`aegis ${CORES} workers, IPC`, `nginx ${CORES} workers`)}`);
-      console.log(`aegis / nginx+ModSecurity: 1 worker ${ratio('aegis 1 worker', 'nginx+ModSec 1 worker')}   ${CORES} workers ${ratio(`aegis ${CORES} workers, IPC`, `nginx+ModSec ${CORES} workers`)}`);
-    }
-  } finally {
-    for (const stopOne of stops.reverse()) await stopOne();
   }
 } finally {
   await server.close();
