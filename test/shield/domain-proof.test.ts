@@ -61,8 +61,13 @@ async function createSite(t: TestServer, key: string, domain: string, origin: Or
   return res.body;
 }
 
-const publishTxt = (site: any) => dns.setTxt(site.domain_verification.txt_record.name, [site.domain_verification.txt_record.value]);
-const publishHttp = (site: any) => published.set(`${site.domain}/.well-known/aegis-verify/${site.domain_verification.http_token.body}`, site.domain_verification.http_token.body);
+/** What a site says of its domain proof (the parts these helpers publish). */
+interface ProofInstructions {
+  domain: string;
+  domain_verification: { txt_record: { name: string; value: string }; http_token: { body: string } };
+}
+const publishTxt = (site: ProofInstructions) => dns.setTxt(site.domain_verification.txt_record.name, [site.domain_verification.txt_record.value]);
+const publishHttp = (site: ProofInstructions) => published.set(`${site.domain}/.well-known/aegis-verify/${site.domain_verification.http_token.body}`, site.domain_verification.http_token.body);
 const verify = (t: TestServer, key: string, site: { id: string }, method: 'dns' | 'http') => as(t, key).call('POST', `/api/v1/shield/sites/${site.id}/verify-domain`, { method });
 const getSite = async (t: TestServer, key: string, id: string) => (await as(t, key).call('GET', `/api/v1/shield/sites/${id}`)).body;
 
