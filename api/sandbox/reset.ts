@@ -30,6 +30,8 @@ export const ENVIRONMENT_TABLES = [
   'shield_schema_configs',
   'shield_schemas',
   'shield_alert_windows',
+  'shield_certificate_orders',
+  'shield_certificates',
   'shield_events',
   'shield_sites',
   'audit_events',
