@@ -175,7 +175,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       const limit = bufferLimit(inspected.contentType, deps.bodyLimits);
       const read = await readBody(req, Math.max(limit, deps.admission.limits.bufferBytes), { ticket, minBytesPerSecond: deps.admission.limits.minBytesPerSecond, graceMs: deps.admission.limits.graceMs });
       if ('refused' in read) return refuseBody(req, res, site, inspected, client, read.refused, requestId, arrived);
-      if (!read.complete) {
+      if (read.complete) ticket.arrived();
+      else {
         const refusal = ticket.stream(site.originUrl);
         if (refusal) return refuseBody(req, res, site, inspected, client, refusal, requestId, arrived);
       }

@@ -3,8 +3,8 @@
 //   - bodies are buffered before the origin is contacted (as nginx does by default), so a client
 //     that declares a megabyte and sends a byte holds a socket of the gateway, never a pooled
 //     origin connection;
-//   - each client may have `uploadsPerClient` bodies arriving at once, and `bytesPerClient` of
-//     them held in memory; all clients together `totalBytes` — past either, 429 (that client) or
+//   - each client may have `uploadsPerClient` bodies arriving at once (a body read whole no longer
+//     counts: it waits for the origin, not for the client), and `bytesPerClient` of them held in memory; all clients together `totalBytes` — past either, 429 (that client) or
 //     503 (everyone, briefly);
 //   - a body must keep arriving: after a grace period, at least `minBytesPerSecond` on average,
 //     else 408 (a slow-body attack, or a client that stalled);
@@ -49,6 +49,8 @@ export interface BodyTicket {
   hold(bytes: number): AdmissionRefusal | null;
   /** Claims a slot to stream the rest to `origin`; the refusal when the client or the origin has none. */
   stream(origin: string): AdmissionRefusal | null;
+  /** The body has arrived whole: its upload slot goes back (the client may send another) while its bytes stay held. */
+  arrived(): void;
   release(): void;
 }
 
@@ -74,6 +76,12 @@ export class BodyAdmission {
     let held = 0;
     let streamingTo: string | null = null;
     let released = false;
+    let uploading = true;
+    const endUpload = () => {
+      if (!uploading) return;
+      uploading = false;
+      decrement(this.#uploads, client, 1);
+    };
     return {
       hold: (bytes) => {
         const mine = this.#bytes.get(client) ?? 0;
@@ -94,10 +102,11 @@ export class BodyAdmission {
         streamingTo = origin;
         return null;
       },
+      arrived: endUpload,
       release: () => {
         if (released) return;
         released = true;
-        decrement(this.#uploads, client, 1);
+        endUpload();
         decrement(this.#bytes, client, held);
         this.#total -= held;
         if (streamingTo !== null) {

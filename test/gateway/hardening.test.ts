@@ -263,6 +263,22 @@ describe('8. slow bodies starve nothing', () => {
     await eventually(async () => t.server.gateway!.heldBodyBytes() === 0, 10_000);
   }, 30_000);
 
+  it('bodies that arrived whole and wait on a slow origin do not count as uploads: 50 small POSTs from one client all go through', async () => {
+    const site = await createSite();
+    const statuses: number[] = [];
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 50; i++) {
+      const socket = connect({ port: gatewayPort, host: '127.0.0.1' });
+      socket.on('error', () => undefined);
+      socket.on('data', (chunk: Buffer) => statuses.push(Number(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 0)));
+      socket.write(`POST /slow/form/${i} HTTP/1.1\r\nHost: ${site.host}\r\nX-Forwarded-For: 198.51.100.83\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"n":"abc"}`);
+      sockets.push(socket);
+    }
+    await eventually(async () => statuses.length >= 50, 15_000, 100);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(50);
+    for (const socket of sockets) socket.destroy();
+  }, 30_000);
+
   it('one client holds its share of an origin and more only while a share stays free: past that 429, and another client still gets through', async () => {
     const site = await createSite();
     // Slow answers (3 s) from one client address, sent at once: the pool holds 128 connections, a share is 32.
