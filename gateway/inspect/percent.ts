@@ -1,6 +1,6 @@
 // Percent-decoding as the most lenient origin would do it, so that no encoding hides an attack from
 // the rules: `%XX` runs are decoded as UTF-8; an overlong UTF-8 form of an ASCII character
-// (`%C0%AF` for `/`, `%C0%A7` for `'`) is decoded to that character, as old IIS and some Java
+// (`%C0%AF` for `/`, `%C0%A7` for `'`, up to the 6-byte `%FC%80%80%80%80%AE` for `.`) is decoded to that character, as old IIS and some Java
 // decoders did; IIS's `%uXXXX` is decoded to its UTF-16 code unit. Escapes that form no character
 // (`%FF` alone, `%zz`, a stray `%`) are kept as written. What was met is reported in `DecodeFlags`,
 // because a legitimate client never sends overlong forms or `%u` (managed rules treat them as
@@ -37,6 +37,10 @@ function sequenceLength(lead: number): number {
   if (lead >= 0xc0 && lead < 0xe0) return 2;
   if (lead >= 0xe0 && lead < 0xf0) return 3;
   if (lead >= 0xf0 && lead < 0xf8) return 4;
+  // The 5- and 6-byte forms of the original UTF-8, which old decoders still read: every one is
+  // overlong or beyond Unicode (`%FC%80%80%80%80%AE` is `.`).
+  if (lead >= 0xf8 && lead < 0xfc) return 5;
+  if (lead >= 0xfc && lead < 0xfe) return 6;
   return 0;
 }
 

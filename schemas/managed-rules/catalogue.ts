@@ -2,11 +2,17 @@
 // tie-break when several rules match one request (the first listed names the decision): categories
 // in MANAGED_RULE_CATEGORIES order, and within a category the most specific (level 1) rules first.
 import { CMDI_RULES } from './data/cmdi.ts';
+import { CRLF_RULES } from './data/crlf.ts';
+import { LDAP_RULES } from './data/ldap.ts';
+import { MAIL_RULES } from './data/mail.ts';
+import { NOSQLI_RULES } from './data/nosqli.ts';
 import { PROTOCOL_RULES } from './data/protocol.ts';
 import { SQLI_RULES } from './data/sqli.ts';
 import { SSRF_RULES } from './data/ssrf.ts';
+import { SSTI_RULES } from './data/ssti.ts';
 import { TRAVERSAL_RULES } from './data/traversal.ts';
 import { XSS_RULES } from './data/xss.ts';
+import { XXE_RULES } from './data/xxe.ts';
 import { MANAGED_RULE_CATEGORIES, type RuleDefinition } from './types.ts';
 
 export { MANAGED_RULE_CATEGORIES };
@@ -19,7 +25,20 @@ export interface ManagedRuleInfo {
   description: string;
 }
 
-export const RULE_DEFINITIONS: readonly RuleDefinition[] = [...SQLI_RULES, ...XSS_RULES, ...TRAVERSAL_RULES, ...CMDI_RULES, ...SSRF_RULES, ...PROTOCOL_RULES];
+export const RULE_DEFINITIONS: readonly RuleDefinition[] = [
+  ...SQLI_RULES,
+  ...XSS_RULES,
+  ...TRAVERSAL_RULES,
+  ...CMDI_RULES,
+  ...SSRF_RULES,
+  ...SSTI_RULES,
+  ...NOSQLI_RULES,
+  ...LDAP_RULES,
+  ...XXE_RULES,
+  ...CRLF_RULES,
+  ...MAIL_RULES,
+  ...PROTOCOL_RULES,
+];
 
 export const MANAGED_RULES: readonly ManagedRuleInfo[] = RULE_DEFINITIONS.map(({ id, category, paranoia_level, description }) => ({
   id,

@@ -4,10 +4,22 @@
 // request reader records, the method, a missing header) — or both, under one id.
 import type { Anomaly } from './anomalies.ts';
 
-export const MANAGED_RULE_CATEGORIES = ['sqli', 'xss', 'traversal', 'cmdi', 'ssrf', 'protocol'] as const;
+export const MANAGED_RULE_CATEGORIES = ['sqli', 'xss', 'traversal', 'cmdi', 'ssrf', 'ssti', 'nosqli', 'ldap', 'xxe', 'crlf', 'mail', 'protocol'] as const;
 export type Category = (typeof MANAGED_RULE_CATEGORIES)[number];
 
 export type ParanoiaLevel = 1 | 2 | 3 | 4;
+
+/**
+ * Anomaly scoring, as the OWASP CRS does it: a rule at or below the site's paranoia level decides
+ * alone. A broader rule of a higher level may also count, from a lower level, as a weak signal of
+ * some points; the points of the distinct signals in one request add up, and the request is refused
+ * when the sum reaches the level's threshold — three different warnings at level 1, where one or two
+ * misfire on developer sites (a code snippet with a query in it).
+ */
+export type Severity = 'warning' | 'notice';
+export const SEVERITY_SCORE: Readonly<Record<Severity, number>> = { warning: 3, notice: 2 };
+/** The score of weak signals that blocks, per level. */
+export const ANOMALY_THRESHOLD: Readonly<Record<ParanoiaLevel, number>> = { 1: 9, 2: 6, 3: 5, 4: 4 };
 
 /**
  * What a rule reads:
@@ -15,10 +27,12 @@ export type ParanoiaLevel = 1 | 2 | 3 | 4;
  *   - `name`: every field name as sent (`q[<script>]`, a JSON key path);
  *   - `path`: the request path percent-decoded once, dot segments kept (InspectedRequest.decodedPath);
  *   - `user_agent`, `referer`: those headers;
+ *   - `header`: every other header an application may read, but those whose grammar the gateway
+ *     already knows (Accept, Content-Type, Cookie — parsed into fields —, Authorization, Sec-*…);
  *   - `body`: a text body that is not parsed into fields (XML, plain text).
  */
-export type Target = 'value' | 'name' | 'path' | 'user_agent' | 'referer' | 'body';
-export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent', 'referer', 'body'];
+export type Target = 'value' | 'name' | 'path' | 'user_agent' | 'referer' | 'header' | 'body';
+export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent', 'referer', 'header', 'body'];
 
 /**
  * Which canonical form a pattern is matched against (canonicalise.ts): `text` for everything but
@@ -42,6 +56,16 @@ export interface RuleDefinition {
   category: Category;
   /** 1: unambiguous attacks, near-zero false positives; 2–4 progressively broader. */
   paranoia_level: ParanoiaLevel;
+  /** Below `paranoia_level`, from level `from`: a weak signal of `severity` (see Severity). */
+  signal?: { from: ParanoiaLevel; severity: Severity };
+  /**
+   * In prose — text on several lines, as a forum post, a message or a code snippet on a developer
+   * site is — only a weak signal of this severity at levels 1 and 2: such texts carry `../`, `$(…)`
+   * and `--` as a matter of course, while the values these attacks go through (a file name, a host,
+   * an id) are one line, and a line break added to one breaks the file name. In prose, broader
+   * rules' `signal`s do not count at those levels either.
+   */
+  in_prose?: Severity;
   /** One line, for the catalogue. */
   description: string;
   /** What the pattern (or a host check) reads; anomaly, method and header checks read the request. */

@@ -23,8 +23,13 @@ const engine = (level: number, exclusions: ManagedRulesSettings['exclusions'] = 
 const ENGINES = new Map(LEVELS.map((level) => [level, engine(level)]));
 
 /** Rule ids of every rule a level's program finds in one value (not only the first). */
+/** The rules of `level` itself (not the weak signals it also counts) that match a value. */
 function valueHits(level: ParanoiaLevel, value: string): string[] {
-  return programFor(level).targets.value.evaluateFully(value).map((i) => RULE_DEFINITIONS[i]!.id);
+  const program = programFor(level);
+  return program.targets.value
+    .evaluateFully(value)
+    .filter((i) => program.scores[i]! >= program.threshold)
+    .map((i) => RULE_DEFINITIONS[i]!.id);
 }
 
 const attackRequest = (payload: string) => buildRequest({ path: '/search', query: queryWithValue(payload) });

@@ -6,9 +6,10 @@
 //      triple encoding: `%2527` → `%27` → `'`), leniently as inspect/percent.ts decodes (overlong
 //      UTF-8 and `%u` included). `+` is left alone: it was already read as a space or sent as `%2B`.
 //      A `%A0` left over (not UTF-8 on its own) is a Latin-1 no-break space, read as a space;
-//   2. HTML character references: decimal and hex (`&#60;`, `&#x3c`, with or without `;`, any
-//      number of leading zeros) and the named ones that matter for markup and scripts (`&lt;`,
-//      `&colon;`, `&Tab;`, `&lpar;`, …; the legacy ones — lt, gt, amp, quot, nbsp — also without `;`);
+//   2. HTML and XML character references: decimal and hex (`&#60;`, `&#x3c`, with or without `;`,
+//      any number of leading zeros) and the named ones that matter for markup and scripts (`&lt;`,
+//      `&colon;`, `&Tab;`, `&lpar;`, …; the legacy ones — lt, gt, amp, quot, nbsp — also without `;`),
+//      twice when the first pass leaves references behind (`&amp;lpar;`);
 //   3. JavaScript escapes `\xXX`, `\uXXXX`, `\u{…}` (a string or identifier in a script context);
 //   4. NUL characters and invisible format characters (zero-width spaces, soft hyphens) removed;
 //   5. text with non-ASCII characters is NFKC-normalised (fullwidth `＜ｓｃｒｉｐｔ＞`, `①⑥⑨`,
@@ -28,9 +29,17 @@
 // `${IFS}` become spaces, and so do braces, commas and input redirection (`{cat,/etc/passwd}`,
 // `cat</etc/passwd`).
 //
+// Further texts an input is also matched as (canonicalForms): the decoded text of a value that is
+// wholly base64 or base64url of printable text (base64-text.ts), and the text with string
+// concatenations folded — `'un'||'ion'`, `"ex"&"e"&"cute"`, `'sel'+'ect'` become one literal, the
+// way SQL, VBScript and JavaScript join them before running them — and the text with short tags
+// inside words and CDATA markers removed (`o<x>nfocus` → `onfocus`, `<![CDATA[<]]>script` →
+// `<script`), as a tag-stripping sanitiser or an XML parser would leave it.
+//
 // Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
 // and comment pairing is done with indexOf, so canonicalising is linear in the input.
 import { decodePercent } from '../../inspect/percent.ts';
+import { base64Text } from './base64-text.ts';
 
 const PERCENT_ESCAPE = /%(?:[0-9a-f]{2}|u[0-9a-f]{4})/i;
 /** Decoding passes after the framework's one: double and triple encoding. */
@@ -106,6 +115,8 @@ export interface CanonicalOptions {
    * with `+` as a space first, as the origin would read its query string.
    */
   rawUrl?: boolean;
+  /** The input is a request path: base64 carriers are its segments (base64-text.ts). */
+  path?: boolean;
 }
 
 /** Steps 1–6 of the file comment: decoding, NUL, Unicode, case. */
@@ -118,7 +129,10 @@ function decoded(raw: string, options: CanonicalOptions | undefined): string {
   }
   // A lone %A0 is no UTF-8, so it stays escaped; in Latin-1 it is a no-break space, which MySQL reads as one.
   if (text.includes('%')) text = text.replace(/%a0/gi, ' ');
-  if (text.includes('&')) text = decodeEntities(text);
+  if (text.includes('&')) {
+    text = decodeEntities(text);
+    if (text.includes('&')) text = decodeEntities(text);
+  }
   if (text.includes('\\')) text = decodeJsEscapes(text);
   if (text.includes('\0')) text = text.replace(/\0/g, '');
   if (NON_ASCII.test(text)) text = text.normalize('NFKC').replace(LOOKALIKE, (ch) => LOOKALIKE_MAP[ch] ?? '');
@@ -146,15 +160,50 @@ export function canonicalText(raw: string, options?: CanonicalOptions): string {
  * something — the same text with the comments' content kept (see step 7).
  */
 export function canonicalForms(raw: string, options?: CanonicalOptions): readonly string[] {
-  const text = decoded(raw, options);
-  const primary = withoutComments(text);
-  if (!text.includes('/*')) return [primary];
-  const kept = collapse(text.replace(MYSQL_EXECUTABLE_COMMENT, ' ').replaceAll('/*', ' ').replaceAll('*/', ' '));
-  return kept === primary ? [primary] : [primary, kept];
+  const forms = textForms(decoded(raw, options));
+  for (const candidate of options?.path ? pathCarriers(raw) : [raw.trim()]) {
+    const carried = base64Text(candidate);
+    if (carried !== null) return [...forms, ...textForms(decoded(carried, undefined))];
+  }
+  return forms;
 }
 
-/** Characters without which no command can be injected: the shell form is only built with one. */
-const SHELL_TRIGGER = /[;|&`$\n]/;
+/** Where a path may carry base64: everything after the first slash, or its last segment. */
+function pathCarriers(path: string): string[] {
+  const rest = path.replace(/^\/+/, '');
+  const last = rest.slice(rest.lastIndexOf('/') + 1);
+  return last === rest ? [rest] : [rest, last];
+}
+
+/** String literals joined by a concatenation operator: `'a' || 'b'`, `"a"&"b"`, `'a'+'b'`, `'a' 'b'`. */
+const CONCATENATION = /(['"])\s*(?:\|\||&|\+|\.)?\s*\1/g;
+
+/** A short tag inside a word (`o<x>nfocus`), which a tag-stripping sanitiser removes, joining the word. */
+const TAG_INSIDE_WORD = /([a-z])<\/?[a-z]{0,8}>(?=[a-z(])/g;
+
+function textForms(text: string): string[] {
+  const primary = withoutComments(text);
+  const forms = [primary];
+  if (text.includes('/*')) {
+    const kept = collapse(text.replace(MYSQL_EXECUTABLE_COMMENT, ' ').replaceAll('/*', ' ').replaceAll('*/', ' '));
+    if (kept !== primary) forms.push(kept);
+  }
+  if (primary.includes("'") || primary.includes('"')) {
+    const folded = primary.replace(CONCATENATION, '');
+    if (folded !== primary) forms.push(folded);
+  }
+  if (primary.includes('<')) {
+    const stripped = primary.replace(TAG_INSIDE_WORD, '$1').replaceAll('<![cdata[', '').replaceAll(']]>', '');
+    if (stripped !== primary) forms.push(stripped);
+  }
+  return forms;
+}
+
+/**
+ * Characters without which no command can be injected — the shell form is only built with one —
+ * and the Windows interpreters, which a value can name whole (`powershell -nop -c "…"`).
+ */
+const SHELL_TRIGGER = /[;|&`$\n]|\b(?:powershell|pwsh|cmd)\b/;
 
 export function mayHoldCommand(canonical: string): boolean {
   return SHELL_TRIGGER.test(canonical);

@@ -1,23 +1,32 @@
 // Managed rules for one site: the shared program of its paranoia level (program.ts) plus its
 // exclusions (exclusions.ts). A request is read in this order, and the first rule that matches and
-// is not excluded names the decision:
+// is not excluded decides — or, for weak signals (a rule's `severity`), the anomaly score of every
+// distinct signal met so far reaches the level's threshold (types.ts) and the strongest names it:
 //   1. every field: its value, then its name as sent;
 //   2. the decoded path;
-//   3. the User-Agent and Referer headers;
+//   3. the User-Agent and Referer headers, then every other header an application may read
+//      (headers.ts: not those whose grammar is known, such as Accept or Cookie);
 //   4. a text body not parsed into fields (XML, plain text);
 //   5. request-level checks: encoding anomalies, the method, missing headers.
 // Within one text, rules are preferred in catalogue order (catalogue.ts). Attack categories come
 // before protocol anomalies, so a traversal written with overlong UTF-8 is reported as traversal.
+// The hit carries the score and the signals counted, which the decision records.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ManagedRulesSettings } from '../../../platform/db/schema.ts';
 import type { InspectedRequest } from '../../inspected-request.ts';
 import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { compileExclusions, isExcluded, type CompiledExclusions } from './exclusions.ts';
+import { freeFormHeaders } from './headers.ts';
 import { programFor, type LevelProgram, type RuleHits } from './program.ts';
 import type { ParanoiaLevel } from '../../../schemas/managed-rules/types.ts';
 
 export interface ManagedRuleHit {
+  /** The rule that names the decision: the decisive match, or the weak signal with most points. */
   ruleId: string;
+  /** The request's anomaly score (types.ts): the points of every distinct rule counted. */
+  score: number;
+  /** Every rule counted, in catalogue order. */
+  signals: readonly string[];
 }
 
 export interface ManagedRuleSet {
@@ -27,8 +36,13 @@ export interface ManagedRuleSet {
 const USER_AGENT_NAMES: readonly string[] = ['user-agent'];
 const REFERER_NAMES: readonly string[] = ['referer'];
 
-/** Hits are made once per rule and reused: the decision only needs the id. */
-const HITS: readonly ManagedRuleHit[] = RULE_DEFINITIONS.map((rule) => Object.freeze({ ruleId: rule.id }));
+/** Decisive hits are made once per rule and level and reused: most blocked requests need only those. */
+function decisiveHits(program: LevelProgram): readonly (ManagedRuleHit | undefined)[] {
+  return RULE_DEFINITIONS.map((rule, i) => {
+    const score = program.scores[i]!;
+    return score >= program.threshold ? Object.freeze({ ruleId: rule.id, score, signals: Object.freeze([rule.id]) }) : undefined;
+  });
+}
 
 function headerText(headers: IncomingHttpHeaders, name: 'user-agent' | 'referer'): string | undefined {
   const value = headers[name];
@@ -41,40 +55,93 @@ export function clampLevel(level: number): ParanoiaLevel {
   return (rounded > 4 ? 4 : rounded) as ParanoiaLevel;
 }
 
+/** Levels at which prose changes how rules count (types.ts `in_prose`). */
+const PROSE_LEVEL = 2;
+const LINE_BREAK_BETWEEN_TEXT = /\S[^\S\n]*\r?\n\s*\S/;
+
+/** Prose (types.ts `in_prose`): text on at least two lines — a post, a message, a code snippet. */
+const isProse = (text: string): boolean => LINE_BREAK_BETWEEN_TEXT.test(text);
+
+/** Weak signals met so far in one request: each rule counts once, whatever it matched. */
+class Signals {
+  /** Rule indexes counted; allocated on the first signal (most requests have none). */
+  #seen: number[] | null = null;
+  #score = 0;
+
+  add(index: number, score: number): void {
+    if (this.#seen === null) this.#seen = [];
+    else if (this.#seen.includes(index)) return;
+    this.#seen.push(index);
+    this.#score += score;
+  }
+
+  /** The hit when the score reaches `threshold`: named after the strongest signal (the first on a tie). */
+  hit(threshold: number, scores: Uint8Array): ManagedRuleHit | null {
+    if (this.#seen === null || this.#score < threshold) return null;
+    const indexes = [...this.#seen].sort((a, b) => a - b);
+    let lead = indexes[0]!;
+    for (const i of indexes) if (scores[i]! > scores[lead]!) lead = i;
+    return { ruleId: RULE_DEFINITIONS[lead]!.id, score: this.#score, signals: indexes.map((i) => RULE_DEFINITIONS[i]!.id) };
+  }
+}
+
 class SiteManagedRules implements ManagedRuleSet {
+  readonly #decisive: readonly (ManagedRuleHit | undefined)[];
+
   constructor(
     private readonly program: LevelProgram,
     private readonly exclusions: CompiledExclusions,
-  ) {}
+  ) {
+    this.#decisive = decisiveHits(program);
+  }
 
   match(request: InspectedRequest): ManagedRuleHit | null {
     const { targets } = this.program;
+    const signals = new Signals();
+    let hit: ManagedRuleHit | null;
     for (const field of request.fields) {
-      const hit = this.#first(targets.value.evaluate(field.value), request, field.names) ?? this.#first(targets.name.evaluate(field.raw), request, field.names);
-      if (hit) return hit;
+      if ((hit = this.#count(targets.value.evaluate(field.value), request, field.names, signals, field.value))) return hit;
+      if ((hit = this.#count(targets.name.evaluate(field.raw), request, field.names, signals))) return hit;
     }
-    let hit = this.#first(targets.path.evaluate(request.decodedPath), request, null);
-    if (hit) return hit;
+    if ((hit = this.#count(targets.path.evaluate(request.decodedPath), request, null, signals))) return hit;
     const userAgent = headerText(request.headers, 'user-agent');
-    if (userAgent !== undefined && (hit = this.#first(targets.user_agent.evaluate(userAgent), request, USER_AGENT_NAMES))) return hit;
+    if (userAgent !== undefined && (hit = this.#count(targets.user_agent.evaluate(userAgent), request, USER_AGENT_NAMES, signals))) return hit;
     const referer = headerText(request.headers, 'referer');
-    if (referer !== undefined && (hit = this.#first(targets.referer.evaluate(referer), request, REFERER_NAMES))) return hit;
+    if (referer !== undefined && (hit = this.#count(targets.referer.evaluate(referer), request, REFERER_NAMES, signals))) return hit;
+    for (const [name, value] of freeFormHeaders(request.headers)) {
+      const hits = targets.header.evaluate(value);
+      if (hits.length > 0 && (hit = this.#count(hits, request, [name], signals))) return hit;
+    }
     const body = request.bodyText;
-    if (body !== null && (hit = this.#first(targets.body.evaluate(body), request, null))) return hit;
-    return this.#requestChecks(request, userAgent);
+    if (body !== null && (hit = this.#count(targets.body.evaluate(body), request, null, signals, body))) return hit;
+    if ((hit = this.#requestChecks(request, userAgent, signals))) return hit;
+    return signals.hit(this.program.threshold, this.program.scores);
   }
 
-  /** The first of `hits` that is neither off site-wide nor excluded here. */
-  #first(hits: RuleHits, request: InspectedRequest, names: readonly string[] | null): ManagedRuleHit | null {
+  /**
+   * Counts `hits` that are neither off site-wide nor excluded here: the first decisive one is the
+   * answer; weak ones add to `signals`, and the request is refused as soon as they reach the threshold.
+   * `text` (a field value or body) is what the hits were found in, for the rules prose demotes.
+   */
+  #count(hits: RuleHits, request: InspectedRequest, names: readonly string[] | null, signals: Signals, text?: string): ManagedRuleHit | null {
+    let prose: boolean | undefined;
     for (const index of hits) {
       if (this.exclusions.disabled[index]) continue;
       if (this.exclusions.hasScoped && isExcluded(this.exclusions, index, request.path, names)) continue;
-      return HITS[index]!;
+      const proseScore = this.program.proseScores[index]!;
+      const decisive = this.#decisive[index];
+      if ((proseScore > 0 || !decisive) && text !== undefined && this.program.level <= PROSE_LEVEL && (prose ??= isProse(text))) {
+        // In prose, the rules it demotes are weak signals and broader rules' signals do not count.
+        if (proseScore > 0) signals.add(index, proseScore);
+        continue;
+      }
+      if (decisive) return decisive;
+      signals.add(index, this.program.scores[index]!);
     }
-    return null;
+    return signals.hit(this.program.threshold, this.program.scores);
   }
 
-  #requestChecks(request: InspectedRequest, userAgent: string | undefined): ManagedRuleHit | null {
+  #requestChecks(request: InspectedRequest, userAgent: string | undefined, signals: Signals): ManagedRuleHit | null {
     const { anomalies, methods, missingHeaders } = this.program;
     const found: number[] = [];
     const seen = request.anomalies;
@@ -85,7 +152,7 @@ class SiteManagedRules implements ManagedRuleSet {
       if (value === undefined || value === '') found.push(rule);
     }
     if (found.length === 0) return null;
-    return this.#first(found.sort((a, b) => a - b), request, null);
+    return this.#count(found.sort((a, b) => a - b), request, null, signals);
   }
 }
 

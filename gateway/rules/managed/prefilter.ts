@@ -15,8 +15,10 @@
 // characters without allocating: each word is hashed as it is read and looked up by hash (a
 // collision only sends a value down the exact path), and prefixes are compared character by
 // character for the few first letters that have any.
+// A value that may be base64 of text (base64-text.ts) is never inert: its decoded text is matched.
 // The test suite checks the property: for every text the fast path skips, evaluating it in full
 // finds nothing (test/gateway/managed-rules.test.ts).
+import { mayBeBase64Text } from './base64-text.ts';
 
 /** Whole words that some rule matches without punctuation. */
 const TRIGGER_WORDS: ReadonlySet<string> = new Set([
@@ -32,9 +34,15 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'httpd', 'localsettings', 'configuration', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519',
   // hosts
   'metadata', 'instance', 'nip', 'sslip', 'xip', 'localtest', 'lvh', 'vcap', '1u', 'rbndr', 'traefik',
+  // out-of-band callback services
+  'burpcollaborator', 'oastify', 'oast', 'interact', 'interactsh', 'dnslog', 'ceye', 'canarytokens', 'requestrepo', 'bxss',
+  // prototype pollution, template and deserialization gadgets
+  '__proto__', 'constructor', 'prototype', '_self', 'smarty', 'freemarker', 'javax', 'springframework', 'sun', 'ro0ab',
+  // Windows interpreters named whole (canonicalise.ts builds their shell form)
+  'powershell', 'pwsh', 'cmd',
 ]);
 /** Word prefixes (database object families, hex literals) and suffixes (shell histories). */
-const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x'];
+const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x', '__', 'ro0ab'];
 const TRIGGER_SUFFIXES = ['_history'];
 
 const INERT_PUNCTUATION = new Uint8Array(128);
@@ -134,7 +142,8 @@ export function isInert(raw: string): boolean {
   let last = n - 1;
   while (last >= 0 && raw.charCodeAt(last) === 32) last--;
   const tail = raw.charCodeAt(last);
-  return !(tail === 35 /* # */ || (tail === 45 /* - */ && raw.charCodeAt(last - 1) === 45));
+  if (tail === 35 /* # */ || (tail === 45 /* - */ && raw.charCodeAt(last - 1) === 45)) return false;
+  return !mayBeBase64Text(raw);
 }
 
 /** The word as it is, or after its leading digits (`1union`), is a trigger. */

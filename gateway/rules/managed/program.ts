@@ -13,7 +13,7 @@ import { canonicalForms, mayHoldCommand, shellForm, type CanonicalOptions } from
 import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { isInert } from './prefilter.ts';
 import { hostClasses, mayHoldHost } from './ssrf-hosts.ts';
-import { TARGETS, type Form, type HostClass, type ParanoiaLevel, type Target } from '../../../schemas/managed-rules/types.ts';
+import { ANOMALY_THRESHOLD, SEVERITY_SCORE, TARGETS, type Form, type HostClass, type ParanoiaLevel, type RuleDefinition, type Target } from '../../../schemas/managed-rules/types.ts';
 
 type RegexSet = InstanceType<typeof RE2.Set>;
 
@@ -118,6 +118,12 @@ export class TargetProgram {
 /** A level's programs per target, and its request-level checks. */
 export interface LevelProgram {
   level: ParanoiaLevel;
+  /** The anomaly score that blocks at this level (types.ts); decisive rules score it alone. */
+  threshold: number;
+  /** Points per rule index: the threshold for the level's own rules, a signal's points, else 0. */
+  scores: Uint8Array;
+  /** Points per rule index when the text matched is prose at levels 1–2 (types.ts `in_prose`), else 0. */
+  proseScores: Uint8Array;
   targets: Readonly<Record<Target, TargetProgram>>;
   anomalies: readonly { anomaly: Anomaly; rule: number }[];
   methods: readonly { methods: readonly string[]; rule: number }[];
@@ -127,14 +133,18 @@ export interface LevelProgram {
 const CANONICAL_OPTIONS: Readonly<Record<Target, CanonicalOptions | undefined>> = {
   value: undefined,
   name: undefined,
-  path: undefined,
+  path: { path: true },
   user_agent: undefined,
   referer: { rawUrl: true },
+  header: undefined,
   body: undefined,
 };
 
 function buildProgram(level: ParanoiaLevel): LevelProgram {
-  const inLevel = RULE_DEFINITIONS.map((rule, index) => ({ rule, index })).filter(({ rule }) => rule.paranoia_level <= level);
+  const threshold = ANOMALY_THRESHOLD[level];
+  const scoreOf = (rule: RuleDefinition): number =>
+    rule.paranoia_level <= level ? threshold : rule.signal && rule.signal.from <= level ? SEVERITY_SCORE[rule.signal.severity] : 0;
+  const inLevel = RULE_DEFINITIONS.map((rule, index) => ({ rule, index })).filter(({ rule }) => scoreOf(rule) > 0);
   // Targets reading the same patterns share one set (value and body, usually).
   const groups = new Map<string, PatternGroup | null>();
   const groupFor = (target: Target, form: Form): PatternGroup | null => {
@@ -149,7 +159,7 @@ function buildProgram(level: ParanoiaLevel): LevelProgram {
     for (const { rule, index } of inLevel) {
       if (rule.check?.kind === 'host' && rule.targets.includes(target)) hosts.set(rule.check.hostClass, index);
     }
-    const fieldLike = target === 'value' || target === 'name' || target === 'body';
+    const fieldLike = target === 'value' || target === 'name' || target === 'header' || target === 'body';
     targets[target] = new TargetProgram(groupFor(target, 'text'), groupFor(target, 'shell'), hosts, fieldLike, target !== 'body', CANONICAL_OPTIONS[target], target === 'path');
   }
   const anomalies: { anomaly: Anomaly; rule: number }[] = [];
@@ -161,7 +171,9 @@ function buildProgram(level: ParanoiaLevel): LevelProgram {
     else if (check?.kind === 'method') methods.push({ methods: check.methods, rule: index });
     else if (check?.kind === 'missing_header') missingHeaders.push({ header: check.header, rule: index });
   }
-  return { level, targets, anomalies, methods, missingHeaders };
+  const scores = new Uint8Array(RULE_DEFINITIONS.map(scoreOf));
+  const proseScores = new Uint8Array(RULE_DEFINITIONS.map((rule) => (rule.in_prose && scoreOf(rule) > 0 ? SEVERITY_SCORE[rule.in_prose] : 0)));
+  return { level, threshold, scores, proseScores, targets, anomalies, methods, missingHeaders };
 }
 
 const PROGRAMS = new Map<ParanoiaLevel, LevelProgram>();

@@ -6,9 +6,9 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { COMMAND, COMMAND_PROBE, COMMAND_PROBE_DISTINCT, COMMAND_WORD } from './fragments.ts';
+import { ALL_INPUT, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD } from './fragments.ts';
 
-const T = ['value', 'name', 'path', 'user_agent', 'referer', 'body'] as const;
+const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
 
 export const CMDI_RULES: readonly RuleDefinition[] = [
@@ -32,9 +32,9 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.ssi_directive',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A server-side include directive (<!--#exec cmd=…-->, <!--#include …-->)',
+    description: 'A server-side or edge-side include directive (<!--#exec cmd=…-->, <!--#include …-->, <esi:include src=…>, <esi:vars>)',
     targets: T,
-    pattern: String.raw`<!--\s*#\s*(?:exec|include|echo|config|printenv|fsize|flastmod)\b`,
+    pattern: String.raw`<!--\s*#\s*(?:exec|include|echo|config|printenv|fsize|flastmod)\b|<\s*esi\s*:\s*(?:include|debug|assign|vars|eval|inline|choose|when|otherwise|try|attempt|except|remove|comment)\b`,
   },
   {
     id: 'cmdi.jndi_lookup',
@@ -42,7 +42,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'Log4j lookups that lead to remote code loading (${jndi:ldap://…}, nested ${${lower:j}ndi:…}, ${::-j})',
     targets: T,
-    pattern: String.raw`\$\{\s*(?:jndi\b|\$\{|(?:lower|upper|::-)[^}\n]*\})|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|https?)\s*:`,
+    pattern: String.raw`\$\{\s*(?:jndi\b|\$\{|(?:(?:lower|upper)\s*:|::-)[^}\n]*\})|\$\{[a-z:-]{0,8}\$\{[^}\n]*:-[^}\n]*\}|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|https?)\s*:`,
   },
   {
     id: 'cmdi.command_chain',
@@ -66,6 +66,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.command_substitution',
     category: 'cmdi',
     paranoia_level: 1,
+    in_prose: 'warning',
     description: 'Command substitution of a command: $(…) anywhere, or backticks glued to the value ($(id), 1`whoami`)',
     targets: T,
     form: 'shell',
@@ -111,6 +112,31 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/`,
   },
   {
+    id: 'cmdi.command_line',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A value that is a command line on its own: a command with a shell-looking argument (ls -la /etc/, net user x /add, reg add HKLM\\…, netsh firewall …, perl -e …), or a separator and a probe ending the value (; id, | dir)',
+    targets: ['value', 'header'],
+    form: 'shell',
+    pattern: String.raw`^\s*(?:${COMMAND_LINE})|[;|&]\s*${COMMAND_PROBE_ALONE}\s*$`,
+  },
+  {
+    id: 'cmdi.deserialization',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'Serialized objects that instantiate classes on load: YAML language tags (!!python/object, !!ruby/object, !!javax.script), PHP object notation (O:8:"stdClass":1:{…}), Java serialization in base64 (rO0AB…)',
+    targets: T,
+    pattern: String.raw`!!(?:python/(?:object|name|module)|ruby/(?:object|hash|struct)|javax?\.|com\.sun\.|org\.(?:springframework|apache))|tag:yaml\.org,2002:python/|(?:^|[;{])o:\d{1,4}:"[a-z_\\][\w\\]*":\d{1,4}:\{|^\s*ro0ab[a-z0-9+/]{8}`,
+  },
+  {
+    id: 'cmdi.vbscript',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'VBScript/ASP run from input: Execute/Eval of a string, statements joined with colons (…:On Error Resume Next:…), CreateObject of a shell',
+    targets: T,
+    pattern: String.raw`(?:^|[\s:;(])(?:execute(?:global)?|eval)\s*\(\s*"[^"\n]{0,80}(?:server\.|createobject|wscript|request\s*\(|on\s+error\s+resume|response\.write)|:\s*on\s+error\s+resume\s+next\s*:|createobject\s*\(\s*"(?:wscript\.shell|shell\.application|scripting\.filesystemobject)"`,
+  },
+  {
     id: 'cmdi.code_injection',
     category: 'cmdi',
     paranoia_level: 1,
@@ -126,6 +152,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.spaced_probe',
     category: 'cmdi',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'A separator, a space and a probe command ending the value (; id, & ver, | pwd)',
     targets: T,
     form: 'shell',
@@ -135,6 +162,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.line_command',
     category: 'cmdi',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'A command at the start of a value or of any line (cat /etc/passwd, a second line "wget …")',
     targets: T,
     form: 'shell',
@@ -144,6 +172,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.backtick_command',
     category: 'cmdi',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'Backticks around a command anywhere (`ls -la`)',
     targets: T,
     form: 'shell',
@@ -162,6 +191,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.code_execution_call',
     category: 'cmdi',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: "Code that runs commands anywhere (system('…'), shell_exec(, os.system(, Runtime.getRuntime().exec, <?php, /bin/sh, /usr/bin/id)",
     targets: T,
     pattern: String.raw`\b(?:shell_exec|passthru|proc_open|popen|pcntl_exec|phpinfo)\s*\(|\b(?:system|exec|eval)\s*\(\s*['"\x60$]|<\?php\b|\{\s*\$_(?:get|post|request|cookie)\b|(?:/usr)?(?:/local)?/s?bin/${COMMAND_WORD}|\bos\s*\.\s*(?:system|popen|exec[lv]p?e?)\s*\(|__import__\s*\(\s*['"]os|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\bruntime\s*\.\s*getruntime\s*\(\s*\)\s*\.\s*exec\b|\bchild_process\b`,

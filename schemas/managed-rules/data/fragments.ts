@@ -6,7 +6,7 @@
 export const alt = (words: readonly string[]): string => `(?:${words.join('|')})`;
 
 /** Targets most content rules read: wherever a parameter, a path or a logged header can carry input. */
-export const ALL_INPUT = ['value', 'name', 'path', 'user_agent', 'referer', 'body'] as const;
+export const ALL_INPUT = ['value', 'name', 'path', 'user_agent', 'referer', 'header', 'body'] as const;
 /** Inputs an application reads as data (not headers that only end up in logs). */
 export const DATA_INPUT = ['value', 'name', 'path', 'body'] as const;
 
@@ -105,7 +105,7 @@ export const COMMANDS_WITH_ARGS = [
   'java', 'gcc', 'cc', 'make', 'bash', 'sh', 'zsh', 'ksh', 'csh', 'tcsh', 'dash', 'fish', 'su', 'sudo', 'telnet', 'ssh', 'scp', 'ftp',
   'sftp', 'rsync', 'tar', 'zip', 'unzip', 'gzip', 'gunzip', 'chattr', 'openssl', 'timeout', 'expr', 'eval', 'exec', 'source', 'call',
   'start', 'copy', 'move', 'del', 'erase', 'ren', 'rename', 'reg', 'sc', 'at', 'schtasks', 'icacls', 'attrib', 'cmd', 'hostname',
-  'uptime', 'date', 'id', 'curl', 'set', 'ver', 'pwd', 'nc', 'ping', 'sleep', 'echo', 'net',
+  'uptime', 'date', 'id', 'curl', 'set', 'ver', 'pwd', 'nc', 'ping', 'sleep', 'echo', 'net', 'printf',
 ] as const;
 
 /** Commands that, alone at the end of the injected text, are a probe (`;id`, `|ls`, `&&whoami`). */
@@ -152,3 +152,18 @@ export const COMMAND_PROBE_DISTINCT = `${alt([...COMMANDS_ALONE_DISTINCT])}${COM
 
 /** Any command word, where the context alone (`$(`, a backtick) says a command follows. */
 export const COMMAND_WORD = `${alt([...COMMANDS_DISTINCT, ...COMMANDS_WITH_ARGS])}\\b`;
+
+/**
+ * A command line that is the whole value: a bin path, a distinct command with any argument, a word
+ * command with a shell argument, or one of the specific shapes (`uname` alone, a word, passes).
+ */
+export const COMMAND_LINE = alt([
+  String.raw`(?:/usr)?(?:/local)?/s?bin/[a-z]`,
+  `${alt([...COMMANDS_DISTINCT])}\\s+[^\\s]`,
+  `${alt(COMMANDS_WITH_ARGS.filter((c) => c !== 'echo'))}${SHELL_ARG}`,
+  ...COMMAND_SHAPES,
+  String.raw`(?:netsh|reg|sc|schtasks|wmic|vssadmin|bcdedit|icacls|takeown)(?:\.exe)?\s+[a-z]`,
+  String.raw`(?:perl|python[23]?|ruby|php|node)\s+-[a-z]*[ecr]\s`,
+]);
+/** A probe command alone after a separator at the end of a value (`; id`, `| dir`, `& ver`). */
+export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'dir', 'whoami', 'ipconfig', 'ifconfig', 'uname', 'sysinfo', 'systeminfo', 'ver']);

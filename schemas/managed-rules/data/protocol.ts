@@ -10,6 +10,7 @@
 //   - parameter_pollution — level 4: `tag=a&tag=b` is how many forms send lists.
 import type { Anomaly } from '../anomalies.ts';
 import type { ParanoiaLevel, RuleDefinition } from '../types.ts';
+import { ALL_INPUT } from './fragments.ts';
 
 const ANOMALY_RULES: Record<Anomaly, { level: ParanoiaLevel; description: string }> = {
   overlong_utf8: { level: 1, description: 'An overlong UTF-8 encoding (%C0%AF for /), used to slip characters past filters' },
@@ -36,7 +37,8 @@ const SCANNERS = [
   'sqlmap', 'nikto', 'nmap scripting engine', 'masscan', 'zgrab', 'nuclei', 'acunetix', 'netsparker', 'wpscan', 'dirbuster', 'gobuster',
   'feroxbuster', 'ffuf', 'wfuzz', 'w3af', 'arachni', 'skipfish', 'commix', 'havij', 'openvas', 'nessus', 'jaeles', 'xsstrike',
   'sqlninja', 'whatweb', 'joomscan', 'droopescan', 'dotdotpwn', 'fimap', 'paros', 'webinspect', 'morfeus', 'zmeu', 'jorgee', 'hydra',
-  'brutus', 'bsqlbf', 'pangolin', 'httprint', 'dirb', 'uniscan', 'sqlsus', 'webshag', 'nsfocus', 'netlab360',
+  'brutus', 'bsqlbf', 'pangolin', 'httprint', 'dirb', 'uniscan', 'sqlsus', 'webshag', 'nsfocus', 'netlab360', 'fuzz faster u fool', 'openvasvt',
+  'nasl', 'interactsh', 'burp collaborator', 'qualys was', 'appscan', 'zap\/', 'detectify', 'crowdstrike falcon surface',
 ];
 
 export const PROTOCOL_RULES: readonly RuleDefinition[] = [
@@ -48,6 +50,14 @@ export const PROTOCOL_RULES: readonly RuleDefinition[] = [
     description: 'A User-Agent naming a vulnerability scanner or attack tool (sqlmap, nikto, nuclei, masscan, …)',
     targets: ['user_agent'],
     pattern: `(?:^|[^a-z0-9])(?:${SCANNERS.map((s) => s.replace(/ /g, '\\s')).join('|')})(?:[^a-z0-9]|$)`,
+  },
+  {
+    id: 'protocol.oast_callback',
+    category: 'protocol',
+    paranoia_level: 1,
+    description: 'A host of an out-of-band testing service (Burp Collaborator, interactsh, oast.*, dnslog, canarytokens): a probe that asks the server to call out',
+    targets: ALL_INPUT,
+    pattern: String.raw`[a-z0-9-]{6,}\.(?:burpcollaborator\.net|oastify\.com|oast\.(?:me|pro|fun|site|online|live)|interact\.sh|interactsh\.com|dnslog\.cn|ceye\.io|requestrepo\.com|canarytokens\.com|bxss\.me|xss\.ht|dnslog\.link)\b`,
   },
   ...anomalyRules.filter((r) => r.paranoia_level === 2),
   {

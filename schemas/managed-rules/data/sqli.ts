@@ -12,7 +12,7 @@ const T = ALL_INPUT;
  * representatives"): a star, a number, a literal, NULL, a variable, a function call, a column
  * list, a column and FROM, a column ending the value or cut off by a comment, or ALL/DISTINCT/TOP.
  */
-const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\-]|null\b|(?:all|distinct|top)\b|[a-z_][\w$.]*\s*(?:\(|,|$|--|#|/\*|;)|[a-z_][\w$.\x60]*${SQL_SP}+from\b|case\b)`;
+const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\+-]|$|null\b|(?:all|distinct|top)\b|[a-z_][\w$.]*\s*(?:\(|,|$|--|#|/\*|;|\|\||\+|::)|[a-z_][\w$.\x60]*${SQL_SP}+from\b|case\b)`;
 
 export const SQLI_RULES: readonly RuleDefinition[] = [
   {
@@ -54,6 +54,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.comment_truncation',
     category: 'sqli',
     paranoia_level: 1,
+    in_prose: 'notice',
     description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#)",
     targets: T,
     pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)`,
@@ -155,9 +156,50 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
+    id: 'sqli.quoted_boolean',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A quote closing a string, then a boolean operator and a constant or an empty string (' or true, ')) or (('x'))=(('x, \" or \"\" \", ' or '' ')",
+    targets: T,
+    pattern: String.raw`['"]\s*\)*\s*(?:or|and|xor|\|\||&&)\s*\(*\s*(?:true|false|not\s|''|""|\(+\s*['"][^'"\n]*['"]\s*\)+\s*=)`,
+  },
+  {
+    id: 'sqli.clause_value',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A value that is only a SQL probe: ORDER BY n, GROUP BY n, OR x=x with a comment, OR TRUE, '-' (string arithmetic), 'or'1=1, LIKE '%'",
+    targets: ['value', 'header'],
+    pattern: String.raw`^\s*['")]*\s*(?:order|group)\s+by\s+\d+\s*(?:--|#|;|$)|^\s*\)*\s*(?:or|and)\s+[a-z0-9_]+\s*=\s*[a-z0-9_]+\s*(?:#|--|;)|^\s*\)*\s*(?:or|and)\s+(?:true|false)\b|^\s*['"]\s*[-+*/^&|%]\s*['"]\s*$|['"]\s*(?:or|and|\|\|)\s*['"]?\s*\d+\s*=\s*\d+|\blike\s+['"]%+['"]`,
+  },
+  {
+    id: 'sqli.admin_statement',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "Statements that change who may do what or copy the database out (create user … identified by, grant … to, backup database … to disk), and a quote closing into a call of a package function (' || app.adduser(…) || ')",
+    targets: T,
+    pattern: String.raw`\bcreate\s+(?:user|login|role)\s+[\w"'\x60@.-]+\s+(?:identified\s+by|with\s+password)\b|\bgrant\s+(?:connect|resource|dba|all(?:\s+privileges)?|sysadmin|select|execute)\b[^;\n]{0,80}\bto\s+[\w"'\x60@.-]+|\bbackup\s+(?:database|log)\s+[\w\[\]."]+\s+to\s+(?:disk|url)\b|['"]\s*\|\|\s*[a-z_][\w$]*(?:\.[a-z_][\w$]*)+\s*\(`,
+  },
+  {
+    id: 'sqli.commented_probe',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "Probe shapes an injection tool sends: a quote, OR and a column compared with a column before a comment (' or a=a--), a delay placed in ORDER BY or concatenated into the value (order by sleep(5), + sleep(10) + ')",
+    targets: T,
+    pattern: String.raw`['"]\s*\)*\s*(?:or|and)\s+[a-z_]\w*\s*=\s*[a-z_]\w*\s*(?:--|#|/\*|;)|(?:order\s+by|[+|]\s*)\s*(?:sleep|pg_sleep|benchmark)\s*\(\s*\d`,
+  },
+  {
+    id: 'sqli.xpath_injection',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "XPath injection: a quote and a boolean operator with XPath node functions (' and substring(password/text(),1,1)='a, ' or count(/child::node())=…)",
+    targets: T,
+    pattern: String.raw`['"]\s*(?:or|and)\s+(?:substring|string-length|count|name|local-name|contains|starts-with)\s*\([^)\n]*(?:/text\(\)|/\*|child::|node\(\)|/[a-z]+)|\bcount\s*\(\s*/child::`,
+  },
+  {
     id: 'sqli.quote_keyword',
     category: 'sqli',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: "A quote closing a string followed by a SQL clause keyword, a concatenation operator, or a boolean operator and an operand (' union, ' having, ' ||, ' or 1, ' and ')",
     targets: T,
     pattern: String.raw`${QUOTE_BREAK}(?:(?:union|having|order\s+by|group\s+by|limit|procedure|into|select|waitfor|exec|like|rlike|regexp)${WORD_END}|\|\||&&|(?:or|and|xor)\s*(?:[\d'"(@]|(?:not|true|false|null)${WORD_END}))`,
@@ -166,6 +208,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.identifier_comparison',
     category: 'sqli',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: "A quote closing a string, a boolean operator and a comparison of column names (' or a=a, ' and id>0)",
     targets: T,
     pattern: String.raw`${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}+[a-z_][\w.]*\s*(?:=|<>|!=|<|>|\slike\s)\s*[a-z_'"\d(]`,
@@ -182,6 +225,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.sql_statement',
     category: 'sqli',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'A SQL statement with SQL-only syntax (SELECT * / a column list / COUNT( … FROM, INSERT INTO … VALUES, UPDATE … SET x=)',
     targets: T,
     pattern:
@@ -201,6 +245,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.delay_call',
     category: 'sqli',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'A sleep-like call anywhere (sleep(5) ending a value, benchmark with any number of iterations)',
     targets: T,
     pattern: String.raw`(?:^|[^\w.])sleep\s*\(\s*\d+\s*\)\s*$|\bbenchmark\s*\(\s*\d+\s*,`,

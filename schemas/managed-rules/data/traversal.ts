@@ -6,7 +6,7 @@
 import type { RuleDefinition } from '../types.ts';
 import { COMPONENT_START, SEP, alt } from './fragments.ts';
 
-const T = ['value', 'name', 'path', 'body'] as const;
+const T = ['value', 'name', 'path', 'header', 'body'] as const;
 
 const ETC_FILES = alt([
   'passwd', 'shadow', 'group', 'gshadow', 'hosts', 'hostname', 'issue', 'sudoers', 'crontab', 'fstab', 'motd', 'os-release',
@@ -30,11 +30,15 @@ const WINDOWS_FILES = alt([
   String.raw`applicationhost\.config`,
 ]);
 
+/** A separator as fuzzers mangle it: `0x2f`, a percent escape left undecoded, any punctuation. */
+const JUNK = String.raw`(?:0x2f|0x5c|%u[0-9a-f]{4}|%[0-9a-z]{1,2}|[^a-z0-9\s])`;
+
 export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
   {
     id: 'traversal.dot_dot_slash',
     category: 'traversal',
     paranoia_level: 1,
+    in_prose: 'warning',
     description: 'A parent-directory step: ../ or ..\\ (also ..;/, ....//, ..././ and a trailing /..), in any encoding',
     targets: T,
     pattern: String.raw`(?:^|[^.])\.\.(?:;[^/\\\n]*)?[/\\]|\.{4,}[/\\]|\.\.\.[/\\]\.[/\\]|[/\\]\.\.(?:;[^/\\\n]*)?$`,
@@ -66,6 +70,39 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`\bwp-config\.php\b|\.htpasswd\b|\btomcat-users\.xml\b|\.git${SEP}(?:config|head|index|logs|refs|objects|packed-refs)\b|\.svn${SEP}(?:entries|wc\.db)\b|\.git-credentials\b`,
   },
   {
+    id: 'traversal.mangled_separator',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'Parent-directory steps written with separators some decoder turns into a slash (..0x2f, ..%c0%af, ..%bg%qf, ..%uEFC8) leading to a system directory',
+    targets: T,
+    pattern: String.raw`\.\.${JUNK}{1,9}?(?:etc${JUNK}{1,9}(?:passwd|shadow|issue|hosts|group|motd)\b|win(?:dows|nt)${JUNK}{1,9}(?:system32|win\.ini|system\.ini|repair)\b|boot\.ini\b|inetpub${JUNK}{1,9}wwwroot)`,
+  },
+  {
+    id: 'traversal.junk_prefixed_file',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A system file reached through a run of encoded or junk characters (fuzzers\' ..%c0%9v, 0x2e0x2e%c1%af, ??%%35%%63 permutations): etc/passwd, boot.ini, win.ini, system32/drivers',
+    targets: T,
+    pattern: String.raw`(?:%|0x|\?)[^\s]{0,200}?(?:etc(?:0x2f|0x5c|%[0-9a-z]{1,2}|[^a-z0-9\s]){1,9}(?:passwd|shadow|issue|group|hosts)\b|boot\.ini\b|win\.ini\b|system32(?:0x2f|0x5c|%[0-9a-z]{1,2}|[^a-z0-9\s]){1,9}drivers\b)`,
+  },
+  {
+    id: 'traversal.sensitive_file_value',
+    category: 'traversal',
+    paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
+    description: 'A value that is only a path to a secret-bearing dotfile (.htaccess, .env, .git/config, .ssh/id_rsa, .aws/credentials), with or without directories',
+    targets: ['value', 'header'],
+    pattern: String.raw`^[\s./\\]*(?:[\w.-]+[/\\])*\.(?:htaccess|htpasswd|env(?:\.[a-z]+)?|git[/\\](?:config|head)|ssh[/\\](?:id_[a-z0-9]+|authorized_keys|known_hosts)|aws[/\\](?:credentials|config)|npmrc|netrc|pgpass|bash_history|docker[/\\]config\.json|kube[/\\]config)\s*$`,
+  },
+  {
+    id: 'traversal.unc_path',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A Windows UNC path to an administrative share or a device (\\\\host\\c$\\, \\\\?\\c:\\, \\\\.\\pipe\\)',
+    targets: T,
+    pattern: String.raw`^[\s/]*(?:\\\\|//)[^\\/\s]+[\\/][a-z0-9_-]{1,15}\$(?:[\\/]|$)|^[\s/]*\\\\[?.]\\(?:[a-z]:|pipe\\|unc\\|globalroot)`,
+  },
+  {
     id: 'traversal.stream_wrapper',
     category: 'traversal',
     paranoia_level: 1,
@@ -85,6 +122,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.hidden_path',
     category: 'traversal',
     paranoia_level: 1,
+    in_prose: 'warning',
     description: 'A request path into version-control, credential or environment files (/.git/, /.svn/, /.env, /.aws/, /.ssh/, /.htaccess)',
     targets: ['path'],
     pattern: String.raw`/\.(?:git|svn|hg|bzr|aws|ssh|docker|kube|gnupg)(?:/|$)|/\.(?:env|htpasswd|htaccess|npmrc|netrc|pgpass|git-credentials|bash_history|pypirc|dockercfg)(?:[./~]|$)`,
@@ -102,6 +140,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.sensitive_file_name',
     category: 'traversal',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'Configuration and credential files developers also mention (.ssh/id_rsa, .aws/credentials, web.config, WEB-INF/web.xml, .env, /var/log/…)',
     targets: T,
     pattern:
@@ -113,6 +152,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.absolute_path',
     category: 'traversal',
     paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
     description: 'A value that is an absolute path into system directories, a UNC share or a Windows system directory',
     targets: ['value', 'name', 'body'],
     pattern: String.raw`^\s*(?:file:/*)?/(?:etc|proc|sys|dev|root|boot|var|usr|bin|sbin|lib|opt|tmp|home)/|^\s*\\\\[\w.$-]+\\|[a-z]:${SEP}(?:windows|winnt|program\s*files|users|inetpub)\b`,
