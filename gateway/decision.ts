@@ -29,4 +29,11 @@ export interface DecisionEvent {
   /** HTTP status the client received (the origin's, for requests that were proxied). */
   status: number;
   request_id: string;
+  /** Decisions by managed rules: the request's anomaly score and the rules counted, in catalogue order. */
+  anomaly?: ManagedAnomaly;
+}
+
+export interface ManagedAnomaly {
+  score: number;
+  signals: string[];
 }

@@ -20,7 +20,7 @@
 // blocks. A clearance cookie (a solved challenge) answers challenges only: a rule whose own action
 // is `challenge` is passed, but a block the site's challenge mode softened blocks a cleared client
 // after all — solving a puzzle once must not open the way past IP denies, rate limits and patches.
-import type { DecisionAction, RuleKind } from './decision.ts';
+import type { DecisionAction, ManagedAnomaly, RuleKind } from './decision.ts';
 import type { InspectedRequest } from './inspected-request.ts';
 import type { ParsedIp } from '../schemas/checks/ip.ts';
 import type { AsnDatabase } from './rules/asn-db.ts';
@@ -38,6 +38,8 @@ export interface Verdict {
   /** For `block`: 403, or 429 for rate limits (with `retryAfter` seconds). */
   status: number;
   retryAfter?: number;
+  /** Managed rules: the score and signals behind the decision. */
+  anomaly?: ManagedAnomaly;
 }
 
 export interface RequestFacts {
@@ -68,18 +70,19 @@ class Evaluation {
   constructor(private readonly site: CompiledSite, private readonly facts: RequestFacts) {}
 
   /** The verdict if the rule ends evaluation, else null (recorded or cleared, carry on). */
-  apply(ruleAction: RuleAction, kind: RuleKind, ruleId: string | null, status = 403, retryAfter?: number): Verdict | null {
+  apply(ruleAction: RuleAction, kind: RuleKind, ruleId: string | null, status = 403, retryAfter?: number, anomaly?: ManagedAnomaly): Verdict | null {
+    const extra = anomaly ? { anomaly } : {};
     if (ruleAction === 'log' || this.site.mode === 'log') {
-      this.logged ??= { action: 'log', ruleKind: kind, ruleId, would: ruleAction === 'log' ? null : ruleAction, status };
+      this.logged ??= { action: 'log', ruleKind: kind, ruleId, would: ruleAction === 'log' ? null : ruleAction, status, ...extra };
       return null;
     }
     const effective = this.site.mode === 'challenge' && ruleAction === 'block' ? 'challenge' : ruleAction;
     if (effective === 'challenge') {
       this.#cleared ??= this.facts.hasClearance();
-      if (!this.#cleared) return { action: 'challenge', ruleKind: kind, ruleId, would: null, status: 403 };
+      if (!this.#cleared) return { action: 'challenge', ruleKind: kind, ruleId, would: null, status: 403, ...extra };
       if (ruleAction === 'challenge') return null;
     }
-    return { action: 'block', ruleKind: kind, ruleId, would: null, status, ...(retryAfter !== undefined ? { retryAfter } : {}) };
+    return { action: 'block', ruleKind: kind, ruleId, would: null, status, ...(retryAfter !== undefined ? { retryAfter } : {}), ...extra };
   }
 }
 
@@ -162,7 +165,7 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
   if (managed) {
     const hit = firstOf(views, (view) => managed.match(view));
     if (hit) {
-      const verdict = evaluation.apply('block', 'managed', hit.ruleId);
+      const verdict = evaluation.apply('block', 'managed', hit.ruleId, 403, undefined, { score: hit.score, signals: [...hit.signals] });
       if (verdict) return verdict;
     }
   }

@@ -138,6 +138,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       path: inspected.path.length > MAX_EVENT_PATH ? inspected.path.slice(0, MAX_EVENT_PATH) : inspected.path,
       status,
       request_id: requestId,
+      ...(verdict.anomaly ? { anomaly: verdict.anomaly } : {}),
     };
     deps.recorder.record(event, keep);
   };

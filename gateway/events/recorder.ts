@@ -302,6 +302,7 @@ export class DecisionRecorder {
               path: e.path,
               status: e.status,
               request_id: e.request_id,
+              anomaly: e.anomaly ? JSON.stringify(e.anomaly) : null,
             })),
           )
           .execute();

@@ -20,6 +20,7 @@ import * as integrations from './migrations/0015_integrations.ts';
 import * as triageAndAttackSurface from './migrations/0016_triage_and_attack_surface.ts';
 import * as identityBoundaries from './migrations/0017_identity_boundaries.ts';
 import * as shieldEdge from './migrations/0018_shield_edge.ts';
+import * as managedRuleScores from './migrations/0019_managed_rule_scores.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0016_triage_and_attack_surface': triageAndAttackSurface,
   '0017_identity_boundaries': identityBoundaries,
   '0018_shield_edge': shieldEdge,
+  '0019_managed_rule_scores': managedRuleScores,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -228,6 +228,8 @@ export interface ShieldEventsTable {
   path: string;
   status: number;
   request_id: string;
+  /** Managed-rule decisions: the anomaly score and the rules counted (migration 0019). */
+  anomaly: ColumnType<{ score: number; signals: string[] } | null, string | null | undefined, string | null>;
 }
 
 /** Decisions per site, minute, action and rule kind ('' for none); `recorded` of them are in shield_events. */

@@ -222,6 +222,25 @@ describe('managed rules', () => {
     expect((await events(logged.id))[0]).toMatchObject({ action: 'log', rule_kind: 'managed', would: 'block' });
   });
 
+  it('record the anomaly score and the signals behind a managed-rule decision', async () => {
+    const site = await createSite({});
+    // Three broader rules' weak signals, one per parameter: none decides alone at level 1, together they block.
+    const path = `/search?a=${encodeURIComponent('/tmp/report.txt')}&b=${encodeURIComponent('x.innerHTML=y')}&c=${encodeURIComponent('{{ user.getName() }}')}`;
+    expect((await viaGateway(gateway, path, { host: site.host })).status).toBe(403);
+    expect((await viaGateway(gateway, '/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E', { host: site.host })).status).toBe(403);
+    await t.server.shieldEvents.recorder.flush();
+    const rows = await t.server.database.db.selectFrom('shield_events').select(['rule_id', 'anomaly']).where('site_id', '=', site.id).orderBy('id').execute();
+    expect(rows).toEqual([
+      { rule_id: 'xss.dom_sink', anomaly: { score: 9, signals: ['xss.dom_sink', 'traversal.absolute_path', 'ssti.expression_call'] } },
+      { rule_id: 'xss.script_tag', anomaly: { score: 9, signals: ['xss.script_tag'] } },
+    ]);
+    const other = await createSite({});
+    await addPatch(other.id, { url_pattern: '/api/*', method: 'ANY', match_param: 'note', match_regex: 'forbidden' });
+    expect((await viaGateway(gateway, '/api/notes?note=forbidden', { host: other.host })).status).toBe(403);
+    await t.server.shieldEvents.recorder.flush();
+    expect(await t.server.database.db.selectFrom('shield_events').select(['rule_kind', 'anomaly']).where('site_id', '=', other.id).execute()).toEqual([{ rule_kind: 'virtual_patch', anomaly: null }]);
+  });
+
   it('honour exclusions by rule and path, and by parameter', async () => {
     const site = await createSite({ managed_rules: { exclusions: [{ rules: ['xss'], url_pattern: '/cms/*' }, { rules: ['sqli'], parameter: 'query' }] } });
     const xss = { text: '<script>alert(1)</script>' };

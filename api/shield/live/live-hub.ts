@@ -99,6 +99,7 @@ function normalise(e: DecisionEvent): DecisionEvent {
     path: e.path,
     status: e.status,
     request_id: e.request_id,
+    ...(e.anomaly ? { anomaly: { score: e.anomaly.score, signals: [...e.anomaly.signals] } } : {}),
   };
 }
 
@@ -121,6 +122,7 @@ export function decisionFromRow(row: Selectable<ShieldEventsTable>): DecisionEve
     path: row.path,
     status: row.status,
     request_id: row.request_id,
+    ...(row.anomaly ? { anomaly: row.anomaly } : {}),
   });
 }
 
