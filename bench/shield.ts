@@ -51,6 +51,7 @@ import { Pool, request } from 'undici';
 import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
+import { freePort, startNginx, startNginxProxy } from './support/nginx.ts';
 import { fullHandshakeConf, h2load, loopbackScript, makeBenchCertificate, nginxTlsServer, servedFingerprint, type BenchCertificate } from './support/shield-tls.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -97,107 +98,6 @@ async function wrk(url: string, host: string, connections: number, seconds: numb
   // A refused TLS handshake is a socket error, not a response: no requests at all.
   if (!(rps > 0)) throw new Error(`wrk against ${host} (${url}): no answers\n${out}`);
   return { rps, p50ms: p50 ? ms(p50[1]!, p50[2]!) : NaN, p99ms: p99 ? ms(p99[1]!, p99[2]!) : NaN };
-}
-
-const MODSEC_MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
-const MODSEC_BASE = '/etc/nginx/modsecurity.conf';
-const CRS_SETUP = '/etc/modsecurity/crs';
-const CRS_RULES = '/usr/share/modsecurity-crs/rules';
-
-/** Whether Debian's ModSecurity module and CRS are installed (apt-get install libnginx-mod-http-modsecurity modsecurity-crs). */
-const modsecAvailable = (): boolean => [MODSEC_MODULE, MODSEC_BASE, CRS_SETUP, CRS_RULES].every((path) => existsSync(path));
-
-async function startNginx(dir: string): Promise<{ origin: number; proxy: number; modsec: number | null; process: ChildProcess }> {
-  const free = async () => {
-    const s = createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    const port = (s.address() as AddressInfo).port;
-    await new Promise((r) => s.close(r));
-    return port;
-  };
-  const origin = await free();
-  const proxy = await free();
-  const modsec = modsecAvailable() ? await free() : null;
-  if (modsec !== null) {
-    // The Debian defaults, blocking instead of detecting, then the CRS at its default paranoia level 1
-    // (what Debian's owasp-crs.load includes; libmodsecurity has no IncludeOptional).
-    const includes = [`${CRS_SETUP}/crs-setup.conf`, `${CRS_SETUP}/REQUEST-900-EXCLUSION-RULES-BEFORE-CRS.conf`, `${CRS_RULES}/*.conf`, `${CRS_SETUP}/RESPONSE-999-EXCLUSION-RULES-AFTER-CRS.conf`];
-    await writeFile(join(dir, 'modsec.conf'), [`Include ${MODSEC_BASE}`, 'SecRuleEngine On', 'SecAuditEngine Off', ...includes.map((f) => `Include ${f}`), ''].join('\n'));
-  }
-  const modsecServer =
-    modsec === null
-      ? ''
-      : `server { listen 127.0.0.1:${modsec}; modsecurity on; modsecurity_rules_file ${dir}/modsec.conf; location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }`;
-  const conf = `
-${modsec === null ? '' : `load_module ${MODSEC_MODULE};`}
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
-  server { listen 127.0.0.1:${origin}; default_type text/plain; location / { return 200 '${BODY.trimEnd()}\n'; } }
-  server { listen 127.0.0.1:${proxy}; location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-  ${modsecServer}
-}`;
-  await writeFile(join(dir, 'nginx.conf'), conf);
-  const child = spawn(...onCore1('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')]), { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${proxy}/`);
-      return { origin, proxy, modsec, process: child };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error('nginx did not start');
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/**
- * nginx proxy_pass with `workers` worker processes, in front of the shared origin, on any core;
- * with `modsec`, ModSecurity + CRS as startNginx configured it (its modsec.conf in `dir`).
- */
-async function startNginxProxy(dir: string, origin: number, workers: number, modsec = false): Promise<{ port: number; process: ChildProcess }> {
-  const port = await freePort();
-  const own = join(dir, `proxy-${workers}${modsec ? '-modsec' : ''}`);
-  const waf = modsec ? `modsecurity on; modsecurity_rules_file ${dir}/modsec.conf;` : '';
-  const conf = `
-${modsec ? `load_module ${MODSEC_MODULE};` : ''}
-worker_processes ${workers};
-daemon off;
-pid ${own}.pid;
-error_log ${own}-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${own}-body; proxy_temp_path ${own}-proxy; fastcgi_temp_path ${own}-fcgi; uwsgi_temp_path ${own}-uwsgi; scgi_temp_path ${own}-scgi;
-  keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
-  server { listen 127.0.0.1:${port}; ${waf} location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-}`;
-  await writeFile(`${own}.conf`, conf);
-  const child = spawn(...anyCore('nginx', ['-p', dir, '-c', `${own}.conf`]), { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`);
-      return { port, process: child };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`nginx with ${workers} workers did not start`);
 }
 
 /**
@@ -380,7 +280,7 @@ async function configureFullSite(base: string, key: string, siteId: string): Pro
 if (PIN) await run('taskset', ['-a', '-cp', '0', String(process.pid)]);
 console.log(PIN ? 'pinned: Node proxies on core 0, nginx and wrk on core 1' : 'not pinned');
 const dir = await mkdtemp(join(tmpdir(), 'aegis-bench-shield-'));
-const nginx = await startNginx(dir);
+const nginx = await startNginx(dir, { originBody: BODY, launch: onCore1 });
 const bare = await startBareProxy(nginx.origin);
 const key = generateKey();
 const server = await startServer({
@@ -514,11 +414,11 @@ try {
     const stops: (() => Promise<void>)[] = [];
     try {
       for (const n of [...new Set([1, CORES])]) {
-        const proxy = await startNginxProxy(dir, nginx.origin, n);
+        const proxy = await startNginxProxy(dir, nginx.origin, n, false, anyCore);
         stops.push(() => stopChild(proxy.process, 'SIGQUIT'));
         scaling.push([`nginx ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${proxy.port}${path}`, 'nginx']);
         if (nginx.modsec !== null) {
-          const waf = await startNginxProxy(dir, nginx.origin, n, true);
+          const waf = await startNginxProxy(dir, nginx.origin, n, true, anyCore);
           stops.push(() => stopChild(waf.process, 'SIGQUIT'));
           scaling.push([`nginx+ModSec ${n} worker${n > 1 ? 's' : ''}`, `http://127.0.0.1:${waf.port}${path}`, 'nginx']);
         }
