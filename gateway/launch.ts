@@ -30,6 +30,8 @@ const OCSP_FETCH = { redirects: 'refuse', timeoutMs: 10_000, connectTimeoutMs: 5
 export async function launchGateway(config: GatewaySettings, deps: LaunchDeps, environment: Environment = 'live'): Promise<RunningGateway> {
   const asnDb = config.asnDbPath ? await AsnDatabase.load(config.asnDbPath) : undefined;
   if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
+  // The decision-write backlog is exported with the gateway's metrics (alerted on in ops/prometheus/).
+  deps.metrics?.decisionRecorder?.(deps.recorder);
   return startGateway({
     ...deps,
     host: config.host,

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServerMetrics, JobObserver } from './metrics.ts';
 import type { Tracing } from './tracing.ts';
 
-export { createMetrics, type GatewayMetrics, type JobObserver, type PoolStats, type ServerMetrics } from './metrics.ts';
+export { createMetrics, type DecisionQueue, type GatewayMetrics, type JobObserver, type PoolStats, type ServerMetrics } from './metrics.ts';
 export { startMetricsServer, type RunningMetricsServer } from './server.ts';
 export { startTracing, tracingEnabled, type Tracing } from './tracing.ts';
 

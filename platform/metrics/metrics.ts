@@ -20,6 +20,17 @@ export interface GatewayMetrics {
   tlsHandshake(result: string, protocol: string): void;
   /** When the certificate a site is served with expires; null when it serves none any more. */
   certificateExpiry(site: string, notAfter: Date | null): void;
+  /**
+   * The recorder that writes this gateway's decisions, read on every scrape (queue length, drops,
+   * failed writes). Registering the same recorder twice (the live and the sandbox gateway share
+   * one) counts it once. Optional: the cluster primary's stand-in sinks have no recorder.
+   */
+  decisionRecorder?(recorder: DecisionQueue): void;
+}
+
+/** What the metrics read of the gateway's decision recorder (gateway/events/recorder.ts satisfies it). */
+export interface DecisionQueue {
+  stats(): { queued: number; dropped: number; failedWrites: number };
 }
 
 /** What ACME certificate orders report: one call per order that ended (`issued` or `failed`). */
@@ -57,9 +68,17 @@ export interface ServerMetrics {
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const JOB_BUCKETS = [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800];
 
+/**
+ * prom-client's default collectors also export `nodejs_active_{handles,requests,resources}_total`:
+ * gauges named like counters, which `promtool check metrics` rejects. Each is the sum over its
+ * unsuffixed gauge's `type` label (`sum(aegis_nodejs_active_handles)`), so nothing is lost.
+ */
+const LINT_REJECTED_DEFAULTS = ['aegis_nodejs_active_handles_total', 'aegis_nodejs_active_requests_total', 'aegis_nodejs_active_resources_total'];
+
 export function createMetrics(options: MetricsOptions): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'aegis_' });
+  for (const name of LINT_REJECTED_DEFAULTS) registry.removeSingleMetric(name);
   const { db } = options;
 
   const httpRequests = new Counter({ name: 'aegis_http_requests_total', help: 'API requests by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers: [registry] });
@@ -92,6 +111,8 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
     help: 'Sites in tls.mode acme by the state of their certificate order (pending, valid, failed).',
     labelNames: ['status'],
     registers: [registry],
+    // Each cluster worker reads the same rows: the aggregate is one copy, not their sum.
+    aggregator: 'max',
     async collect() {
       const rows = await db.selectFrom('shield_certificate_orders').select(['status', sql<number>`count(*)::int`.as('count')]).groupBy('status').execute();
       this.reset();
@@ -99,7 +120,7 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
     },
   });
 
-  const jobRuns = new Counter({ name: 'aegis_jobs_finished_total', help: 'Job runs by kind and result (completed, failed, canceled, released, lease_lost). Config-repo syncs are the config_repo_sync kind.', labelNames: ['kind', 'result'], registers: [registry] });
+  const jobRuns = new Counter({ name: 'aegis_jobs_finished_total', help: 'Job runs by kind and result (completed, failed, canceled, released, lease_lost). Config-repo syncs are the config-repo-sync kind.', labelNames: ['kind', 'result'], registers: [registry] });
   const jobDuration = new Histogram({ name: 'aegis_job_duration_seconds', help: 'Job run time by kind and result.', labelNames: ['kind', 'result'], buckets: JOB_BUCKETS, registers: [registry] });
 
   // Read on scrape: one grouped query over the queued jobs (the queue's own index serves it).
@@ -159,12 +180,40 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
     help: 'Config repositories by the status of their last sync (synced, out_of_sync, error, pending, ...).',
     labelNames: ['status'],
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const rows = await db.selectFrom('config_repos').select(['status', sql<number>`count(*)::int`.as('count')]).groupBy('status').execute();
       this.reset();
       for (const r of rows) this.set({ status: r.status }, Number(r.count));
     },
   });
+
+  // Webhook endpoints by delivery health, read on scrape. The delivery worker disables an endpoint
+  // whose every delivery has failed for a while (api/webhooks/delivery-store.ts): `failing` is the
+  // warning before that, `auto_disabled` the result (disabled_reason is set only then, and cleared
+  // when its owner enables it again); `disabled` is turned off by its owner.
+  new Gauge({
+    name: 'aegis_webhooks',
+    help: 'Webhook endpoints by state: enabled (delivering), failing (enabled, every delivery failing), auto_disabled (disabled after failing), disabled (by its owner).',
+    labelNames: ['state'],
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const row = await db
+        .selectFrom('webhooks')
+        .select([
+          sql<number>`count(*) filter (where enabled and failing_since is null)::int`.as('enabled'),
+          sql<number>`count(*) filter (where enabled and failing_since is not null)::int`.as('failing'),
+          sql<number>`count(*) filter (where not enabled and disabled_reason is not null)::int`.as('auto_disabled'),
+          sql<number>`count(*) filter (where not enabled and disabled_reason is null)::int`.as('disabled'),
+        ])
+        .executeTakeFirst();
+      // Every state is always present (0 when none), so an alert on one has a series to compare.
+      for (const state of ['enabled', 'failing', 'auto_disabled', 'disabled'] as const) this.set({ state }, Number(row?.[state] ?? 0));
+    },
+  });
+
+  const decisionRecorders = decisionRecorderMetrics(registry);
 
   if (options.pool) {
     const pool = options.pool;
@@ -207,6 +256,9 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
         if (notAfter) expiries.set(site, notAfter.getTime());
         else expiries.delete(site);
       },
+      decisionRecorder(recorder) {
+        decisionRecorders.add(recorder);
+      },
     },
     certificates: {
       order(result) {
@@ -223,6 +275,36 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
     },
     async scrape() {
       return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/**
+ * The decision recorders' backlog, drops and failed writes. The series are registered with the
+ * first recorder, so a process that records no decisions (a job worker) does not export zeros that
+ * would look like a healthy recorder.
+ */
+function decisionRecorderMetrics(registry: Registry): { add(recorder: DecisionQueue): void } {
+  const recorders = new Set<DecisionQueue>();
+  const total = (key: 'queued' | 'dropped' | 'failedWrites') => [...recorders].reduce((sum, r) => sum + r.stats()[key], 0);
+  function register(): void {
+    new Gauge({ name: 'aegis_shield_decisions_queued', help: 'Gateway decisions waiting to be written to the database (a batch being retried included).', registers: [registry], collect() {
+      this.set(total('queued'));
+    } });
+    // The recorder keeps the running totals; the counters mirror them on each scrape.
+    new Counter({ name: 'aegis_shield_decisions_dropped_total', help: 'Gateway decisions that were to be stored but were not (queue full, batch given up after its retries, recorder closed); still counted in the rollups.', registers: [registry], collect() {
+      this.reset();
+      this.inc(total('dropped'));
+    } });
+    new Counter({ name: 'aegis_shield_decision_write_failures_total', help: 'Failed attempts at writing a batch of gateway decisions (each retry counts).', registers: [registry], collect() {
+      this.reset();
+      this.inc(total('failedWrites'));
+    } });
+  }
+  return {
+    add(recorder) {
+      if (recorders.size === 0) register();
+      recorders.add(recorder);
     },
   };
 }
