@@ -14,6 +14,7 @@ import type { Mailer } from '../platform/mail/mailer.ts';
 import { loginRoutes } from './accounts/login/login-routes.ts';
 import { sessionRoutes } from './accounts/sessions/routes.ts';
 import { googleRoutes } from './accounts/login/google.ts';
+import { ownerLinkRoutes } from './accounts/first-owner/owner-link-routes.ts';
 import { ssoRoutes } from './accounts/sso/sso-routes.ts';
 import { samlRoutes } from './accounts/sso/saml-routes.ts';
 import { orgRoutes } from './accounts/members/member-routes.ts';
@@ -120,7 +121,7 @@ export interface AppDeps {
   observability?: Observability | undefined;
   /** Reads the TXT records that prove an organisation controls a domain. */
   txt: TxtLookup;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage' | 'shieldTlsPort' | 'shieldDomainProof' | 'shieldDomainProofHttpPort'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'signup' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage' | 'shieldTlsPort' | 'shieldDomainProof' | 'shieldDomainProofHttpPort'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, txt, config }: AppDeps): Promise<FastifyInstance> {
@@ -159,9 +160,10 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
 
   await app.register(healthRoutes, { db });
   await app.register(identityRoutes, { sessions });
-  await app.register(loginRoutes, { db, tokens: sessions.tokens, mailer, changes: authChanges, publicUrl });
+  await app.register(loginRoutes, { db, tokens: sessions.tokens, mailer, changes: authChanges, publicUrl, signup: config.signup });
+  await app.register(ownerLinkRoutes, { db, tokens: sessions.tokens, changes: authChanges });
   await app.register(sessionRoutes, { db, changes: authChanges });
-  await app.register(googleRoutes, { db, tokens: sessions.tokens, publicUrl, clientId: config.googleClientId, clientSecret: config.googleClientSecret, issuer: config.googleIssuer, allowPrivateTargets: config.allowPrivateTargets });
+  await app.register(googleRoutes, { db, tokens: sessions.tokens, publicUrl, clientId: config.googleClientId, clientSecret: config.googleClientSecret, issuer: config.googleIssuer, allowPrivateTargets: config.allowPrivateTargets, signup: config.signup });
   await app.register(ssoRoutes, { db, secretBox, tokens: sessions.tokens, changes: authChanges, publicUrl, allowPrivateTargets: config.allowPrivateTargets });
   await app.register(samlRoutes, { db, secretBox, tokens: sessions.tokens, changes: authChanges, publicUrl });
   await app.register(orgRoutes, { db, mailer, changes: authChanges, tokens: sessions.tokens, publicUrl });

@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import type { AcmeChallengeType } from '../platform/db/schema.ts';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/retry-schedule.ts';
 import { DEFAULT_BODY_ADMISSION, type BodyBudget } from '../gateway/proxy/body-admission.ts';
+import type { SignupMode } from './accounts/sign-in/accounts.ts';
 
 export interface ServerConfig {
   host: string;
@@ -127,6 +128,14 @@ export interface ServerConfig {
   googleClientSecret: string | undefined;
   /** The OpenID issuer Google sign-in uses (AEGIS_GOOGLE_ISSUER); tests point it at a local provider. */
   googleIssuer: string;
+  /**
+   * Who may get an account by signing in (AEGIS_SIGNUP). `invite` (a self-hosted server): members,
+   * addresses with a pending invite, and the first owner; `open` (the hosted service): every new
+   * address also gets a trial organisation of its own.
+   */
+  signup: SignupMode;
+  /** AEGIS_OWNER_EMAIL: made the owner of `default` at start-up while it has none (instead of the owner link). */
+  ownerEmail: string | undefined;
   /** Gateway worker processes (`--workers`/`--shield-workers`, AEGIS_SHIELD_WORKERS); unset: the command's default (gateway/cluster). */
   shieldWorkers: number | undefined;
   /** Signing secret of the Stripe webhook endpoint (STRIPE_WEBHOOK_SECRET, `whsec_…`); unset: POST /api/v1/webhooks/stripe answers 503 (docs/billing.md). */
@@ -234,6 +243,20 @@ const domainProof = (value: string | undefined): ServerConfig['shieldDomainProof
   throw new Error(`AEGIS_SHIELD_DOMAIN_PROOF must be "required" or "contested", got "${value}"`);
 };
 
+const signupMode = (value: string | undefined): SignupMode => {
+  if (value === undefined || value === '') return 'invite';
+  if (value === 'invite' || value === 'open') return value;
+  throw new Error(`AEGIS_SIGNUP must be "invite" or "open", got "${value}"`);
+};
+
+/** An e-mail address (the shape sign-in forms accept), lower-cased; unset stays unset. */
+const emailAddress = (name: string, value: string | undefined): string | undefined => {
+  if (value === undefined || value.trim() === '') return undefined;
+  const address = value.trim().toLowerCase();
+  if (address.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address)) throw new Error(`${name} must be an e-mail address, got "${value}"`);
+  return address;
+};
+
 /** An http(s) origin with no path, query or fragment; its trailing slash dropped. */
 const publicUrl = (value: string | undefined): string | undefined => {
   if (value === undefined || value === '') return undefined;
@@ -321,6 +344,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     googleClientId: env.AEGIS_GOOGLE_CLIENT_ID || undefined,
     googleClientSecret: env.AEGIS_GOOGLE_CLIENT_SECRET || undefined,
     googleIssuer: env.AEGIS_GOOGLE_ISSUER || 'https://accounts.google.com',
+    signup: signupMode(env.AEGIS_SIGNUP),
+    ownerEmail: emailAddress('AEGIS_OWNER_EMAIL', env.AEGIS_OWNER_EMAIL),
     shieldWorkers: workerCount(flags.shieldWorkers !== undefined ? '--workers' : 'AEGIS_SHIELD_WORKERS', flags.shieldWorkers ?? env.AEGIS_SHIELD_WORKERS),
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
     webhookTimeoutMs: millis('AEGIS_WEBHOOK_TIMEOUT_MS', env.AEGIS_WEBHOOK_TIMEOUT_MS ?? '', 10_000),

@@ -38,6 +38,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationName | null>> = {
   'GET /auth/sso/saml/metadata/:org_id': null,
   'GET /auth/invite': null,
   'POST /auth/invite/accept': null,
+  'POST /auth/first-owner': null,
 
   'GET /api/v1/me/sessions': op('sessions.list', 'Session'),
   'DELETE /api/v1/me/sessions/:id': op('sessions.revoke'),

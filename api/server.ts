@@ -17,6 +17,7 @@ import { startHousekeeping } from './housekeeping.ts';
 import { txtLookup } from '../platform/net/txt-records.ts';
 import { DiscoveryScheduler } from './attack-surface/index.ts';
 import { bootstrapKey, type BootstrapResult } from './accounts/keys/bootstrap.ts';
+import { announceOwnerLink, ownerLinkUrl, settleFirstOwner, type FirstRun } from './accounts/first-owner/first-run.ts';
 import { createShieldEvents, type ShieldEvents } from '../gateway/events/index.ts';
 import type { RunningGateway } from '../gateway/gateway.ts';
 import { launchGateway } from '../gateway/launch.ts';
@@ -33,6 +34,8 @@ export interface RunningServer {
   /** Base URL of the API, e.g. http://localhost:3000 */
   url: string;
   bootstrap: BootstrapResult;
+  /** How `default` stands for its first owner at this start (a link's token is only ever printed). */
+  firstOwner: FirstRun['kind'];
   /** Decision recording, the live bus and platform events (present whether or not the gateway runs). */
   shieldEvents: ShieldEvents;
   /** The Shield gateway, when `shieldEnabled`. */
@@ -76,6 +79,9 @@ export async function startServer(config: ServerConfig, services: ServerServices
     const bootstrap = await bootstrapKey(database.db, { envKey: config.bootstrapApiKey, dataDir: config.dataDir });
     const authLog = pino({ level: config.logLevel, name: 'auth' }, config.logStream);
     authChanges = new AuthChanges({ databaseUrl: config.databaseUrl, log: authLog });
+    // Before listening: AEGIS_OWNER_EMAIL is the owner from the first request on.
+    const firstRun = await settleFirstOwner(database.db, authChanges, { ownerEmail: config.ownerEmail });
+    if (firstRun.kind === 'owner-set') authLog.info({ email: firstRun.email }, 'first run: AEGIS_OWNER_EMAIL is now the owner of organisation default');
     const authenticator = new Authenticator(database.db, { cacheTtlMs: config.keyCacheTtlMs, usageFlushMs: config.keyUsageFlushMs, changes: authChanges });
     const sessions = new SessionAuthenticator(database.db, new SessionTokens(serverKey), authChanges, { usageFlushMs: config.keyUsageFlushMs });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log: authLog });
@@ -137,6 +143,11 @@ export async function startServer(config: ServerConfig, services: ServerServices
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://localhost:${port}`;
     publicUrl ??= url;
+    // Printed once the public URL is known (the port may have been 0), with it, as magic links are.
+    if (firstRun.kind === 'link-issued') {
+      // The outbox logs the link before it writes the file: a full disk costs the file, not the link.
+      await announceOwnerLink(ownerLinkUrl(publicUrl, firstRun.token), { log: authLog, outbox: config.smtpUrl ? undefined : mailer }).catch((err: unknown) => authLog.error({ err }, 'first run: the owner link could not be written to the outbox'));
+    }
     // Last to start, first to stop: a worker and the scheduler in process (AEGIS_WORKER=false: none).
     // Config-repo syncs act through this server's own API.
     const jobs = await startJobs({
@@ -155,6 +166,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       database,
       url,
       bootstrap,
+      firstOwner: firstRun.kind,
       shieldEvents: events,
       gateway,
       sandboxGateway,

@@ -190,6 +190,8 @@ async function main(): Promise<void> {
   const server = await startServer({
     ...loadConfig({ host: '127.0.0.1', port: '0', dataDir }, {}),
     logLevel: 'silent',
+    // New addresses sign in and get their own organisation, as on the hosted service.
+    signup: 'open',
     smtpUrl: smtp.url,
     allowLocalSources: true,
     rateLimitPerMinute: 1e9,

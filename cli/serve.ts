@@ -65,6 +65,7 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     `  Reference  ${server.url}/docs`,
     `  OpenAPI    ${server.url}/api/v1/openapi.json`,
   ];
+  if (server.firstOwner === 'link-issued') lines.push(`  Owner      open the one-time owner link above (also in ${server.mailDestination}) to own the default organisation`);
   if (server.gateway) lines.push(`  Shield     ${server.gateway.url} (routes by Host to each site's origin)`);
   if (server.gateway?.tlsUrl) lines.push(`  Shield TLS ${server.gateway.tlsUrl} (HTTPS and HTTP/2, by SNI, for sites with a certificate)`);
   if (gatewayCluster) lines.push(`  Shield     ${gatewayCluster.url} (routes by Host to each site's origin; ${shieldWorkers} worker processes)`);

@@ -84,7 +84,7 @@ export interface paths {
         put?: never;
         /**
          * Send a magic link
-         * @description Sends a single-use sign-in link, valid 15 minutes, to the address. The answer is the same whether or not the address has an account (an unknown address signs up when it follows the link). At most 5 links per address and 30 per client IP in 15 minutes. Accepts JSON or a form.
+         * @description Sends a single-use sign-in link, valid 15 minutes, to the address. The answer is the same whether or not the address has an account (an unknown address signs up when it follows the link; on an invite-only server only with a pending invite). At most 5 links per address and 30 per client IP in 15 minutes. Accepts JSON or a form.
          */
         post: {
             parameters: {
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with a magic link
-         * @description Uses the token up and sets the session cookie. A form post is redirected (303) to `return_to` (default `/api/v1/me`); JSON gets the account. Used, expired or forged tokens: 401.
+         * @description Uses the token up and sets the session cookie. A form post is redirected (303) to `return_to` (default `/api/v1/me`); JSON gets the account. Used, expired or forged tokens: 401. A new address with no invite on an invite-only server (AEGIS_SIGNUP=invite): 403 `signup_closed`, and the link stays unused.
          */
         post: {
             parameters: {
@@ -547,6 +547,141 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/first-owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a fresh server with its first-owner link
+         * @description Uses the one-time link the server printed at start-up while the organisation `default` had no owner: the address becomes its owner (the account is created when missing) and a session starts in `default`, bound to it (method `owner_link`: the link does not prove the address, so the session reaches no other organisation). A form post is redirected (303) to the dashboard; JSON gets the account. Unknown, used or expired links: 401 with `details.reason`; once `default` has an owner: 409 (`owner_exists`). Audited as `member.first_owner`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token from the owner link. */
+                        token: string;
+                        /** @description E-mail address. */
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                id: string;
+                                email: string;
+                            };
+                            /** @description The organisation the session works in. */
+                            organization_id: string;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/sessions": {
         parameters: {
             query?: never;
@@ -713,7 +848,7 @@ export interface paths {
         };
         /**
          * Google sign-in callback
-         * @description Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up. Redirects (303) with the session cookie to the `return_to` the sign-in started with, else the default landing page. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.
+         * @description Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up (on an invite-only server only with a pending invite, else 403 `signup_closed`). Redirects (303) with the session cookie to the `return_to` the sign-in started with, else the default landing page. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.
          */
         get: {
             parameters: {
@@ -6997,7 +7132,7 @@ export interface operations {
                              * @description How the person signed in.
                              * @enum {string}
                              */
-                            method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite";
+                            method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite" | "owner_link";
                             /** @description The organisation the session works in. */
                             organization_id: string;
                             /**
@@ -7157,7 +7292,7 @@ export interface operations {
                          * @description How the person signed in.
                          * @enum {string}
                          */
-                        method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite";
+                        method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite" | "owner_link";
                         /** @description The organisation the session works in. */
                         organization_id: string;
                         /**

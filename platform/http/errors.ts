@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'key_rotating'
   | 'owner_session_required'
   | 'sign_in_required'
+  | 'signup_closed'
   | 'not_found'
   | 'method_not_allowed'
   | 'request_timeout'

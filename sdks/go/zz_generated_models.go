@@ -3736,6 +3736,7 @@ const (
 	SessionMethodSSOOIDC   SessionMethod = "sso_oidc"
 	SessionMethodSSOSAML   SessionMethod = "sso_saml"
 	SessionMethodInvite    SessionMethod = "invite"
+	SessionMethodOwnerLink SessionMethod = "owner_link"
 )
 
 // The environment it works in (PUT /api/v1/me/current-environment).

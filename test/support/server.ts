@@ -78,6 +78,9 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}, dat
     // comes round again after start-up, and an order would find no directory.
     acmeDirectoryUrl: 'https://acme.invalid/directory',
     acmeCheckIntervalMs: 2_147_483_647,
+    // Suites sign in newcomers who get organisations of their own (the hosted service's open
+    // sign-up); the invite-only default of a self-hosted server is tested where a test asks for it.
+    signup: 'open',
     ...overrides,
   };
   // Wired as `aegis serve` wires it: config-repo syncs run the reconciler.

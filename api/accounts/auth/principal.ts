@@ -57,7 +57,7 @@ export interface SessionPrincipal extends PrincipalBase {
   sessionId: string;
   user: SessionUser;
   role: Role;
-  /** The organisation whose identity provider signed this session in: it works there only. Null when the address itself was proved. */
+  /** The organisation whose identity provider (or the first-owner link) signed this session in: it works there only. Null when the address itself was proved. */
   boundOrgId: string | null;
 }
 

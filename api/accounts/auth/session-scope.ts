@@ -5,8 +5,10 @@
 //   - a sign-in through an organisation's identity provider is that organisation's word only: the
 //     session is bound to it and can never switch to another organisation, even one that accepts
 //     e-mail links — otherwise any organisation's IdP could vouch for someone else's address and
-//     walk into their other organisations.
-// An organisation that enforces SSO admits only sessions bound to it.
+//     walk into their other organisations;
+//   - the first-owner link (api/accounts/first-owner/) is the server operator's word for `default`
+//     only — it proves no mailbox — so its session is bound to `default` the same way.
+// An organisation that enforces SSO admits only sessions its own identity provider signed in.
 import type { SessionPrincipal } from './principal.ts';
 import { ApiError } from '../../../platform/http/errors.ts';
 import { ssoRequired } from './sso-required.ts';
@@ -14,7 +16,7 @@ import type { SessionReach } from '../sessions/session-store.ts';
 
 export interface SignInProof {
   method: string;
-  /** The organisation whose identity provider vouched (SSO sign-ins). */
+  /** The organisation the sign-in vouched for (SSO sign-ins, the first-owner link). */
   ssoOrgId: string | null;
 }
 
@@ -25,11 +27,15 @@ export interface OrganizationGate {
   ssoEnforced: boolean;
 }
 
-const ORG_BOUND_METHODS: ReadonlySet<string> = new Set(['sso_oidc', 'sso_saml']);
+/** Sign-ins through an organisation's own identity provider: the only ones SSO enforcement admits. */
+const IDP_METHODS: ReadonlySet<string> = new Set(['sso_oidc', 'sso_saml']);
+/** Sign-ins that vouch for a person to one organisation only. */
+export const ORG_BOUND_METHODS = ['sso_oidc', 'sso_saml', 'owner_link'] as const;
+const BOUND: ReadonlySet<string> = new Set(ORG_BOUND_METHODS);
 
-/** The organisation an identity-provider session is bound to; null for a session the address itself proved. */
+/** The organisation a bound session (an IdP's, the first-owner link's) works in; null for a session the address itself proved. */
 export function boundOrganization(proof: SignInProof): string | null {
-  return ORG_BOUND_METHODS.has(proof.method) ? proof.ssoOrgId : null;
+  return BOUND.has(proof.method) ? proof.ssoOrgId : null;
 }
 
 export type Refusal = 'sso_required' | 'sign_in_required';
@@ -38,6 +44,15 @@ export type Refusal = 'sso_required' | 'sign_in_required';
 export function refusalFor(boundOrgId: string | null, org: Pick<OrganizationGate, 'id' | 'ssoEnforced'>): Refusal | null {
   if (boundOrgId !== null) return boundOrgId === org.id ? null : 'sign_in_required';
   return org.ssoEnforced ? 'sso_required' : null;
+}
+
+/** Why a session signed in by `proof` may not work in `org` now, or null when it may. */
+export function sessionRefusal(proof: SignInProof, org: Pick<OrganizationGate, 'id' | 'ssoEnforced'>): Refusal | null {
+  const refusal = refusalFor(boundOrganization(proof), org);
+  // Bound there, but not by its identity provider (the first-owner link): enforcement refuses it
+  // like any sign-in that did not come through the IdP.
+  if (refusal === null && org.ssoEnforced && !IDP_METHODS.has(proof.method)) return 'sso_required';
+  return refusal;
 }
 
 /** The answer to a refusal (403), saying where to sign in instead. */

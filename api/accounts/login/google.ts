@@ -3,7 +3,7 @@
 //   GET /auth/google            starts: a flow row, the flow cookie, 302 to the provider
 //   GET /auth/google/callback   the provider's answer: verified, then signs in like a magic link
 // The account is the address Google vouches for (`email` with `email_verified: true`); a new
-// address signs up as with a magic link. Organisations that enforce SSO refuse Google sign-ins of
+// address signs up as with a magic link (on an invite-only server: only with an invite). Organisations that enforce SSO refuse Google sign-ins of
 // their members (403 sso_required, with where to sign in instead). The issuer is configurable
 // (AEGIS_GOOGLE_ISSUER), so tests run a local OpenID provider. Without AEGIS_GOOGLE_CLIENT_ID both
 // answer 404.
@@ -16,7 +16,7 @@ import { clearedCookieOptions, FLOW_COOKIE, flowCookieOptions } from '../auth/co
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { signIn } from '../sessions/sign-in.ts';
 import { finishFlow, startFlow } from '../sign-in/flows.ts';
-import { accountFor, organizationForSession } from '../sign-in/accounts.ts';
+import { accountFor, organizationForSession, type SignupMode } from '../sign-in/accounts.ts';
 import { landingAfterSignIn, rememberReturnTo } from '../sign-in/return-to.ts';
 import { callbackQuery, checkFlowCookie, FLOW_INVALID, oidcCallbackQuery } from '../sign-in/callbacks.ts';
 import { returnToSchema } from '../sign-in/forms.ts';
@@ -29,6 +29,8 @@ export interface GoogleRoutesOptions {
   clientSecret: string | undefined;
   issuer: string;
   allowPrivateTargets: boolean;
+  /** Who may get an account by signing in (AEGIS_SIGNUP). */
+  signup: SignupMode;
 }
 
 export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRoutesOptions }> = async (app, options) => {
@@ -79,7 +81,7 @@ export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRou
         tags,
         summary: 'Google sign-in callback',
         description:
-          'Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up. Redirects (303) with the session cookie to the `return_to` the sign-in started with, else the default landing page. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.',
+          'Where Google sends the browser back. Checks the state against the cookie and the flow, redeems the code with the PKCE verifier, and verifies the ID token (signature against the issuer keys, issuer, audience, expiry, nonce). The account is the verified e-mail address; a new address signs up (on an invite-only server only with a pending invite, else 403 `signup_closed`). Redirects (303) with the session cookie to the `return_to` the sign-in started with, else the default landing page. Bad state or token: 401; unverified address: 403; an organisation that enforces SSO: 403 `sso_required`.',
         querystring: oidcCallbackQuery,
         response: { 303: { type: 'null', description: 'Signed in: redirect to the landing page.' } },
       },
@@ -102,9 +104,9 @@ export const googleRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: GoogleRou
         throw new ApiError(403, 'forbidden', `Google has not verified ${identity.claimedEmail ?? 'an e-mail address for this account'}; verify it with Google, or sign in with an e-mail link`);
       }
       const email = identity.email;
-      // One transaction: a refused sign-in (SSO required) creates no account.
+      // One transaction: a refused sign-in (SSO required, sign-up closed) creates no account.
       const signedIn = await db.transaction().execute(async (trx) => {
-        const { user } = await accountFor(trx, email, request.ip, identity.name);
+        const { user } = await accountFor(trx, email, request.ip, { name: identity.name, signup: options.signup });
         return { userId: user.id, orgId: await organizationForSession(trx, user.id) };
       });
       await signIn(db, tokens, request, reply, { userId: signedIn.userId, orgId: signedIn.orgId, method: 'google', name: identity.name });

@@ -22,7 +22,7 @@ import { revokeAllSessions } from '../sessions/session-store.ts';
 import { reachOf } from '../auth/session-scope.ts';
 import type { SessionTokens } from '../sessions/session-token.ts';
 import { findUserByEmail } from '../people/user-store.ts';
-import { accountFor, organizationForSession } from '../sign-in/accounts.ts';
+import { accountFor, organizationForSession, type SignupMode } from '../sign-in/accounts.ts';
 import { consumeMagicLink, issueMagicLink, LINK_LIMITS, withinLinkBudget } from './magic-links.ts';
 import { escapeHtml, postForm, sendPage } from '../sign-in/pages.ts';
 import { DEFAULT_LANDING, emailSchema, failForm, isFormPost, returnToSchema, signedInSchema } from '../sign-in/forms.ts';
@@ -33,14 +33,18 @@ export interface LoginRoutesOptions {
   mailer: Mailer;
   changes: AuthChanges;
   publicUrl: () => string;
+  /** Who may get an account by signing in (AEGIS_SIGNUP). */
+  signup: SignupMode;
 }
 
 const tokenSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'The token from the link.' } as const;
 
 const LINK_SENT = 'If this address can sign in, a sign-in link is on its way. It works once, for 15 minutes.';
+/** What the sign-in page tells people on an invite-only server, before they ask for a link in vain. */
+const INVITE_ONLY = 'This Aegis server is invite-only: sign in with the address an organisation here invited, or that is already a member of one. Ask an administrator of your organisation for an invite.';
 const LINK_INVALID = 'This sign-in link is not valid: it was used already, has expired (links last 15 minutes), or was never issued. Ask for a new one.';
 
-export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoutesOptions }> = async (app, { db, tokens, mailer, changes, publicUrl }) => {
+export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoutesOptions }> = async (app, { db, tokens, mailer, changes, publicUrl, signup }) => {
   await app.register(formBody, { bodyLimit: 16 * 1024 });
   const tags = ['Sign-in'];
 
@@ -66,7 +70,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       reply,
       200,
       'Sign in',
-      `<form method="post" action="/auth/login"><label>E-mail <input type="email" name="email" required autocomplete="email"></label> <button type="submit">Send me a sign-in link</button></form><p><a href="/auth/google">Sign in with Google</a></p><form method="get" action="/auth/sso"><label>Organisation or work e-mail <input name="email" required></label> <button type="submit">Sign in with SSO</button></form>`,
+      `${signup === 'invite' ? `<p>${escapeHtml(INVITE_ONLY)}</p>` : ''}<form method="post" action="/auth/login"><label>E-mail <input type="email" name="email" required autocomplete="email"></label> <button type="submit">Send me a sign-in link</button></form><p><a href="/auth/google">Sign in with Google</a></p><form method="get" action="/auth/sso"><label>Organisation or work e-mail <input name="email" required></label> <button type="submit">Sign in with SSO</button></form>`,
     ),
   );
 
@@ -77,7 +81,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       schema: {
         tags,
         summary: 'Send a magic link',
-        description: `Sends a single-use sign-in link, valid 15 minutes, to the address. The answer is the same whether or not the address has an account (an unknown address signs up when it follows the link). At most ${LINK_LIMITS.perAddress} links per address and ${LINK_LIMITS.perIp} per client IP in 15 minutes. Accepts JSON or a form.`,
+        description: `Sends a single-use sign-in link, valid 15 minutes, to the address. The answer is the same whether or not the address has an account (an unknown address signs up when it follows the link; on an invite-only server only with a pending invite). At most ${LINK_LIMITS.perAddress} links per address and ${LINK_LIMITS.perIp} per client IP in 15 minutes. Accepts JSON or a form.`,
         body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: emailSchema, return_to: returnToSchema } },
         response: { 202: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } },
       },
@@ -125,7 +129,7 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       schema: {
         tags,
         summary: 'Sign in with a magic link',
-        description: 'Uses the token up and sets the session cookie. A form post is redirected (303) to `return_to` (default `/api/v1/me`); JSON gets the account. Used, expired or forged tokens: 401.',
+        description: 'Uses the token up and sets the session cookie. A form post is redirected (303) to `return_to` (default `/api/v1/me`); JSON gets the account. Used, expired or forged tokens: 401. A new address with no invite on an invite-only server (AEGIS_SIGNUP=invite): 403 `signup_closed`, and the link stays unused.',
         body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: tokenSchema, return_to: returnToSchema } },
         response: { 200: signedInSchema },
       },
@@ -135,11 +139,11 @@ export const loginRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: LoginRoute
       let signedIn: { userId: string; email: string; orgId: string };
       try {
         if (!isTokenShaped(token)) throw new ApiError(401, 'unauthorized', LINK_INVALID);
-        // One transaction: a refused sign-in (SSO required) leaves the link and the account untouched.
+        // One transaction: a refused sign-in (SSO required, sign-up closed) leaves the link and the account untouched.
         signedIn = await db.transaction().execute(async (trx) => {
           const email = await consumeMagicLink(trx, token);
           if (!email) throw new ApiError(401, 'unauthorized', LINK_INVALID);
-          const { user } = await accountFor(trx, email, request.ip);
+          const { user } = await accountFor(trx, email, request.ip, { signup });
           return { userId: user.id, email: user.email, orgId: await organizationForSession(trx, user.id) };
         });
       } catch (err) {

@@ -290,10 +290,10 @@ export const orgRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: OrgRoutesOpt
     },
     async (request) => {
       const principal = sessionOf(request);
-      // An identity provider vouches for the person to its own organisation only; joining another
-      // needs proof of the address itself.
+      // An identity provider (or the first-owner link) vouches for the person to one organisation
+      // only; joining another needs proof of the address itself.
       if (principal.boundOrgId !== null) {
-        throw new ApiError(403, 'sign_in_required', 'accepting an invite needs a sign-in that proves your address (an e-mail link or Google, or the invite link itself): this session came from an organisation’s identity provider and works for that organisation only', { sign_in_url: '/auth/login' });
+        throw new ApiError(403, 'sign_in_required', 'accepting an invite needs a sign-in that proves your address (an e-mail link or Google, or the invite link itself): this session came from an organisation’s identity provider, or the server’s first-owner link, and works for that organisation only', { sign_in_url: '/auth/login' });
       }
       const orgId = await changes.commit(db, async (trx) => {
         const invite = await pendingInviteByToken(trx, request.body.token);

@@ -13,7 +13,7 @@ import { dataSpaceOf } from '../../../platform/db/environments.ts';
 import { membershipsOf, type MembershipView } from '../people/org-store.ts';
 import { findSessionContext, recordSessionUse, type SessionContextRow } from './session-store.ts';
 import { SESSION_REFRESH_AFTER_MS, type SessionTokens } from './session-token.ts';
-import { boundOrganization, refusalFor, type Refusal } from '../auth/session-scope.ts';
+import { boundOrganization, sessionRefusal, type Refusal } from '../auth/session-scope.ts';
 
 export interface SessionCheck {
   principal: SessionPrincipal;
@@ -33,7 +33,8 @@ interface SessionGrant {
 
 function grantOf(row: SessionContextRow): SessionGrant | undefined {
   if (!isRole(row.role)) return undefined;
-  const boundOrgId = boundOrganization({ method: row.method, ssoOrgId: row.sso_org_id });
+  const proof = { method: row.method, ssoOrgId: row.sso_org_id };
+  const boundOrgId = boundOrganization(proof);
   return {
     principal: {
       kind: 'session',
@@ -47,7 +48,7 @@ function grantOf(row: SessionContextRow): SessionGrant | undefined {
       actor: { type: 'user', id: row.user_id },
       boundOrgId,
     },
-    refusal: refusalFor(boundOrgId, { id: row.org_id, ssoEnforced: row.sso_enforced === true }),
+    refusal: sessionRefusal(proof, { id: row.org_id, ssoEnforced: row.sso_enforced === true }),
   };
 }
 

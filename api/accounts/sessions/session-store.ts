@@ -6,8 +6,9 @@ import type { Database, SessionRow } from '../../../platform/db/schema.ts';
 import { newId } from '../../../platform/ids.ts';
 import { SESSION_LIFETIME_MS } from './session-token.ts';
 import type { Environment } from '../../../platform/db/environments.ts';
+import { ORG_BOUND_METHODS } from '../auth/session-scope.ts';
 
-export const SIGN_IN_METHODS = ['magic_link', 'google', 'sso_oidc', 'sso_saml', 'invite'] as const;
+export const SIGN_IN_METHODS = ['magic_link', 'google', 'sso_oidc', 'sso_saml', 'invite', 'owner_link'] as const;
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
 export interface NewSession {
@@ -104,8 +105,9 @@ export async function findSessionContext(db: Db, sessionId: string, userId: stri
 }
 
 /**
- * Which of a person's sessions another session may see and end: all of them, or — for a session an
- * organisation's identity provider signed in — only those that organisation's IdP signed in too.
+ * Which of a person's sessions another session may see and end: all of them, or — for a session
+ * bound to an organisation (its identity provider's, the first-owner link's) — only those bound to
+ * that organisation too.
  */
 export interface SessionReach {
   userId: string;
@@ -114,7 +116,7 @@ export interface SessionReach {
 }
 
 const within = (reach: SessionReach) => (eb: ExpressionBuilder<Database, 'sessions'>) =>
-  reach.boundOrgId === null ? eb.and([eb('user_id', '=', reach.userId)]) : eb.and([eb('user_id', '=', reach.userId), eb('sso_org_id', '=', reach.boundOrgId), eb('method', 'in', ['sso_oidc', 'sso_saml'])]);
+  reach.boundOrgId === null ? eb.and([eb('user_id', '=', reach.userId)]) : eb.and([eb('user_id', '=', reach.userId), eb('sso_org_id', '=', reach.boundOrgId), eb('method', 'in', [...ORG_BOUND_METHODS])]);
 
 export async function listSessions(db: Db, reach: SessionReach, after: string | null, limit: number): Promise<SessionRow[]> {
   let query = db

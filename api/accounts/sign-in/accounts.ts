@@ -7,7 +7,7 @@ import type { Role } from '../auth/roles.ts';
 import { ssoRequired } from '../auth/sso-required.ts';
 import { markInviteAccepted, pendingInvitesFor } from '../people/invite-store.ts';
 import { addMembership, createOrganization, membershipsOf } from '../people/org-store.ts';
-import { ensureUser } from '../people/user-store.ts';
+import { ensureUser, findUserByEmail } from '../people/user-store.ts';
 
 export interface Account {
   user: UserRow;
@@ -32,19 +32,48 @@ export async function joinByInvite(trx: Db, invite: InviteRow, userId: string, i
 }
 
 /**
- * The account behind an address a sign-in method has verified. A new address signs up: it joins
- * the organisations that invited it, or else gets a new organisation on the trial plan that it
- * owns. An existing account is returned as it is (it accepts invites explicitly).
+ * Who may get an account by signing in: `open` (the hosted service) lets every verified address in,
+ * a new one with a trial organisation of its own; `invite` (a self-hosted server) lets in members
+ * and addresses with a pending invite only — a stranger's verified address is no reason to give
+ * them a foothold, and the installer becomes owner through the first-owner link instead.
  */
-export async function accountFor(trx: Db, email: string, ip: string | null, name: string | null = null): Promise<Account> {
-  const { user, created } = await ensureUser(trx, email, name);
+export type SignupMode = 'invite' | 'open';
+
+/** 403 for an address that may not get an account on an invite-only server. */
+export const signupClosed = (): ApiError =>
+  new ApiError(
+    403,
+    'signup_closed',
+    'This Aegis server is invite-only: this address is not a member of any organisation here and has no pending invite. Ask an administrator of your organisation to invite you. (Installed it yourself? The owner link it printed at start-up makes you its owner.)',
+    { signup: 'invite' },
+  );
+
+/** Whether an invite-only server lets this address in: a member, or an address someone invited. */
+async function admitted(trx: Db, email: string): Promise<boolean> {
+  const user = await findUserByEmail(trx, email);
+  if (user && (await membershipsOf(trx, user.id)).length > 0) return true;
+  return (await pendingInvitesFor(trx, email)).length > 0;
+}
+
+/**
+ * The account behind an address a sign-in method has verified. A new address signs up: it joins
+ * the organisations that invited it, or else (open sign-up only) gets a new organisation on the
+ * trial plan that it owns. An existing account is returned as it is (it accepts invites
+ * explicitly), except that on an invite-only server one that belongs nowhere joins what invited it.
+ * Refused (403 `signup_closed`, nothing written) when an invite-only server does not let it in.
+ */
+export async function accountFor(trx: Db, email: string, ip: string | null, options: { name?: string | null; signup: SignupMode }): Promise<Account> {
+  // Checked before anything is written: a refused address leaves no user row behind.
+  if (options.signup === 'invite' && !(await admitted(trx, email))) throw signupClosed();
+  const { user, created } = await ensureUser(trx, email, options.name ?? null);
   const joined: InviteRow[] = [];
-  if (created) {
+  const belongsNowhere = async () => (await membershipsOf(trx, user.id)).length === 0;
+  if (created || (options.signup === 'invite' && (await belongsNowhere()))) {
     for (const invite of await pendingInvitesFor(trx, user.email)) {
       if (await joinByInvite(trx, invite, user.id, ip)) joined.push(invite);
     }
   }
-  if ((await membershipsOf(trx, user.id)).length === 0) {
+  if (options.signup === 'open' && (await belongsNowhere())) {
     const orgId = await createOrganization(trx, { name: `${user.email.split('@')[0] ?? 'my'}'s organization`, ownerId: user.id, plan: 'trial' });
     await recordAudit(trx, { orgId, actor: { type: 'user', id: user.id }, ip, action: 'organization.created', target: { type: 'organization', id: orgId } });
   }

@@ -2184,7 +2184,7 @@ export interface Session {
   /**
    * How the person signed in.
    */
-  method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite";
+  method: "magic_link" | "google" | "sso_oidc" | "sso_saml" | "invite" | "owner_link";
   /**
    * The organisation the session works in.
    */

@@ -1773,7 +1773,7 @@ class Session(TypedDict):
     #: Client IP at sign-in.
     ip: Optional[str]
     #: How the person signed in.
-    method: Literal["magic_link", "google", "sso_oidc", "sso_saml", "invite"]
+    method: Literal["magic_link", "google", "sso_oidc", "sso_saml", "invite", "owner_link"]
     #: The organisation the session works in.
     organization_id: str
     #: The environment it works in (PUT /api/v1/me/current-environment).
