@@ -70,7 +70,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: 'Command substitution of a command: $(…) anywhere, or backticks glued to the value ($(id), 1`whoami`)',
     targets: T,
     form: 'shell',
-    pattern: String.raw`\$\([\s\x60]*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|(?:^|[a-z0-9_.;|&=:])\x60\s*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)`,
+    pattern: String.raw`\$\([\s\x60]*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|(?:^|[;|&=:])\x60\s*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|[a-z0-9_.]\x60(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)`,
   },
   {
     id: 'cmdi.newline_command',
