@@ -51,7 +51,7 @@ import { Pool, request } from 'undici';
 import { generateKey } from '../api/accounts/keys/key-material.ts';
 import { loadConfig } from '../api/config.ts';
 import { startServer } from '../api/server.ts';
-import { freePort, startNginx, startNginxProxy } from './support/nginx.ts';
+import { freePort, nginxConf, startNginx, startNginxProxy } from './support/nginx.ts';
 import { fullHandshakeConf, h2load, loopbackScript, makeBenchCertificate, nginxTlsServer, servedFingerprint, type BenchCertificate } from './support/shield-tls.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -108,19 +108,7 @@ async function startNginxEdge(dir: string, origin: number, cert: BenchCertificat
   const plain = await freePort();
   const tls = await freePort();
   const own = join(dir, 'edge');
-  const conf = `
-worker_processes 1;
-daemon off;
-pid ${own}.pid;
-error_log ${own}-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${own}-body; proxy_temp_path ${own}-proxy; fastcgi_temp_path ${own}-fcgi; uwsgi_temp_path ${own}-uwsgi; scgi_temp_path ${own}-scgi;
-  keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
-  ${nginxTlsServer({ plainPort: plain, tlsPort: tls, cert })}
-}`;
+  const conf = nginxConf({ own, workers: 1, origin, servers: nginxTlsServer({ plainPort: plain, tlsPort: tls, cert }) });
   await writeFile(`${own}.conf`, conf);
   const child = spawn(...onCore0('nginx', ['-p', dir, '-c', `${own}.conf`]), { stdio: 'ignore' });
   for (let i = 0; i < 50; i++) {

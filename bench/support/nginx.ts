@@ -69,26 +69,39 @@ export async function startNginx(dir: string, options: { originBody: string; lau
     modsec === null
       ? ''
       : `server { listen 127.0.0.1:${modsec}; modsecurity on; modsecurity_rules_file ${dir}/modsec.conf; location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }`;
-  const conf = `
-${modsec === null ? '' : `load_module ${MODSEC_MODULE};`}
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
-  server { listen 127.0.0.1:${origin}; default_type text/plain; location / { return 200 '${options.originBody.trimEnd()}\n'; } }
-  server { listen 127.0.0.1:${proxy}; location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-  ${modsecServer}
-}`;
+  const servers = [
+    `server { listen 127.0.0.1:${origin}; default_type text/plain; location / { return 200 '${options.originBody.trimEnd()}\n'; } }`,
+    `server { listen 127.0.0.1:${proxy}; location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }`,
+    modsecServer,
+  ].join('\n  ');
+  const conf = nginxConf({ own: join(dir, 'nginx'), workers: 1, origin, servers, modsec: modsec !== null });
   await writeFile(join(dir, 'nginx.conf'), conf);
   const child = spawn(...(options.launch ?? unwrapped)('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')]), { stdio: 'ignore' });
   await answering(`http://127.0.0.1:${proxy}/`, 'nginx');
   return { origin, proxy, modsec, process: child };
+}
+
+/**
+ * An nginx configuration around `servers`: `workers` processes, its pid, log and temp files named
+ * after `own` (a path prefix in the bench's directory), keep-alive to the origin on port `origin`
+ * (`upstream origin`), and the ModSecurity module loaded when `modsec`.
+ */
+export function nginxConf(input: { own: string; workers: number; origin: number; servers: string; modsec?: boolean }): string {
+  const { own } = input;
+  return `
+${input.modsec ? `load_module ${MODSEC_MODULE};` : ''}
+worker_processes ${input.workers};
+daemon off;
+pid ${own}.pid;
+error_log ${own}-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${own}-body; proxy_temp_path ${own}-proxy; fastcgi_temp_path ${own}-fcgi; uwsgi_temp_path ${own}-uwsgi; scgi_temp_path ${own}-scgi;
+  keepalive_requests 1000000;
+  upstream origin { server 127.0.0.1:${input.origin}; keepalive 128; }
+  ${input.servers}
+}`;
 }
 
 /**
@@ -99,20 +112,7 @@ export async function startNginxProxy(dir: string, origin: number, workers: numb
   const port = await freePort();
   const own = join(dir, `proxy-${workers}${modsec ? '-modsec' : ''}`);
   const waf = modsec ? `modsecurity on; modsecurity_rules_file ${dir}/modsec.conf;` : '';
-  const conf = `
-${modsec ? `load_module ${MODSEC_MODULE};` : ''}
-worker_processes ${workers};
-daemon off;
-pid ${own}.pid;
-error_log ${own}-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${own}-body; proxy_temp_path ${own}-proxy; fastcgi_temp_path ${own}-fcgi; uwsgi_temp_path ${own}-uwsgi; scgi_temp_path ${own}-scgi;
-  keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:${origin}; keepalive 128; }
-  server { listen 127.0.0.1:${port}; ${waf} location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-}`;
+  const conf = nginxConf({ own, workers, origin, modsec, servers: `server { listen 127.0.0.1:${port}; ${waf} location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }` });
   await writeFile(`${own}.conf`, conf);
   const child = spawn(...launch('nginx', ['-p', dir, '-c', `${own}.conf`]), { stdio: 'ignore' });
   await answering(`http://127.0.0.1:${port}/`, `nginx with ${workers} workers`);
