@@ -247,36 +247,48 @@ describe('first run: the owner link refuses what it must', () => {
   });
 });
 
-describe('first run: the owner link vouches for default only', () => {
-  let smtp: SmtpCapture;
-  let t: TestServer;
+/** A test server with the given sign-up mode and an SMTP capture for its mail, for a describe block. */
+function serverWithMail(signup: 'invite' | 'open'): { readonly t: TestServer; readonly smtp: SmtpCapture } {
+  const state: { t?: TestServer; smtp?: SmtpCapture } = {};
   beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestServer({ smtpUrl: smtp.url, signup: 'open' });
+    state.smtp = await startSmtpServer();
+    state.t = await startTestServer({ smtpUrl: state.smtp.url, signup });
   });
   afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
+    await state.t?.close();
+    await state.smtp?.close();
   });
+  return {
+    get t() {
+      return state.t!;
+    },
+    get smtp() {
+      return state.smtp!;
+    },
+  };
+}
+
+describe('first run: the owner link vouches for default only', () => {
+  const server = serverWithMail('open');
 
   it("typing someone else's address makes them owner of default, but the session never reaches their other organisations", async () => {
     // Eve signed up before (open sign-up): she owns an organisation of her own.
-    const eve = await signInWithMagicLink(t, smtp, 'eve@example.com');
-    const eveOrg = (await asUser<{ organization: { id: string } }>(t, eve, 'GET', '/api/v1/me')).body.organization.id;
+    const eve = await signInWithMagicLink(server.t, server.smtp, 'eve@example.com');
+    const eveOrg = (await asUser<{ organization: { id: string } }>(server.t, eve, 'GET', '/api/v1/me')).body.organization.id;
 
-    const claimed = await claim(t, loggedOwnerToken(t), 'eve@example.com');
+    const claimed = await claim(server.t, loggedOwnerToken(server.t), 'eve@example.com');
     expect(claimed.status, claimed.text).toBe(200);
     const cookie = sessionCookieFrom(claimed.headers) ?? '';
-    const me = await asUser<{ role: string; organization: { slug: string }; memberships: { organization: { id: string } }[] }>(t, cookie, 'GET', '/api/v1/me');
+    const me = await asUser<{ role: string; organization: { slug: string }; memberships: { organization: { id: string } }[] }>(server.t, cookie, 'GET', '/api/v1/me');
     expect(me.body.role).toBe('owner');
     expect(me.body.organization.slug).toBe('default');
     expect(me.body.memberships.map((m) => m.organization.id)).toEqual([claimed.body.organization_id]);
-    expect((await asUser(t, cookie, 'PUT', '/api/v1/me/current-organization', { body: { organization_id: eveOrg } })).status).toBe(404);
-    expect((await asUser<{ data: unknown[] }>(t, cookie, 'GET', '/api/v1/me/sessions')).body.data).toHaveLength(1);
+    expect((await asUser(server.t, cookie, 'PUT', '/api/v1/me/current-organization', { body: { organization_id: eveOrg } })).status).toBe(404);
+    expect((await asUser<{ data: unknown[] }>(server.t, cookie, 'GET', '/api/v1/me/sessions')).body.data).toHaveLength(1);
 
     // Eve herself, by an e-mail link (which proves her address), reaches both.
-    const again = await signInWithMagicLink(t, smtp, 'eve@example.com');
-    const both = await asUser<{ memberships: { role: string }[] }>(t, again, 'GET', '/api/v1/me');
+    const again = await signInWithMagicLink(server.t, server.smtp, 'eve@example.com');
+    const both = await asUser<{ memberships: { role: string }[] }>(server.t, again, 'GET', '/api/v1/me');
     expect(both.body.memberships.map((m) => m.role)).toEqual(['owner', 'owner']);
   });
 });
@@ -291,83 +303,65 @@ describe('AEGIS_SIGNUP', () => {
   });
 
   describe('invite', () => {
-    let smtp: SmtpCapture;
-    let t: TestServer;
-    beforeAll(async () => {
-      smtp = await startSmtpServer();
-      t = await startTestServer({ smtpUrl: smtp.url, signup: 'invite' });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await smtp?.close();
-    });
+    const server = serverWithMail('invite');
 
     /** Asks for a link (the answer is the same for everyone) and returns its token. */
     async function linkFor(email: string): Promise<string> {
       const since = Date.now();
-      expect((await request(t.url, 'POST', '/auth/login', { key: null, body: { email } })).status).toBe(202);
-      const mail = await smtp.waitFor(email, (m) => m.text.includes('/auth/magic'), since);
-      return new URL(linkIn(mail, `${t.url}/auth/magic`)).searchParams.get('token') ?? '';
+      expect((await request(server.t.url, 'POST', '/auth/login', { key: null, body: { email } })).status).toBe(202);
+      const mail = await server.smtp.waitFor(email, (m) => m.text.includes('/auth/magic'), since);
+      return new URL(linkIn(mail, `${server.t.url}/auth/magic`)).searchParams.get('token') ?? '';
     }
 
     it('says so on the sign-in page', async () => {
-      const page = await request(t.url, 'GET', '/auth/login', { key: null });
+      const page = await request(server.t.url, 'GET', '/auth/login', { key: null });
       expect(page.text).toContain('invite-only');
     });
 
     it('refuses a new address with no invite (403 signup_closed) and creates no user or organisation', async () => {
-      const before = await snapshot(t);
+      const before = await snapshot(server.t);
       const token = await linkFor('stranger@example.com');
-      const used = await request<ErrorBody>(t.url, 'POST', '/auth/magic', { key: null, body: { token }, headers: { origin: t.url } });
+      const used = await request<ErrorBody>(server.t.url, 'POST', '/auth/magic', { key: null, body: { token }, headers: { origin: server.t.url } });
       expectRefused(used, 403, 'signup_closed');
       expect(used.body.error.message).toContain('invite-only');
       // The form the link's page posts gets a page saying the same.
-      const form = await request(t.url, 'POST', '/auth/magic', { key: null, raw: `token=${token}`, headers: { 'content-type': 'application/x-www-form-urlencoded', origin: t.url } });
+      const form = await request(server.t.url, 'POST', '/auth/magic', { key: null, raw: `token=${token}`, headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.t.url } });
       expect(form.status).toBe(403);
       expect(form.text).toContain('invite-only');
-      expect(await snapshot(t)).toEqual(before);
-      expect(await db(t).selectFrom('users').select('id').where('email', '=', 'stranger@example.com').executeTakeFirst()).toBeUndefined();
+      expect(await snapshot(server.t)).toEqual(before);
+      expect(await db(server.t).selectFrom('users').select('id').where('email', '=', 'stranger@example.com').executeTakeFirst()).toBeUndefined();
 
       // The refused link was not used up: once invited, the same link signs the stranger in.
-      expect((await t.call('POST', '/api/v1/orgs/current/invite', { body: { email: 'stranger@example.com', role: 'viewer' } })).status).toBe(201);
-      const later = await request<{ organization_id: string }>(t.url, 'POST', '/auth/magic', { key: null, body: { token }, headers: { origin: t.url } });
+      expect((await server.t.call('POST', '/api/v1/orgs/current/invite', { body: { email: 'stranger@example.com', role: 'viewer' } })).status).toBe(201);
+      const later = await request<{ organization_id: string }>(server.t.url, 'POST', '/auth/magic', { key: null, body: { token }, headers: { origin: server.t.url } });
       expect(later.status, later.text).toBe(200);
-      expect(later.body.organization_id).toBe(await defaultOrgId(t));
+      expect(later.body.organization_id).toBe(await defaultOrgId(server.t));
     });
 
     it('lets an invited address in, to the organisation that invited it, and only there', async () => {
-      const before = await snapshot(t);
-      expect((await t.call('POST', '/api/v1/orgs/current/invite', { body: { email: 'newbie@example.com', role: 'member' } })).status).toBe(201);
-      const cookie = await signInWithMagicLink(t, smtp, 'newbie@example.com');
-      const me = await asUser(t, cookie, 'GET', '/api/v1/me');
+      const before = await snapshot(server.t);
+      expect((await server.t.call('POST', '/api/v1/orgs/current/invite', { body: { email: 'newbie@example.com', role: 'member' } })).status).toBe(201);
+      const cookie = await signInWithMagicLink(server.t, server.smtp, 'newbie@example.com');
+      const me = await asUser(server.t, cookie, 'GET', '/api/v1/me');
       expect(me.body).toMatchObject({ user: { email: 'newbie@example.com' }, role: 'member', organization: { slug: 'default' } });
       expect(me.body.memberships).toHaveLength(1);
-      expect(await snapshot(t)).toMatchObject({ users: before.users + 1, organizations: before.organizations });
+      expect(await snapshot(server.t)).toMatchObject({ users: before.users + 1, organizations: before.organizations });
       // A member signs in again as members do.
-      expect(await signInWithMagicLink(t, smtp, 'newbie@example.com')).not.toBe('');
+      expect(await signInWithMagicLink(server.t, server.smtp, 'newbie@example.com')).not.toBe('');
     });
   });
 
   describe('open', () => {
-    let smtp: SmtpCapture;
-    let t: TestServer;
-    beforeAll(async () => {
-      smtp = await startSmtpServer();
-      t = await startTestServer({ smtpUrl: smtp.url, signup: 'open' });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await smtp?.close();
-    });
+    const server = serverWithMail('open');
 
     it('gives a new address a trial organisation of its own', async () => {
-      const before = await snapshot(t);
-      const cookie = await signInWithMagicLink(t, smtp, 'founder@example.com');
-      const me = await asUser(t, cookie, 'GET', '/api/v1/me');
+      const before = await snapshot(server.t);
+      const cookie = await signInWithMagicLink(server.t, server.smtp, 'founder@example.com');
+      const me = await asUser(server.t, cookie, 'GET', '/api/v1/me');
       expect(me.body).toMatchObject({ role: 'owner', organization: { plan: 'trial' } });
       expect(me.body.organization.slug).not.toBe('default');
-      expect((await request(t.url, 'GET', '/auth/login', { key: null })).text).not.toContain('invite-only');
-      expect(await snapshot(t)).toMatchObject({ organizations: before.organizations + 1 });
+      expect((await request(server.t.url, 'GET', '/auth/login', { key: null })).text).not.toContain('invite-only');
+      expect(await snapshot(server.t)).toMatchObject({ organizations: before.organizations + 1 });
     });
   });
 });
