@@ -6,7 +6,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { startOrigin, type Origin } from '../support/origin.ts';
 import { eventually } from '../support/gateway.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { runAegis } from '../support/cli.ts';
+import { freePort } from '../support/loopback.ts';
 
 const AEGIS = resolve('bin/aegis.mjs');
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -29,13 +29,6 @@ interface Cluster {
   exited: Promise<number | null>;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** The bundle in dist/ itself, as test/support/cli.ts runBuiltAegis runs it. */
 const BUILT = ['--input-type=module', '-e', `const { main } = await import(${JSON.stringify(pathToFileURL(resolve('dist/aegis.js')).href)}); process.exitCode = await main(process.argv.slice(1));`, '--'];

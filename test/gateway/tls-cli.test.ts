@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -15,6 +14,7 @@ import { makeCa, makeLeaf, setSiteTls, storeTestCertificate, testServerKey, type
 import { eventually } from '../support/gateway.ts';
 import { startOrigin, type Origin } from '../support/origin.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { freePort } from '../support/loopback.ts';
 
 const AEGIS = resolve('bin/aegis.mjs');
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -26,13 +26,6 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** `aegis ARGS` as a child process, once its output matches `ready`. */
 function startAegis(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Running> {

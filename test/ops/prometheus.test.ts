@@ -7,7 +7,6 @@
 // (CI), where its absence fails.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -19,6 +18,7 @@ import { viaGateway } from '../support/gateway.ts';
 import { startOrigin, type Origin } from '../support/origin.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { exposedNames, metricNames } from './promql-names.ts';
+import { freePort } from '../support/loopback.ts';
 
 const RULES = 'ops/prometheus/aegis-alerts.yml';
 const RULE_TESTS = 'ops/prometheus/aegis-alerts.test.yml';
@@ -85,13 +85,6 @@ function dashboardExpressions(dashboard: Dashboard): { where: string; expr: stri
   return exprs;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 interface Spawned {
   child: ChildProcess;

@@ -13,7 +13,8 @@ import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
 import { eventually } from '../support/gateway.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { startOrigin, type Origin } from '../support/origin.ts';
-import { freePort, pebbleTestsRun, startPebble, type Pebble } from '../support/pebble.ts';
+import { freePort } from '../support/loopback.ts';
+import { pebbleTestsRun, startPebble, type Pebble } from '../support/pebble.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const ORDER_JOB = 'shield.certificate.order';

@@ -7,10 +7,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './loopback.ts';
 
 export const PEBBLE = '/usr/bin/pebble';
 
@@ -39,15 +39,6 @@ export interface Pebble {
   close(): Promise<void>;
 }
 
-/** A port free at this moment on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 function get(url: string, ca: string): Promise<string> {
   return new Promise((resolve, reject) => {

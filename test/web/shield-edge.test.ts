@@ -9,7 +9,7 @@ import { browserSuite, checkPage, expectAccessible, NARROW, startDashboard, watc
 import { makeCa, makeLeaf, type TestCa } from '../support/certificates.ts';
 import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
-import { freePort } from '../support/pebble.ts';
+import { freePort } from '../support/loopback.ts';
 
 // A private literal address: the origin policy refuses only link-local and metadata addresses, and a
 // literal needs no DNS.
