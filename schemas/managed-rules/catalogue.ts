@@ -3,10 +3,14 @@
 // in MANAGED_RULE_CATEGORIES order, and within a category the most specific (level 1) rules first.
 import { CMDI_RULES } from './data/cmdi.ts';
 import { CRLF_RULES } from './data/crlf.ts';
+import { JAVA_RULES } from './data/java.ts';
 import { LDAP_RULES } from './data/ldap.ts';
 import { MAIL_RULES } from './data/mail.ts';
 import { NOSQLI_RULES } from './data/nosqli.ts';
+import { PHP_RULES } from './data/php.ts';
 import { PROTOCOL_RULES } from './data/protocol.ts';
+import { RFI_RULES } from './data/rfi.ts';
+import { SESSION_RULES } from './data/session.ts';
 import { SQLI_RULES } from './data/sqli.ts';
 import { SSRF_RULES } from './data/ssrf.ts';
 import { SSTI_RULES } from './data/ssti.ts';
@@ -29,7 +33,10 @@ export const RULE_DEFINITIONS: readonly RuleDefinition[] = [
   ...SQLI_RULES,
   ...XSS_RULES,
   ...TRAVERSAL_RULES,
+  ...RFI_RULES,
   ...CMDI_RULES,
+  ...PHP_RULES,
+  ...JAVA_RULES,
   ...SSRF_RULES,
   ...SSTI_RULES,
   ...NOSQLI_RULES,
@@ -37,6 +44,7 @@ export const RULE_DEFINITIONS: readonly RuleDefinition[] = [
   ...XXE_RULES,
   ...CRLF_RULES,
   ...MAIL_RULES,
+  ...SESSION_RULES,
   ...PROTOCOL_RULES,
 ];
 

@@ -4,7 +4,9 @@
 // request reader records, the method, a missing header) — or both, under one id.
 import type { Anomaly } from './anomalies.ts';
 
-export const MANAGED_RULE_CATEGORIES = ['sqli', 'xss', 'traversal', 'cmdi', 'ssrf', 'ssti', 'nosqli', 'ldap', 'xxe', 'crlf', 'mail', 'protocol'] as const;
+export const MANAGED_RULE_CATEGORIES = [
+  'sqli', 'xss', 'traversal', 'rfi', 'cmdi', 'php', 'java', 'ssrf', 'ssti', 'nosqli', 'ldap', 'xxe', 'crlf', 'mail', 'session', 'protocol',
+] as const;
 export type Category = (typeof MANAGED_RULE_CATEGORIES)[number];
 
 export type ParanoiaLevel = 1 | 2 | 3 | 4;
@@ -29,10 +31,12 @@ export const ANOMALY_THRESHOLD: Readonly<Record<ParanoiaLevel, number>> = { 1: 9
  *   - `user_agent`, `referer`: those headers;
  *   - `header`: every other header an application may read, but those whose grammar the gateway
  *     already knows (Accept, Content-Type, Cookie — parsed into fields —, Authorization, Sec-*…);
- *   - `body`: a text body that is not parsed into fields (XML, plain text).
+ *   - `body`: a text body that is not parsed into fields (XML, plain text);
+ *   - `file_name`: the name of an uploaded file — a multipart part's filename, or a header whose
+ *     name says it carries one (`X-File-Name`, `X_Filename`), as upload APIs take it.
  */
-export type Target = 'value' | 'name' | 'path' | 'user_agent' | 'referer' | 'header' | 'body';
-export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent', 'referer', 'header', 'body'];
+export type Target = 'value' | 'name' | 'path' | 'user_agent' | 'referer' | 'header' | 'body' | 'file_name';
+export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent', 'referer', 'header', 'body', 'file_name'];
 
 /**
  * Which canonical form a pattern is matched against (canonicalise.ts): `text` for everything but
@@ -48,7 +52,13 @@ export type RuleCheck =
   | { kind: 'host'; hostClass: HostClass }
   | { kind: 'anomaly'; anomaly: Anomaly }
   | { kind: 'missing_header'; header: string }
-  | { kind: 'method'; methods: readonly string[] };
+  | { kind: 'method'; methods: readonly string[] }
+  /**
+   * A session cookie's name sent as a parameter (query, form, JSON) by a request that no page of
+   * the site led to — no Referer, or one from another host: a link planted to fix the victim's
+   * session id (session fixation). Names compared in lower case; a trailing `*` is a prefix.
+   */
+  | { kind: 'session_parameter'; names: readonly string[] };
 
 export interface RuleDefinition {
   /** `<category>.<name>`, lower case `[a-z0-9_]`. */

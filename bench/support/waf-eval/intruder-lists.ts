@@ -22,7 +22,7 @@ interface ListSource {
 
 const SOURCES: ListSource[] = [
   { class: 'sqli', path: 'SQL Injection/Intruder' },
-  { class: 'xss', path: 'XSS Injection/Intruders' },
+  { class: 'xss', path: 'XSS Injection/Intruders', exclude: { pattern: /event_handlers\.txt$/, why: 'event attribute names alone (onload, onanimationend, …): names to fuzz an attribute with, not payloads' } },
   { class: 'traversal', path: 'Directory Traversal/Intruder' },
   { class: 'traversal', path: 'File Inclusion/Intruders' },
   { class: 'cmdi', path: 'Command Injection/Intruder' },
@@ -77,6 +77,39 @@ const fill = (payload: string): string => payload.replace(/\{FILE\}/g, PLACEHOLD
 /** Lines of a payload file: empty lines skipped, as bench/managed-rules-eval.ts always read them. */
 const payloadLines = (text: string): string[] => text.split(/\r?\n/).filter((line) => line.trim() !== '');
 
+/** A vector file that writes each vector over several lines, one `<div id="N">` block each (MarioXSSVectors). */
+const VECTOR_BLOCK = /^<div id="\d+">/;
+
+/** The payloads of a file: its lines, or its `<div id="N">` blocks joined when it writes vectors that way. */
+function payloadsOf(text: string): string[] {
+  const lines = payloadLines(text);
+  if (lines.filter((line) => VECTOR_BLOCK.test(line)).length < 3) return lines;
+  const blocks: string[] = [];
+  for (const line of lines) {
+    if (VECTOR_BLOCK.test(line) || blocks.length === 0) blocks.push(line);
+    else blocks[blocks.length - 1] += `\n${line}`;
+  }
+  return blocks;
+}
+
+/**
+ * Lines that are no attack on their own, by their shape (never by what any WAF makes of them): a
+ * comment of the list's author (`# you will need to customize…`), or probe characters with no
+ * letter or digit once percent-decoded (`'`, `||`, `;`, `%0a`) — fuzzers send those to see an error
+ * page, and an application gets them in ordinary text.
+ */
+function notAnAttack(line: string): string | null {
+  if (/^#\s+[a-z][a-z\s,.'()/-]*$/i.test(line)) return 'comment';
+  let decoded = line;
+  try {
+    decoded = decodeURIComponent(line);
+  } catch {
+    // Not valid percent-encoding: judge the line as written.
+  }
+  if (!/[\p{L}\p{N}]/u.test(decoded)) return 'probe characters';
+  return null;
+}
+
 export function intruderRequests(repo: BareRepo): IntruderCorpus {
   const attacks: EvalRequest[] = [];
   const notes: string[] = [];
@@ -91,7 +124,14 @@ export function intruderRequests(repo: BareRepo): IntruderCorpus {
       }
       // One class's payloads once, from the first file that lists them.
       const classSeen = seen.get(source.class) ?? seen.set(source.class, new Set()).get(source.class)!;
-      const lines = payloadLines(repo.read(file)).filter((line) => !classSeen.has(line) && classSeen.add(line));
+      const all = payloadsOf(repo.read(file));
+      const dropped = new Map<string, number>();
+      const lines = all.filter((line) => {
+        const why = notAnAttack(line);
+        if (why) dropped.set(why, (dropped.get(why) ?? 0) + 1);
+        return why === null && !classSeen.has(line) && classSeen.add(line);
+      });
+      if (dropped.size > 0) notes.push(`${file}: left out ${[...dropped].map(([why, n]) => `${n} ${why} line${n === 1 ? '' : 's'}`).join(', ')}`);
       const kept = thin(lines, PER_FILE_CAP);
       if (kept.length < lines.length) notes.push(`${file}: ${kept.length} of its ${lines.length} new payloads (every ${(lines.length / kept.length).toFixed(1)}th)`);
       const filled = kept.filter((line) => line.includes('{FILE}')).length;

@@ -7,7 +7,8 @@
 //   3. the User-Agent and Referer headers, then every other header an application may read
 //      (headers.ts: not those whose grammar is known, such as Accept or Cookie);
 //   4. a text body not parsed into fields (XML, plain text);
-//   5. request-level checks: encoding anomalies, the method, missing headers.
+//   5. request-level checks: encoding anomalies, the method, missing headers, session parameters.
+// Uploaded file names (multipart filenames, X-File-Name headers) are also read as file names.
 // Within one text, rules are preferred in catalogue order (catalogue.ts). Attack categories come
 // before protocol anomalies, so a traversal written with overlong UTF-8 is reported as traversal.
 // The hit carries the score and the signals counted, which the decision records.
@@ -42,6 +43,30 @@ function decisiveHits(program: LevelProgram): readonly (ManagedRuleHit | undefin
     const score = program.scores[i]!;
     return score >= program.threshold ? Object.freeze({ ruleId: rule.id, score, signals: Object.freeze([rule.id]) }) : undefined;
   });
+}
+
+/** Headers upload APIs take a file's name in (X-File-Name, X_Filename, X-Filename). */
+const FILE_NAME_HEADER = /^x[-_]file[-_]?name$/;
+
+/** A parameter named like a session cookie (types.ts `session_parameter`); cookies themselves are where it belongs. */
+function isSessionParameter(field: InspectedRequest['fields'][number], names: readonly string[]): boolean {
+  if (field.source === 'cookie' || field.source === 'file_name') return false;
+  const name = field.raw.toLowerCase();
+  return names.some((want) => (want.endsWith('*') ? name.startsWith(want.slice(0, -1)) : name === want));
+}
+
+/** The Referer names this site (its host, or a host under it), as a link followed from one of its pages does. */
+function fromOwnPage(headers: IncomingHttpHeaders): boolean {
+  const referer = headers.referer;
+  const host = headers.host?.toLowerCase().replace(/:\d+$/, '');
+  if (typeof referer !== 'string' || !host) return false;
+  let from: string;
+  try {
+    from = new URL(referer).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return from === host || from.endsWith(`.${host}`);
 }
 
 function headerText(headers: IncomingHttpHeaders, name: 'user-agent' | 'referer'): string | undefined {
@@ -102,6 +127,7 @@ class SiteManagedRules implements ManagedRuleSet {
     for (const field of request.fields) {
       if ((hit = this.#count(targets.value.evaluate(field.value), request, field.names, signals, field.value))) return hit;
       if ((hit = this.#count(targets.name.evaluate(field.raw), request, field.names, signals))) return hit;
+      if (field.source === 'file_name' && (hit = this.#count(targets.file_name.evaluate(field.value), request, field.names, signals))) return hit;
     }
     if ((hit = this.#count(targets.path.evaluate(request.decodedPath), request, null, signals))) return hit;
     const userAgent = headerText(request.headers, 'user-agent');
@@ -111,6 +137,7 @@ class SiteManagedRules implements ManagedRuleSet {
     for (const [name, value] of freeFormHeaders(request.headers)) {
       const hits = targets.header.evaluate(value);
       if (hits.length > 0 && (hit = this.#count(hits, request, [name], signals))) return hit;
+      if (FILE_NAME_HEADER.test(name) && (hit = this.#count(targets.file_name.evaluate(value), request, [name], signals))) return hit;
     }
     const body = request.bodyText;
     if (body !== null && (hit = this.#count(targets.body.evaluate(body), request, null, signals, body))) return hit;
@@ -142,7 +169,7 @@ class SiteManagedRules implements ManagedRuleSet {
   }
 
   #requestChecks(request: InspectedRequest, userAgent: string | undefined, signals: Signals): ManagedRuleHit | null {
-    const { anomalies, methods, missingHeaders } = this.program;
+    const { anomalies, methods, missingHeaders, sessionParameters } = this.program;
     const found: number[] = [];
     const seen = request.anomalies;
     if (seen.size > 0) for (const { anomaly, rule } of anomalies) if (seen.has(anomaly)) found.push(rule);
@@ -150,6 +177,9 @@ class SiteManagedRules implements ManagedRuleSet {
     for (const { header, rule } of missingHeaders) {
       const value = header === 'user-agent' ? userAgent : request.headers[header];
       if (value === undefined || value === '') found.push(rule);
+    }
+    if (sessionParameters.length > 0 && !fromOwnPage(request.headers)) {
+      for (const { names, rule } of sessionParameters) if (request.fields.some((field) => isSessionParameter(field, names))) found.push(rule);
     }
     if (found.length === 0) return null;
     return this.#count(found.sort((a, b) => a - b), request, null, signals);

@@ -38,6 +38,13 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'burpcollaborator', 'oastify', 'oast', 'interact', 'interactsh', 'dnslog', 'ceye', 'canarytokens', 'requestrepo', 'bxss',
   // prototype pollution, template and deserialization gadgets
   '__proto__', 'constructor', 'prototype', '_self', 'smarty', 'freemarker', 'javax', 'springframework', 'sun', 'ro0ab',
+  // Java packages and deserialization gadgets (data/java.ts)
+  'java', 'jdk', 'classloader', 'apache', 'codehaus', 'opensymphony', 'ognlcontext', 'weblogic', 'repackaged', 'invokertransformer', 'chainedtransformer',
+  'constanttransformer', 'instantiatetransformer', 'instantiatefactory', 'clonetransformer', 'prototypeclonefactory',
+  'prototypeserializationfactory', 'forclosure', 'whileclosure', 'annotationinvocationhandler', 'templatesimpl', 'jdbcrowsetimpl',
+  'badattributevalueexpexception', 'methodclosure', 'convertedclosure', 'xmldecoder', 'xstream', 'remoteobjectinvocationhandler',
+  // markup that sets cookies (data/session.ts)
+  'equiv',
   // Windows interpreters named whole (canonicalise.ts builds their shell form)
   'powershell', 'pwsh', 'cmd',
 ]);

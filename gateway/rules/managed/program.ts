@@ -128,6 +128,7 @@ export interface LevelProgram {
   anomalies: readonly { anomaly: Anomaly; rule: number }[];
   methods: readonly { methods: readonly string[]; rule: number }[];
   missingHeaders: readonly { header: string; rule: number }[];
+  sessionParameters: readonly { names: readonly string[]; rule: number }[];
 }
 
 const CANONICAL_OPTIONS: Readonly<Record<Target, CanonicalOptions | undefined>> = {
@@ -138,6 +139,7 @@ const CANONICAL_OPTIONS: Readonly<Record<Target, CanonicalOptions | undefined>> 
   referer: { rawUrl: true },
   header: undefined,
   body: undefined,
+  file_name: undefined,
 };
 
 function buildProgram(level: ParanoiaLevel): LevelProgram {
@@ -165,15 +167,17 @@ function buildProgram(level: ParanoiaLevel): LevelProgram {
   const anomalies: { anomaly: Anomaly; rule: number }[] = [];
   const methods: { methods: readonly string[]; rule: number }[] = [];
   const missingHeaders: { header: string; rule: number }[] = [];
+  const sessionParameters: { names: readonly string[]; rule: number }[] = [];
   for (const { rule, index } of inLevel) {
     const check = rule.check;
     if (check?.kind === 'anomaly') anomalies.push({ anomaly: check.anomaly, rule: index });
     else if (check?.kind === 'method') methods.push({ methods: check.methods, rule: index });
     else if (check?.kind === 'missing_header') missingHeaders.push({ header: check.header, rule: index });
+    else if (check?.kind === 'session_parameter') sessionParameters.push({ names: check.names, rule: index });
   }
   const scores = new Uint8Array(RULE_DEFINITIONS.map(scoreOf));
   const proseScores = new Uint8Array(RULE_DEFINITIONS.map((rule) => (rule.in_prose && scoreOf(rule) > 0 ? SEVERITY_SCORE[rule.in_prose] : 0)));
-  return { level, threshold, scores, proseScores, targets, anomalies, methods, missingHeaders };
+  return { level, threshold, scores, proseScores, targets, anomalies, methods, missingHeaders, sessionParameters };
 }
 
 const PROGRAMS = new Map<ParanoiaLevel, LevelProgram>();

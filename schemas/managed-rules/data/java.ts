@@ -1,0 +1,81 @@
+// Java attacks: payloads for expression-language injection (Struts OGNL, Spring SpEL), unsafe
+// deserialization (XMLDecoder, commons-collections gadget chains) and class-loader manipulation
+// (Spring4Shell) have to name the JDK classes that do the damage — Runtime, ProcessBuilder,
+// reflection, script engines, JNDI — or the gadget classes that reach them. A fully qualified name in
+// one of those packages is not something a form field, a search box or an id carries; on developer
+// sites it comes in prose (a question with a stack trace), which levels 1–2 only count as a signal.
+import type { RuleDefinition } from '../types.ts';
+import { ALL_INPUT, alt } from './fragments.ts';
+
+const T = ALL_INPUT;
+
+/** JDK and library packages whose classes run commands, load code, reflect or open connections. */
+const DANGEROUS_PACKAGE = alt([
+  String.raw`java\.(?:lang(?:\.reflect|\.invoke)?|io|nio(?:\.file)?|net|beans|rmi(?:\.\w+)?|util\.zip|security)`,
+  String.raw`javax\.(?:script|naming(?:\.\w+)?|management|el|xml\.transform|sql)`,
+  String.raw`sun\.(?:misc|reflect|rmi|net|nio)`,
+  String.raw`com\.sun\.(?:jndi|rowset|org\.apache|management|script)`,
+  String.raw`jdk\.(?:internal|nashorn|jshell)`,
+  String.raw`org\.apache\.(?:commons\.collections\d*(?:\.functors)?|commons\.beanutils|xalan|bcel|naming)`,
+  String.raw`org\.springframework\.(?:context|beans|expression|jndi)`,
+  String.raw`org\.codehaus\.groovy\.runtime`,
+]);
+/** Vendor packages that only exploit payloads name (Struts' xwork, OGNL itself, WebLogic internals). */
+const EXPLOIT_PACKAGE = alt([String.raw`com\.opensymphony\.xwork2`, String.raw`ognl\.ognlcontext`, String.raw`weblogic\.(?:jms|jndi|rmi|servlet\.internal)`, String.raw`com\.bea\.core\.repackaged`]);
+
+/** Classes of deserialization gadget chains (commons-collections, beanutils, Groovy, JDK, JDBC). */
+const GADGET = alt([
+  'invokertransformer', 'chainedtransformer', 'constanttransformer', 'instantiatetransformer', 'instantiatefactory', 'clonetransformer',
+  'prototypeclonefactory', 'prototypeserializationfactory', 'forclosure', 'whileclosure', 'annotationinvocationhandler', 'templatesimpl',
+  'jdbcrowsetimpl', 'badattributevalueexpexception', 'methodclosure', 'convertedclosure', 'xmldecoder', 'xstream', 'remoteobjectinvocationhandler',
+]);
+
+const NOT_NAME = String.raw`(?:^|[^\w$.])`;
+const NAME_END = String.raw`(?:[^\w$]|$)`;
+
+export const JAVA_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'java.process_class',
+    category: 'java',
+    paranoia_level: 1,
+    in_prose: 'warning',
+    description: 'A Java process class named through its package (java.lang.Runtime, java.ProcessBuilder, java.evil.runtime)',
+    targets: T,
+    pattern: String.raw`${NOT_NAME}java\.(?:[\w$]+\.){0,4}(?:runtime|processbuilder|processimpl|unixprocess)${NAME_END}`,
+  },
+  {
+    id: 'java.dangerous_class',
+    category: 'java',
+    paranoia_level: 1,
+    in_prose: 'warning',
+    description: 'A fully qualified class in a JDK or library package that runs code, reflects, loads classes or opens connections (java.io.File, javax.script.ScriptEngineManager, com.sun.org.apache…)',
+    targets: T,
+    pattern: String.raw`${NOT_NAME}(?:${DANGEROUS_PACKAGE}\.[a-z_$][\w$]*|${EXPLOIT_PACKAGE})${NAME_END}`,
+  },
+  {
+    id: 'java.gadget_class',
+    category: 'java',
+    paranoia_level: 1,
+    in_prose: 'warning',
+    description: 'A class of a known deserialization gadget chain (InvokerTransformer, TemplatesImpl, JdbcRowSetImpl, XMLDecoder)',
+    targets: T,
+    pattern: String.raw`(?:^|[^a-z0-9])${GADGET}(?:[^a-z0-9]|$)`,
+  },
+  {
+    id: 'java.expression_access',
+    category: 'java',
+    paranoia_level: 1,
+    description: "OGNL and SpEL reaching the runtime or class loaders (#_memberAccess, @java.lang.Runtime@, #context['xwork…'], T(java…), class.module.classLoader)",
+    targets: T,
+    pattern: String.raw`#_?memberaccess|@(?:java|javax|ognl|org|com)\.[\w.$]+@|#context\s*\[\s*['"]|#application\s*\[\s*['"]|#request\s*\[\s*['"]struts|\bt\s*\(\s*java\.|(?:^|[^\w])class\s*\.\s*(?:module\s*\.\s*)?classloader\b|\.getclass\s*\(\s*\)\s*\.\s*(?:forname|getclassloader|getmethod)\s*\(|\bnew\s+java\.[\w.$]+\s*\(`,
+  },
+  {
+    id: 'java.script_upload',
+    category: 'java',
+    paranoia_level: 2,
+    signal: { from: 1, severity: 'warning' },
+    description: 'An uploaded file named as a JSP page (.jsp, .jspx, .jspf, .jsw, .jsv): file-sharing apps take such files as data, so level 1 only counts it',
+    targets: ['file_name'],
+    pattern: String.raw`\.(?:jsp|jspx|jspf|jsw|jsv)\s*$`,
+  },
+];

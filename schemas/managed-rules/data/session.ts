@@ -1,0 +1,28 @@
+// Session fixation: the attacker gets a victim to use a session id the attacker knows — by a link
+// that carries it as a parameter (`?JSESSIONID=…`, which servers that accept ids from the URL take),
+// or by script that writes the session cookie with a domain or an expiry. A session cookie's name
+// arriving as a parameter is only suspect when no page of the site led there: a site that puts ids
+// in its own links sends its own host as the Referer.
+import type { RuleDefinition } from '../types.ts';
+
+export const SESSION_RULES: readonly RuleDefinition[] = [
+  {
+    id: 'session.cookie_write',
+    category: 'session',
+    paranoia_level: 1,
+    description: 'Script or markup that sets a cookie with a domain or an expiry (document.cookie="sid=…; domain=…", <meta http-equiv="Set-Cookie">)',
+    targets: ['value', 'path', 'header', 'body'],
+    pattern: String.raw`\.cookie\b[^\n]{0,200}?;\s*(?:expires|domain|max-age|path)\s*=|http-equiv\W+set-cookie`,
+  },
+  {
+    id: 'session.id_parameter',
+    category: 'session',
+    paranoia_level: 1,
+    description: "A framework's session cookie sent as a parameter (JSESSIONID, PHPSESSID, ASPSESSIONID…) by a request no page of the site led to",
+    targets: [],
+    check: {
+      kind: 'session_parameter',
+      names: ['jsessionid', 'phpsessid', 'aspsessionid*', 'asp.net_sessionid', 'cfid', 'cftoken', 'connect.sid', 'laravel_session', 'ci_session', '_session_id', 'sails.sid', 'rack.session'],
+    },
+  },
+];
