@@ -28,6 +28,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationName | null>> = {
   'GET /auth/magic': null,
   'POST /auth/magic': null,
   'POST /auth/logout': null,
+  'GET /auth/session': null,
   'GET /auth/google': null,
   'GET /auth/google/callback': null,
   'GET /auth/sso': null,

@@ -34,6 +34,8 @@ function* filesUnder(dir) {
 function webInputs() {
   const files = ['web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'client/api-types.ts', 'package.json', 'build/web.mjs'];
   for (const file of filesUnder(join(webDir, 'src'))) files.push(toPosix(relative(root, file)));
+  // Copied as they are into the build (the favicon).
+  for (const file of filesUnder(join(webDir, 'public'))) files.push(toPosix(relative(root, file)));
   return files;
 }
 

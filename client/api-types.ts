@@ -56,6 +56,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether this browser is signed in
+         * @description Always 200 for a browser with no session or an ended one (`signed_in: false`; an ended session’s cookie is cleared). Signed in, `me` is what GET /api/v1/me answers, and the session is refreshed as on any request. A session its organisation no longer accepts (SSO now required) is refused with 403 as on every route.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Whether the request carries a live session cookie. */
+                            signed_in: boolean;
+                            /** @description What GET /api/v1/me answers for this session; null when signed out. */
+                            me: {
+                                /**
+                                 * @description The environment the caller works in: a `svc_test_` key, or a session switched to test, sees only the sandbox.
+                                 * @enum {string}
+                                 */
+                                environment: "live" | "test";
+                                /** @description `environment` is live. */
+                                livemode: boolean;
+                                /**
+                                 * @description How the caller authenticated.
+                                 * @enum {string}
+                                 */
+                                type: "api_key" | "session";
+                                /** @description The key, for API-key callers; null for sessions. */
+                                api_key: {
+                                    id: string;
+                                    name: string;
+                                    scopes: ("scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin")[];
+                                } | null;
+                                /** @description The person behind the session; null for API keys. */
+                                user: {
+                                    id: string;
+                                    email: string;
+                                    name: string | null;
+                                } | null;
+                                /** @description The current organisation: the key’s, or the one the session works in. */
+                                organization: {
+                                    id: string;
+                                    /** @description Short unique name, e.g. `default`. */
+                                    slug: string;
+                                    name: string;
+                                    /**
+                                     * @description Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
+                                     * @enum {string}
+                                     */
+                                    plan: "trial" | "pro" | "enterprise";
+                                    /** Format: date-time */
+                                    created_at: string;
+                                };
+                                /**
+                                 * @description The person's role in the current organisation; null for API keys.
+                                 * @enum {string|null}
+                                 */
+                                role: "owner" | "admin" | "member" | "viewer" | null;
+                                /** @description What the caller may do (a role maps onto scopes). */
+                                scopes: ("scans:read" | "scans:write" | "vulnerabilities:read" | "vulnerabilities:write" | "shield:read" | "shield:write" | "admin")[];
+                                /** @description The person's organisations (empty for API keys); for a session signed in through an organisation's identity provider, that organisation only. */
+                                memberships: {
+                                    organization: {
+                                        id: string;
+                                        /** @description Short unique name, e.g. `default`. */
+                                        slug: string;
+                                        name: string;
+                                        /**
+                                         * @description Billing plan: `admin` API keys need `pro` or above, SSO needs `enterprise`.
+                                         * @enum {string}
+                                         */
+                                        plan: "trial" | "pro" | "enterprise";
+                                        /** Format: date-time */
+                                        created_at: string;
+                                    };
+                                    /** @enum {string} */
+                                    role: "owner" | "admin" | "member" | "viewer";
+                                    sso_enforced: boolean;
+                                }[];
+                                /** @description The current session; null for API keys. */
+                                session_id: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Internal error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                                code: string;
+                                /** @description Human-readable explanation. */
+                                message: string;
+                                /** @description Structured context, e.g. the failing fields. */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/current": {
         parameters: {
             query?: never;

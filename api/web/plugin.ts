@@ -2,7 +2,9 @@
 // the same origin as the API it calls: the session cookie and the CSRF origin check work unchanged.
 //
 // - Hashed files under /assets/ are cached for a year (`immutable`); index.html is revalidated on
-//   every visit, so a new build is picked up at once.
+//   every visit, so a new build is picked up at once. The favicon (web/public/favicon.svg, a fixed
+//   name every page can point at) is cached for 30 days; /favicon.ico, which browsers ask for on
+//   pages that name no icon (the server's own sign-in pages), redirects to it.
 // - Precompressed .br/.gz files are sent to browsers that accept them (build/web.mjs writes them).
 // - The dashboard's pages carry a strict Content-Security-Policy: scripts and styles only from this
 //   origin (no inline script, no eval), no framing, no plugins.
@@ -34,6 +36,17 @@ export const DASHBOARD_CSP = [
 export const DASHBOARD_SECTIONS = ['findings', 'scans', 'shield', 'config', 'settings', 'sign-in'] as const;
 
 const YEAR = 365 * 24 * 3600;
+const FAVICON = '/favicon.svg';
+/** Long, but not a year and not `immutable`: the name is fixed, so a new icon must reach browsers. */
+const FAVICON_CACHE = `public, max-age=${30 * 24 * 3600}`;
+
+/** Cache-Control for a built file, by its path on disk. */
+function cacheControlOf(path: string): string {
+  if (path.includes('/assets/')) return `public, max-age=${YEAR}, immutable`;
+  // The path is the file sent: the precompressed .br/.gz beside it when the browser accepts one.
+  if (/\/favicon\.svg(\.br|\.gz)?$/.test(path)) return FAVICON_CACHE;
+  return 'no-cache';
+}
 
 /** On every answer of the dashboard: the CSP and what keeps it out of frames and other sites' referrers. */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -64,10 +77,13 @@ export const webPlugin: FastifyPluginAsync = async (app) => {
     // Every file, index.html included (sendFile below goes through here too).
     setHeaders: (res, path) => {
       res.headers(SECURITY_HEADERS);
-      res.header('Cache-Control', path.includes('/assets/') ? `public, max-age=${YEAR}, immutable` : 'no-cache');
+      res.header('Cache-Control', cacheControlOf(path));
     },
   });
   const sendApp = (reply: FastifyReply) => reply.sendFile('index.html');
+  if (existsSync(`${WEB_ROOT}${FAVICON.slice(1)}`)) {
+    app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => reply.header('Cache-Control', FAVICON_CACHE).redirect(FAVICON, 301));
+  }
   app.get('/', { schema: { hide: true } }, async (_request, reply) => sendApp(reply));
   for (const section of DASHBOARD_SECTIONS) {
     app.get(`/${section}`, { schema: { hide: true } }, async (_request, reply) => sendApp(reply));

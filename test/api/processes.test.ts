@@ -1,16 +1,15 @@
 // The `aegis` command as users run it, in child processes.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { rmSync, statSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateKey } from '../../api/accounts/keys/key-material.ts';
 import { cloneDatabase } from '../support/database-template.ts';
+import { AEGIS, PROCESS_TEST_TIMEOUT_MS, startAegis } from '../support/aegis-process.ts';
+import { freePort } from '../support/loopback.ts';
 import { request, startTestServer } from '../support/server.ts';
 
-const AEGIS = resolve('bin/aegis.mjs');
 const run = promisify(execFile);
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -20,29 +19,17 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts `aegis serve` and resolves with its stdout once it prints the API URL. */
-function serve(env: NodeJS.ProcessEnv, args: string[]): Promise<{ child: ChildProcess; output: string; url: string }> {
-  const child = spawn(process.execPath, [AEGIS, 'serve', '--host', '127.0.0.1', '--shield-port', '0', ...args], {
-    env: { ...process.env, AEGIS_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Starts `aegis serve` and resolves with its output once it prints the API URL. */
+async function serve(env: NodeJS.ProcessEnv, args: string[]): Promise<{ child: ChildProcess; output: string; url: string }> {
+  const running = await startAegis(['serve', '--host', '127.0.0.1', '--shield-port', '0', ...args], { AEGIS_LOG_LEVEL: 'warn', ...env }, /API\s+(http:\/\/\S+)\/api\/v1/, {
+    spawned: (child) => children.push(child),
   });
-  children.push(child);
-  return new Promise((resolvePromise, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /API\s+(http:\/\/\S+)\/api\/v1/.exec(output);
-      if (match?.[1]) resolvePromise({ child, output, url: match[1] });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`aegis serve exited with ${code}: ${output}`)));
-  });
+  return { child: running.child, output: running.output(), url: running.match[1] ?? '' };
 }
 
 const stop = (child: ChildProcess) =>
   new Promise<void>((resolvePromise) => {
-    child.removeAllListeners('exit');
+    if (child.exitCode !== null || child.signalCode !== null) return resolvePromise();
     child.once('exit', () => resolvePromise());
     child.kill('SIGTERM');
   });
@@ -51,7 +38,7 @@ describe('aegis serve', () => {
   it('first start on an empty database writes a bootstrap key file (0600) and prints its path, not the key', async () => {
     const db = await cloneDatabase(inject('databaseTemplate'));
     dirs.push(db.dataDir);
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(await freePort());
     const { child, output, url } = await serve({ DATABASE_URL: db.databaseUrl ?? '', AEGIS_BOOTSTRAP_API_KEY: '' }, ['--port', port, '--data-dir', db.dataDir]);
     const keyFile = join(db.dataDir, 'bootstrap-key');
     expect(output).toContain(keyFile);
@@ -63,7 +50,7 @@ describe('aegis serve', () => {
     expect(me.status).toBe(200);
     expect(me.body.api_key.scopes).toEqual(['admin']);
     await stop(child);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('with AEGIS_BOOTSTRAP_API_KEY, that key is an admin of organisation default; keys create works while stopped', async () => {
     const db = await cloneDatabase(inject('databaseTemplate'));
@@ -93,8 +80,8 @@ describe('aegis serve', () => {
     expect(acme.body.organization.slug).toBe('acme');
     expect(acme.body.api_key.scopes).toEqual(['shield:read', 'scans:read']);
     await stop(second.child);
-    // Two server starts and two CLI runs, each a process of its own: more than the default 30 s on a loaded machine.
-  }, 90_000);
+    // Two server starts and two CLI runs, each a process of its own, one after the other.
+  }, 2 * PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('several server processes on one PostgreSQL database', () => {

@@ -12,6 +12,7 @@ import { stampOf, staleInput } from '../../build/bundle.mjs';
 import { precompiledSchemas } from '../../reconciler/config/precompile-validators.ts';
 import { createAjv, validatorFileName } from '../../reconciler/config/validators.ts';
 import { runAegis, runBuiltAegis } from '../support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from '../support/aegis-process.ts';
 
 beforeAll(async () => {
   const built = await new Promise<{ code: number; stderr: string }>((resolve) =>
@@ -23,7 +24,7 @@ beforeAll(async () => {
   expect(existsSync('dist/aegis.js')).toBe(true);
 }, 120_000);
 
-describe('the built aegis command (dist/)', () => {
+describe('the built aegis command (dist/)', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('--help lists every command', async () => {
     const result = await runBuiltAegis(['--help']);
     expect(result.code, result.stderr).toBe(0);

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { allCommands, buildProgram, commandPath } from '../../cli/program.ts';
 import { colourEnabled } from '../../reconciler/cli/colour.ts';
 import { runAegis } from '../support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from '../support/aegis-process.ts';
 
 /** Runs the command tree in process, capturing what commander writes. */
 async function inProcess(argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -26,7 +27,7 @@ const leaves = allCommands(buildProgram().program)
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 const ESC = '\u001b[';
 
-describe('help', () => {
+describe('help', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('knows the commands the design names', () => {
     for (const path of ['serve', 'shield', 'worker', 'migrate', 'keys create', 'advisories import', 'provider install', 'validate', 'plan', 'apply', 'dump', 'watch', 'completion']) {
       expect(paths).toContain(path);
@@ -86,7 +87,7 @@ describe('help', () => {
   });
 });
 
-describe('usage errors exit 1 with `aegis <command>: message` and a pointer to --help', () => {
+describe('usage errors exit 1 with `aegis <command>: message` and a pointer to --help', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('a mistyped group command gets a suggestion too', async () => {
     const { code, err } = await inProcess(['kyes']);
     expect(code).toBe(1);
@@ -141,7 +142,7 @@ describe('usage errors exit 1 with `aegis <command>: message` and a pointer to -
   });
 });
 
-describe('completion', () => {
+describe('completion', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it.each(['bash', 'zsh', 'fish'] as const)('%s: generated from the command tree', async (shell) => {
     const { code, out, err } = await inProcess(['completion', shell]);
     expect(err).toBe('');
@@ -184,7 +185,7 @@ t aegis ke; t aegis keys ''; t aegis keys create --o; t aegis plan ./config --no
   });
 });
 
-describe('colour', () => {
+describe('colour', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   const saved = { isTTY: process.stdout.isTTY, NO_COLOR: process.env.NO_COLOR };
   afterEach(() => {
     process.stdout.isTTY = saved.isTTY;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runAegis } from '../support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from '../support/aegis-process.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -37,4 +38,5 @@ it('dump --source writes that source into aegis.yaml, and a plan of the dump nee
   const other = await runAegis(['plan', out, '--json'], { ...env, AEGIS_SOURCE: 'someone-else' });
   expect(other.code).not.toBe(0);
   expect((JSON.parse(other.stdout) as { source: string }).source).toBe('someone-else');
-});
+  // Four `aegis` processes, one after the other.
+}, PROCESS_TEST_TIMEOUT_MS);

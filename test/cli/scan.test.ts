@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCveTarget } from '../fixtures/web/cve-target.ts';
 import { FIXTURE_TOKENS, startVulnerableApi } from '../fixtures/web/vulnerable-api.ts';
 import { runAegis } from '../support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from '../support/aegis-process.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { sarifValidator } from '../support/sarif.ts';
@@ -45,7 +46,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-describe('aegis scan secrets (local)', () => {
+describe('aegis scan secrets (local)', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('exits 1 with a planted secret, 0 once it is removed', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'config.js'), `export const token = "${TOKEN}";\n`);
@@ -182,7 +183,7 @@ describe('aegis scan secrets (local)', () => {
   });
 });
 
-describe('aegis scan sast --diff-base', () => {
+describe('aegis scan sast --diff-base', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('reports only what the branch adds', async () => {
     const repo = await tempDir();
     const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
@@ -237,7 +238,7 @@ async function startSearchSite(safe: boolean): Promise<{ url: string; close(): P
 
 const FAST = ['--requests-per-second', '200'];
 
-describe('aegis scan dast|api|cve (local)', () => {
+describe('aegis scan dast|api|cve (local)', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   const closers: (() => Promise<void>)[] = [];
   afterAll(async () => {
     for (const close of closers) await close();
@@ -273,7 +274,7 @@ describe('aegis scan dast|api|cve (local)', () => {
     expect(junit.stdout).toContain('<testcase classname="aegis dast.dast-xss-reflected"');
     expect((junit.stdout.match(/<failure /g) ?? []).length).toBe(1);
     expect(junit.stdout).toContain(`file="${vulnerable.url}/search?q=shoes"`);
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('dast: --baseline from a JSON report suppresses the known finding, --policy marks it; --diff-base is a usage error', async () => {
     const site = await startSearchSite(false);
@@ -302,7 +303,7 @@ describe('aegis scan dast|api|cve (local)', () => {
     expect((await runAegis(['scan', 'dast'], LOCAL)).code).toBe(2);
     expect((await runAegis(['scan', 'dast', 'not a url'], LOCAL)).code).toBe(2);
     expect((await runAegis(['scan', 'dast', `${site.url}/`, '--max-depth', '11'], LOCAL)).code).toBe(2);
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('api: the planted flaws of the vulnerable API from its OpenAPI file exit 1; the fixed API exits 0', async () => {
     const [vulnerable, fixed] = await Promise.all([startVulnerableApi({ fixed: false }), startVulnerableApi({ fixed: true })]);
@@ -321,7 +322,7 @@ describe('aegis scan dast|api|cve (local)', () => {
     expect(clean.stdout).toContain('no findings');
     expect(clean.code).toBe(0);
     expect((await runAegis(['scan', 'api', fixed.url], LOCAL)).code).toBe(2);
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('cve: a template that matches exits 1; the patched target exits 0; an unknown CVE is a usage error', async () => {
     const [vulnerable, patched] = await Promise.all([startCveTarget({ patched: false }), startCveTarget({ patched: true })]);
@@ -335,12 +336,12 @@ describe('aegis scan dast|api|cve (local)', () => {
     const unknown = await runAegis(['scan', 'cve', `${patched.url}/`, '--cve', 'CVE-1999-0001'], LOCAL);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no bundled template covers CVE-1999-0001');
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 // ---------------------------------------------------------------- server mode
 
-describe('aegis scan through the server (AEGIS_API_URL, AEGIS_API_KEY)', () => {
+describe('aegis scan through the server (AEGIS_API_URL, AEGIS_API_KEY)', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   let t: TestServer;
   let env: Record<string, string>;
   beforeAll(async () => {
@@ -349,7 +350,7 @@ describe('aegis scan through the server (AEGIS_API_URL, AEGIS_API_KEY)', () => {
     // The scopes docs/scan-cli.md names for CI, and no more.
     const key = await keyInOrganization(t, 'ci-scans', ['scans:write', 'scans:read', 'vulnerabilities:read']);
     env = { AEGIS_API_URL: t.url, AEGIS_API_KEY: key, NO_COLOR: '1' };
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
   afterAll(async () => {
     await t?.close();
   });
@@ -378,7 +379,7 @@ describe('aegis scan through the server (AEGIS_API_URL, AEGIS_API_KEY)', () => {
     const clean = await runAegis(['scan', 'secrets', dir], env);
     expect(clean.code).toBe(0);
     expect(clean.stdout).toContain('no findings');
-  }, 90_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('dast: a URL scan started through the API exits 1 with the finding, 0 against the safe site; fingerprints and baselines match local mode', async () => {
     const [vulnerable, safe] = await Promise.all([startSearchSite(false), startSearchSite(true)]);
@@ -421,5 +422,5 @@ describe('aegis scan through the server (AEGIS_API_URL, AEGIS_API_KEY)', () => {
     } finally {
       await Promise.all([vulnerable.close(), safe.close()]);
     }
-  }, 90_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

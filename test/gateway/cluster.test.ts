@@ -3,7 +3,7 @@
 // them, held by the primary without Redis and in Redis with it; a killed worker is replaced; SIGTERM
 // stops the lot. Which worker answered is read from the primary's aggregated metrics
 // (aegis_shield_worker_decisions{worker}), so the production responses carry nothing for the test.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { resolve } from 'node:path';
@@ -14,8 +14,7 @@ import { eventually } from '../support/gateway.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { runAegis } from '../support/cli.ts';
 import { freePort } from '../support/loopback.ts';
-
-const AEGIS = resolve('bin/aegis.mjs');
+import { AEGIS, PROCESS_TEST_TIMEOUT_MS, startAegis } from '../support/aegis-process.ts';
 const onPostgres = Boolean(process.env.DATABASE_URL);
 
 interface Cluster {
@@ -35,32 +34,23 @@ const BUILT = ['--input-type=module', '-e', `const { main } = await import(${JSO
 
 async function startCluster(env: NodeJS.ProcessEnv, dataDir: string, command: string[] = [AEGIS]): Promise<Cluster> {
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [...command, 'shield', '--workers', '2', '--host', '127.0.0.1', '--shield-port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, AEGIS_FROM_SOURCE: '1', AEGIS_LOG_LEVEL: 'warn', AEGIS_TRUSTED_PROXIES: '127.0.0.1,::1', AEGIS_METRICS_PORT: String(metricsPort), REDIS_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
   const pids = new Map<number, number>();
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM');
-      reject(new Error(`aegis shield --workers 2 did not start within 60 s: ${output}`));
-    }, 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const m of output.matchAll(/Shield worker (\d+) restarted \(pid (\d+)\)/g)) pids.set(Number(m[1]), Number(m[2]));
-      const started = /listening on (http:\/\/\S+) \(2 workers, pids (\d+):(\d+) (\d+):(\d+)/.exec(output);
-      if (started && pids.size === 0) {
-        pids.set(Number(started[2]), Number(started[3])).set(Number(started[4]), Number(started[5]));
-        clearTimeout(timer);
-        const url = started[1]!.replace('localhost', '127.0.0.1');
-        resolvePromise({ child, url, port: Number(new URL(url).port), metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, pids, output: () => output, exited });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    void exited.then((code) => reject(new Error(`aegis shield exited with ${code}: ${output}`)));
-  });
+  const running = await startAegis(
+    ['shield', '--workers', '2', '--host', '127.0.0.1', '--shield-port', '0', '--data-dir', dataDir],
+    { AEGIS_FROM_SOURCE: '1', AEGIS_LOG_LEVEL: 'warn', AEGIS_TRUSTED_PROXIES: '127.0.0.1,::1', AEGIS_METRICS_PORT: String(metricsPort), REDIS_URL: '', ...env },
+    /listening on (http:\/\/\S+) \(2 workers, pids (\d+):(\d+) (\d+):(\d+)/,
+    {
+      command,
+      // Workers restarted later announce their new pids.
+      onOutput: (output) => {
+        for (const m of output.matchAll(/Shield worker (\d+) restarted \(pid (\d+)\)/g)) pids.set(Number(m[1]), Number(m[2]));
+      },
+    },
+  );
+  const started = running.match;
+  pids.set(Number(started[2]), Number(started[3])).set(Number(started[4]), Number(started[5]));
+  const url = started[1]!.replace('localhost', '127.0.0.1');
+  return { child: running.child, url, port: Number(new URL(url).port), metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, pids, output: running.output, exited: running.exited };
 }
 
 /** One request on a connection of its own (Connection: close), so the cluster hands each to a worker in turn. */
@@ -123,7 +113,7 @@ describe.skipIf(!onPostgres)('aegis shield --workers 2', () => {
     origin = await startOrigin();
     t = await startTestServer({ rateLimitPerMinute: 100_000 });
     ipc = await startCluster({ DATABASE_URL: t.database.databaseUrl }, t.database.dataDir);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
   afterAll(async () => {
     await stop(ipc);
     await t?.close();
@@ -195,7 +185,7 @@ describe.skipIf(!onPostgres)('aegis shield --workers 2', () => {
     } finally {
       await stop(redis);
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('replaces a killed worker, and stops every worker on SIGTERM', async () => {
     const domain = 'restart.cluster.test';
@@ -203,7 +193,8 @@ describe.skipIf(!onPostgres)('aegis shield --workers 2', () => {
     const victim = ipc.pids.get(1)!;
     const survivor = ipc.pids.get(2)!;
     process.kill(victim, 'SIGKILL');
-    await eventually(async () => ipc.pids.get(1) !== victim, 15_000);
+    // The replacement is a new process starting up: wait for its announcement, however long that takes.
+    await eventually(async () => ipc.pids.get(1) !== victim, 120_000);
     const replacement = ipc.pids.get(1)!;
     expect(alive(replacement)).toBe(true);
     const text = await (await fetch(ipc.metricsUrl)).text();
@@ -218,7 +209,7 @@ describe.skipIf(!onPostgres)('aegis shield --workers 2', () => {
     expect(await ipc.exited).toBe(0);
     expect(alive(replacement)).toBe(false);
     expect(alive(survivor)).toBe(false);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('runs its workers from the dist/ bundle when started from it', async () => {
     const built = await new Promise<{ code: number; stderr: string }>((done) =>
@@ -234,7 +225,7 @@ describe.skipIf(!onPostgres)('aegis shield --workers 2', () => {
     } finally {
       await stop(cluster);
     }
-  }, 150_000);
+  }, 2 * PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('worker counts', () => {
@@ -250,5 +241,5 @@ describe('worker counts', () => {
     expect(servedZero.stderr).toContain('aegis serve: --shield-workers must be an integer from 1 to 1024, got "x"');
     expect(embedded.code).toBe(2);
     expect(embedded.stderr).toContain('--shield-workers above 1 needs PostgreSQL (DATABASE_URL)');
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

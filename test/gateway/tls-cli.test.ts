@@ -3,11 +3,10 @@
 // `aegis shield --workers 2 --tls-port N`, where every worker serves TLS on the one shared port
 // (node:cluster hands each accepted connection to a worker in turn). Which worker answered is read
 // from the primary's aggregated metrics, as test/gateway/cluster.test.ts does.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCa, makeLeaf, setSiteTls, storeTestCertificate, testServerKey, type TestCa } from '../support/certificates.ts';
@@ -15,51 +14,17 @@ import { eventually } from '../support/gateway.ts';
 import { startOrigin, type Origin } from '../support/origin.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/loopback.ts';
+import { PROCESS_TEST_TIMEOUT_MS, startAegis as startAegisProcess, stopAegis, type RunningAegis } from '../support/aegis-process.ts';
 
-const AEGIS = resolve('bin/aegis.mjs');
 const onPostgres = Boolean(process.env.DATABASE_URL);
 
-interface Running {
-  child: ChildProcess;
-  match: RegExpExecArray;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+type Running = RunningAegis;
 
+/** `aegis ARGS` as a child process, once its output matches `ready` (test/support/aegis-process.ts). */
+const startAegis = (args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Running> =>
+  startAegisProcess(args, { AEGIS_FROM_SOURCE: '1', AEGIS_LOG_LEVEL: 'warn', REDIS_URL: '', ...env }, ready);
 
-/** `aegis ARGS` as a child process, once its output matches `ready`. */
-function startAegis(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Running> {
-  const child = spawn(process.execPath, [AEGIS, ...args], {
-    env: { ...process.env, AEGIS_FROM_SOURCE: '1', AEGIS_LOG_LEVEL: 'warn', REDIS_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM');
-      reject(new Error(`aegis ${args.join(' ')} did not start within 150 s: ${output}`));
-    }, 150_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = ready.exec(output);
-      if (!match) return;
-      clearTimeout(timer);
-      resolvePromise({ child, match, output: () => output, exited });
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`aegis ${args.join(' ')} exited with ${code}: ${output}`));
-    });
-  });
-}
-
-async function stop(running: Running | undefined): Promise<number | null> {
-  if (!running || running.child.exitCode !== null) return running?.child.exitCode ?? null;
-  running.child.kill('SIGTERM');
-  return running.exited;
-}
+const stop = stopAegis;
 
 /** A handshake for a name no site serves: the TLS listener refuses it with unrecognized_name (112). */
 function unknownNameAlert(port: number): Promise<string> {
@@ -97,7 +62,7 @@ describe('aegis serve --shield-tls-port', () => {
     } finally {
       expect(await stop(served)).toBe(0);
     }
-  }, 180_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('refuses a value that is not a port number, naming the flag', async () => {
     const refused = await startAegis(['serve', '--port', '0', '--shield-port', '0', '--shield-tls-port', 'x', '--data-dir', dataDir()], env, /Shield TLS/).then(
@@ -105,7 +70,7 @@ describe('aegis serve --shield-tls-port', () => {
       (err: unknown) => String(err),
     );
     expect(refused).toContain('--shield-tls-port must be a non-negative integer, got "x"');
-  }, 180_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 // The flag is read before `aegis shield` asks for PostgreSQL, so a bad value is refused without one.
@@ -117,7 +82,7 @@ describe('aegis shield --tls-port, a bad value', () => {
     );
     expect(refused).toContain('--tls-port must be a non-negative integer, got "x"');
     expect(refused).not.toContain('--shield-tls-port');
-  }, 180_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 // `aegis shield` needs PostgreSQL (the embedded database belongs to one process).
@@ -141,7 +106,7 @@ describe.skipIf(!onPostgres)('aegis shield --tls-port', () => {
       /listening on \S+ and (https:\/\/\S+) \(TLS\) \(2 workers/,
     );
     tlsPort = Number(new URL(cluster.match[1]!).port);
-  }, 180_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
   afterAll(async () => {
     await stop(cluster);
     await t?.close();
@@ -186,7 +151,7 @@ describe.skipIf(!onPostgres)('aegis shield --tls-port', () => {
       expect(await stop(flag)).toBe(0);
       expect(await stop(fromEnv)).toBe(0);
     }
-  }, 180_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('serves HTTPS from every worker, with the certificate stored once in the database', async () => {
     const host = 'workers.tls-cli.test';

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DatabaseHandle } from '../../platform/db/database.ts';
 import { openDatabase } from '../../platform/db/database.ts';
@@ -12,10 +12,10 @@ import { enqueueMany, getJob } from '../../platform/jobs/queue.ts';
 import type { JobRow } from '../../platform/jobs/types.ts';
 import { ensureOrganization } from '../../api/accounts/keys/bootstrap.ts';
 import { insertSchedule } from '../../api/schedules/store.ts';
+import { AEGIS, PROCESS_TEST_TIMEOUT_MS, startAegis } from '../support/aegis-process.ts';
 import { cloneDatabase, type TestDatabase } from '../support/database-template.ts';
 import { until } from './support.ts';
 
-const AEGIS = resolve('bin/aegis.mjs');
 const postgres = inject('databaseTemplate').kind === 'postgres';
 
 interface WorkerProcess {
@@ -27,22 +27,12 @@ interface WorkerProcess {
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
-function startWorker(databaseUrl: string, env: Record<string, string>, args: string[] = []): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [AEGIS, 'worker', ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, AEGIS_TEST_JOB_KINDS: '1', AEGIS_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** An `aegis worker`, once it has printed its start-up banner. */
+async function startWorker(databaseUrl: string, env: Record<string, string>, args: string[] = []): Promise<WorkerProcess> {
+  const running = await startAegis(['worker', ...args], { DATABASE_URL: databaseUrl, AEGIS_TEST_JOB_KINDS: '1', AEGIS_LOG_LEVEL: 'info', ...env }, /Aegis worker /, {
+    spawned: (child) => children.push(child),
   });
-  children.push(child);
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Aegis worker ')) resolvePromise({ child, pid: child.pid!, output: () => output });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code, signal) => reject(new Error(`aegis worker exited (${code ?? signal}) before it was ready: ${output}`)));
-  });
+  return { child: running.child, pid: running.child.pid!, output: running.output };
 }
 
 const stop = (child: ChildProcess) =>
@@ -85,7 +75,7 @@ describe.skipIf(!postgres)('aegis worker processes on one PostgreSQL database', 
     const running = await until(async () => {
       const rows = await Promise.all(jobs.map((j) => getJob(db, j.id)));
       return rows.every((r) => r?.state === 'running') ? (rows as JobRow[]) : undefined;
-    }, 15_000);
+    }, 60_000);
     // Both workers took a share (three places each).
     expect(new Set(running.map(pidOf))).toEqual(new Set([a.pid, b.pid]));
     const victims = running.filter((r) => pidOf(r) === a.pid).map((r) => r.id);
@@ -95,7 +85,7 @@ describe.skipIf(!postgres)('aegis worker processes on one PostgreSQL database', 
     const done = await until(async () => {
       const rows = await Promise.all(jobs.map((j) => getJob(db, j.id)));
       return rows.every((r) => r?.state === 'completed') ? (rows as JobRow[]) : undefined;
-    }, 30_000);
+    }, 90_000);
 
     for (const job of done) {
       expect(job.result).toMatchObject({ pid: b.pid });
@@ -113,7 +103,7 @@ describe.skipIf(!postgres)('aegis worker processes on one PostgreSQL database', 
     const scrape = await (await fetch(metricsUrl!)).text();
     expect(scrape).toMatch(/^aegis_jobs_finished_total\{kind="test\.sleep",result="completed"\} 6$/m);
     await stop(b.child);
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('two scheduler processes turn an every-minute schedule into exactly one scan job per minute', async () => {
     const url = database.databaseUrl!;
@@ -154,7 +144,7 @@ describe.skipIf(!postgres)('aegis worker processes on one PostgreSQL database', 
     const fired = workers.map((w) => w.output().split('\n').filter((l) => l.includes('scheduler: schedule fired')).length);
     expect(fired[0]! + fired[1]!).toBe(ids.length * rounds);
     await Promise.all(workers.map((w) => stop(w.child)));
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('aegis worker', () => {
@@ -165,5 +155,5 @@ describe('aegis worker', () => {
     const code = await new Promise<number | null>((done) => child.once('exit', done));
     expect(code).toBe(2);
     expect(stderr).toContain('set DATABASE_URL');
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

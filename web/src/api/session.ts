@@ -1,24 +1,22 @@
-// Who is signed in, from GET /api/v1/me, and what they may do. Buttons that write are shown only
-// to roles whose scopes allow the write; the API refuses the rest anyway.
+// Who is signed in, from GET /auth/session (what GET /api/v1/me says, or `signed_in: false`), and
+// what they may do. Buttons that write are shown only to roles whose scopes allow the write; the
+// API refuses the rest anyway. The probe answers 200 when nobody is signed in: a 401 here would be
+// logged by the browser as an error on every signed-out page (docs/dashboard.md).
 import { useQuery } from '@tanstack/react-query';
-import { ApiError, api, ok } from './client.ts';
+import { api, ok } from './client.ts';
 import type { Answer } from './types.ts';
 
 export type Me = Answer<'/api/v1/me'>;
 
 export const meQueryKey = ['me'] as const;
 
-/** The caller, or null when nobody is signed in (401). */
+/** The signed-in person, or null when nobody is. */
 export function useMe() {
   return useQuery({
     queryKey: meQueryKey,
     queryFn: async (): Promise<Me | null> => {
-      try {
-        return await ok(api.GET('/api/v1/me'));
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 401) return null;
-        throw error;
-      }
+      const session = await ok(api.GET('/auth/session'));
+      return session.signed_in ? session.me : null;
     },
     staleTime: 60_000,
   });

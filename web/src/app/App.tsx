@@ -14,7 +14,7 @@ import Overview from '../pages/overview/index.tsx';
 const SignIn = lazy(() => import('../pages/sign-in/index.tsx'));
 const AcceptInvite = lazy(() => import('../pages/sign-in/accept-invite.tsx'));
 
-/** Whether the code of the section the page opened on has arrived (fetched alongside GET /me). */
+/** Whether the code of the section the page opened on has arrived (fetched alongside the session probe, GET /auth/session). */
 function useFirstSectionLoaded(): boolean {
   const [loaded, setLoaded] = useState(false);
   useEffect(() => {

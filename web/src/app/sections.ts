@@ -1,6 +1,6 @@
 // The lazily loaded sections: one chunk each. A chunk is fetched on first visit, when the pointer
 // or the keyboard reaches the section's link (`prefetchSection`), and at start-up for the section
-// the address names (`preloadSectionOf`, alongside GET /me). A section whose code has arrived
+// the address names (`preloadSectionOf`, alongside the session probe). A section whose code has arrived
 // renders at once; only one still loading suspends — React then shows the fallback and holds the
 // reveal back by up to 300 ms, which is what loading ahead avoids.
 import { createElement, lazy, type ComponentType } from 'react';
