@@ -198,6 +198,47 @@ ${examples(['eight scans at once, no scheduler', 'DATABASE_URL=postgres://aegis@
     )
     .action(run(async (options: { dataDir?: string }) => (await import('./migrate.ts')).migrateCommand(options)));
 
+  program
+    .command('backup')
+    .helpGroup('Set-up:')
+    .description('back up the embedded database to a file, consistently, also while `aegis serve` runs')
+    .requiredOption('--out <file>', 'where to write the backup (written as a private file, 0600)')
+    .option('--data-dir <dir>', 'data directory of the embedded database (env AEGIS_DATA_DIR, default ./.aegis)')
+    .addHelpText(
+      'after',
+      `
+A running \`aegis serve\` takes the backup itself (through the control socket in the data dir);
+otherwise this command opens the data dir. Secrets stay sealed: the backup does not hold the server
+key (AEGIS_SECRET_KEY or DATA_DIR/secret-key), and a restore needs that same key.
+Exit status: 1 with DATABASE_URL set (use pg_dump: docs/operations.md, "Backup and restore").
+${examples(
+  ['back up ./.aegis, with or without the server running', 'aegis backup --out aegis-$(date +%F).backup'],
+  ['another data directory', 'aegis backup --data-dir /var/lib/aegis --out /backups/aegis.backup'],
+)}`,
+    )
+    .action(run(async (options: import('./backup.ts').BackupOptions) => (await import('./backup.ts')).backupCommand(options)));
+
+  program
+    .command('restore')
+    .helpGroup('Set-up:')
+    .description('restore a backup from `aegis backup` into the embedded database (the server stopped)')
+    .argument('<file>', 'a backup written by aegis backup')
+    .option('--data-dir <dir>', 'data directory to restore into (env AEGIS_DATA_DIR, default ./.aegis)')
+    .option('--force', 'replace the database already in the data dir')
+    .addHelpText(
+      'after',
+      `
+Checked before anything changes: the file is whole (sha256), this Aegis knows its migrations, the
+server key here has the backup's key fingerprint, no server holds the data dir, and the data dir has
+no database (or --force, which swaps the restored database in whole).
+Exit status: 0 restored, 1 refused or failed (nothing changed).
+${examples(
+  ['restore into an empty ./.aegis, with the key the backup was sealed with', 'AEGIS_SECRET_KEY=$(cat old-secret-key) aegis restore aegis.backup'],
+  ['replace the database of /var/lib/aegis', 'aegis restore /backups/aegis.backup --data-dir /var/lib/aegis --force'],
+)}`,
+    )
+    .action(run(async (file: string, options: import('./restore.ts').RestoreOptions) => (await import('./restore.ts')).restoreCommand(file, options)));
+
   const keys = program
     .command('keys')
     .helpGroup('Set-up:')

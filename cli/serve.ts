@@ -6,6 +6,10 @@ import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, type ConfigWatcher } from '../reconciler/sync/watch.ts';
 import { secondsFlag, untilSignal } from '../reconciler/cli/watch-command.ts';
 import { watchConfigDir } from './serve-config-dir.ts';
+import { DataDirBusyError, holdDataDir, type HeldDataDir } from '../platform/control-socket.ts';
+import { loadServerKey } from '../platform/crypto/secret-box.ts';
+import { dumpEmbedded } from '../platform/db/backup.ts';
+import { aegisVersion } from './backup.ts';
 
 /** `aegis serve`'s flags as cli/program.ts parses them. */
 export interface ServeOptions {
@@ -47,6 +51,36 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     process.stderr.write('aegis serve: --shield-workers above 1 needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process. Use --shield-workers 1, or DATABASE_URL.\n');
     return 2;
   }
+  // On the embedded database this process holds the data directory through its control socket
+  // (platform/control-socket.ts) from before the database opens until after it closes: a second
+  // server, `aegis backup` or `aegis restore` then never opens the same files, and `aegis backup`
+  // asks this process for the backup instead.
+  let held: HeldDataDir | undefined;
+  if (!config.databaseUrl) {
+    try {
+      held = await holdDataDir(config.dataDir, 'serve', aegisVersion());
+    } catch (err) {
+      if (err instanceof DataDirBusyError) {
+        process.stderr.write(`aegis serve: ${err.message}; the embedded database belongs to one process\n`);
+        return 1;
+      }
+      throw err;
+    }
+    held.answerBackups({ refuse: 'the server is still starting; try again once it has printed its URLs' });
+  }
+  try {
+    return await serveHolding(config, shieldWorkers, { configDir, selfHeal, driftIntervalMs }, held);
+  } finally {
+    await held?.release();
+  }
+}
+
+async function serveHolding(
+  config: ReturnType<typeof loadConfig>,
+  shieldWorkers: number,
+  { configDir, selfHeal, driftIntervalMs }: { configDir: string | undefined; selfHeal: boolean; driftIntervalMs: number },
+  held: HeldDataDir | undefined,
+): Promise<number> {
   const server = await startServer(shieldWorkers > 1 ? { ...config, shieldEnabled: false } : config, { configSync: syncConfigDirectory });
   let gatewayCluster: RunningCluster | undefined;
   if (shieldWorkers > 1) {
@@ -85,9 +119,15 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     const drift = driftIntervalMs > 0 ? `drift check every ${driftIntervalMs / 1000} s, ` : 'no drift checks, ';
     lines.push(`  Config     watching ${configDir} (${drift}self-heal ${selfHeal ? 'on' : 'off'})`);
   }
+  const embedded = server.database.embedded;
+  if (held && embedded) {
+    const key = await loadServerKey(config.dataDir, config.secretKey);
+    held.answerBackups(() => dumpEmbedded(server.database.db, embedded, { key, aegisVersion: aegisVersion() }));
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
 
   await untilSignal();
+  held?.answerBackups({ refuse: 'the server is stopping' });
   await watcher?.close();
   await gatewayCluster?.close();
   await server.close();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { registerCopySource } from './copy.ts';
+import type { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -17,6 +18,8 @@ export interface DatabaseHandle {
   location: string;
   /** The connection pool's counters (PostgreSQL only), for metrics. */
   pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
+  /** The embedded database itself (embedded only): backups dump it (platform/db/backup.ts). */
+  embedded?: PGlite;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // 'error' event on the pool; unhandled, it would end the process. The pool drops that client
     // and opens another on the next query, which reports its own error if the server is still gone.
     pool.on('error', () => undefined);
+    // A connection checked out of the pool (a transaction between two statements) has no pool
+    // listener: the server closing it then is an 'error' on the client itself, which ended the
+    // process on a PostgreSQL restart (`npm run chaos`). The statement in flight still fails with
+    // the error, and the pool discards the broken client when it is released.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     registerCopySource(db, { kind: 'postgres', pool });
     const url = new URL(options.databaseUrl);
@@ -49,7 +57,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const embedded = await PGlite.create(dir);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(embedded) });
   registerCopySource(db, { kind: 'embedded', pglite: embedded });
-  return { db, kind: 'embedded', location: dir, close: () => db.destroy() };
+  return { db, kind: 'embedded', location: dir, embedded, close: () => db.destroy() };
 }
 
 export async function isReachable(db: Db): Promise<boolean> {

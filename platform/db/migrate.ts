@@ -46,9 +46,25 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/** Every migration this code knows, oldest first (backups refuse a database migrated past the last). */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
+
+// Kysely's Migrator serialises runs across processes: on PostgreSQL (and PGlite, which uses the same
+// PostgresAdapter) it holds a session-level pg_advisory_lock on one connection while it reads what
+// is applied and applies the rest in one transaction (test/ops/migrations.test.ts shows it).
+const migrator = (db: Db) => new Migrator({ db, provider, migrationTableName: 'aegis_migrations', migrationLockTableName: 'aegis_migrations_lock' });
+
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider, migrationTableName: 'aegis_migrations', migrationLockTableName: 'aegis_migrations_lock' });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+  return applied(await migrator(db).migrateToLatest());
+}
+
+/** Up (or down) to `name` exactly: the upgrade tests build the previous release's schema with it. */
+export async function migrateTo(db: Db, name: string): Promise<string[]> {
+  if (!MIGRATION_NAMES.includes(name)) throw new Error(`no migration named ${name}`);
+  return applied(await migrator(db).migrateTo(name));
+}
+
+function applied(result: MigrationResultSet): string[] {
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${String(result.error instanceof Error ? result.error.message : result.error)}`);
