@@ -9,8 +9,8 @@ import ts from 'typescript';
 
 /** Where the product's code lives (tests and benchmarks import anything and are not layered). */
 export const PRODUCT = ['schemas', 'client', 'platform', 'gateway', 'scanners', 'api', 'reconciler', 'provider', 'cli', 'web/src', 'build', 'bin', 'sdks/codegen', 'sdks/cdktf'];
-/** Everything written in this repository: the product, the SDKs' hand-written layers, tests, benchmarks. */
-export const ALL_CODE = [...PRODUCT, 'sdks/node', 'sdks/python', 'sdks/go', 'sdks/testing', 'test', 'bench'];
+/** Everything written in this repository: the product, the SDKs' hand-written layers, tests, benchmarks, ops scripts. */
+export const ALL_CODE = [...PRODUCT, 'sdks/node', 'sdks/python', 'sdks/go', 'sdks/testing', 'test', 'bench', 'ops'];
 /** Written by generators (npm run client:types, sdks:generate, provider:cdktf), not by hand. */
 export const GENERATED = [/^client\/api-types\.ts$/, /^sdks\/cdktf\/gen\//, /^sdks\/node\/src\/generated\//, /^sdks\/python\/aegis_sdk\/_generated\//, /^sdks\/go\/zz_generated_/];
 

@@ -29,6 +29,9 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async (app, option
     timeWindow: options.windowMs ?? 60_000,
     enableDraftSpec: true,
     ...(options.redis ? { redis: options.redis, nameSpace: 'aegis-api-rate:' } : {}),
+    // Redis unreachable: serve without counting (fail open, like the Shield gateway) rather than
+    // answer every API request 500 until it is back (`npm run chaos`, redis restart).
+    skipOnError: true,
     // Health probes and the reference pages are not API traffic.
     allowList: (request) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz' || !request.routeOptions.url?.startsWith('/api/'),
     // Budgets are per caller and per environment: a person trying things in the sandbox does not
