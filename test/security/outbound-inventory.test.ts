@@ -85,6 +85,7 @@ export const INVENTORY: Record<string, Entry> = {
   'gateway/state/redis-rate-state.ts': { primitives: ['ioredis'], trust: ['operator'], via: null, why: 'Redis of REDIS_URL (gateway rate-limit state)' },
   // Self and local.
   'platform/git/connect-helper.mjs': { primitives: ['node:net connect'], trust: ['self'], via: null, why: 'git\'s core.gitProxy and ssh\'s ProxyCommand: connects only to the clone\'s egress proxy on 127.0.0.1 (AEGIS_EGRESS_PROXY) and asks it for host:port with CONNECT; the proxy judges the destination' },
+  'platform/control-socket.ts': { primitives: ['node:net connect'], trust: ['local'], via: null, why: 'the embedded database\'s control socket: a unix socket in the data directory (or under the temp dir, named by its hash), mode 0600; `aegis backup`/`restore` and a second `aegis serve` ask the process holding the data directory; never a network address' },
   'scanners/secrets/history.ts': { primitives: ['spawn git'], trust: ['local'], via: null, why: 'git log/show on a checkout already cloned: no remote is contacted (shallow or full clones, never partial ones with a promisor)' },
   'client/client.ts': { primitives: ['fetch()'], trust: ['self'], via: null, why: 'the typed REST client of the Aegis API (AEGIS_API_URL, the provider\'s url, config syncs\' own API URL): the reconciler and the provider import nothing of the server' },
   'build/client-types.ts': { primitives: ['fetch()'], trust: ['self'], via: null, why: 'npm run client:types: the OpenAPI document of a throwaway local server it starts' },
