@@ -4,7 +4,8 @@
 //   - scans: secrets scans of a local git repository (jobs; their events feed the webhook);
 //   - gateway: pages through the Shield gateway, and one client that spends a rate limit.
 import { Agent } from 'node:http';
-import { http, seeded, sleep, type HttpResult } from './http.ts';
+import { http, sleep, type HttpResult } from './http.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 
 export type Stream = 'write' | 'scan' | 'gateway' | 'limited';
 
@@ -63,7 +64,7 @@ export class Load {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
   constructor(private readonly setup: LoadSetup) {
-    this.#random = seeded(setup.seed);
+    this.#random = seededRandom(setup.seed);
   }
 
   start(): void {

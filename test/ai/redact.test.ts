@@ -6,16 +6,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { redactSecrets, isPlaceholder } from '../../scanners/secrets/redact-text.ts';
 import { base62Crc32 } from '../../scanners/secrets/validators.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 function generator(seed: number): (alphabet: string, n: number) => string {
-  let s = seed >>> 0;
-  const next = (): number => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return (alphabet, n) => Array.from({ length: n }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
 }
 const rand = generator(20261127);

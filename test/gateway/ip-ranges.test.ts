@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cidrToRange, IpRangeTableBuilder, ipToRange, prefixToRange, v6ToBigInt, type IpRange } from '../../gateway/rules/ip-ranges.ts';
 import { parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const ip = (text: string): ParsedIp => {
   const parsed = parseIp(text);
@@ -23,17 +24,6 @@ const range = (text: string): IpRange => {
   return r;
 };
 
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('range helpers', () => {
   it('turns CIDRs and single addresses into inclusive ranges', () => {
@@ -121,7 +111,7 @@ describe('IpRangeTable', () => {
   });
 
   it('agrees with a brute-force reference on random overlapping IPv4 ranges', () => {
-    const rand = random(42);
+    const rand = seededRandom(42);
     const base = v4('10.0.0.0');
     const entries: { start: number; end: number; payload: number }[] = [];
     for (let i = 0; i < 400; i++) {
@@ -140,7 +130,7 @@ describe('IpRangeTable', () => {
   });
 
   it('agrees with a brute-force reference on random overlapping IPv6 ranges, across word boundaries', () => {
-    const rand = random(7);
+    const rand = seededRandom(7);
     // Around 2^64 and 2^96 so that carries between 32-bit words are exercised.
     const bases = [v6('2001:db8::'), (1n << 64n) - 300n, (1n << 96n) - 300n];
     for (const base of bases) {

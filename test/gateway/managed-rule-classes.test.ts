@@ -14,6 +14,7 @@ import { RULE_DEFINITIONS } from '../../schemas/managed-rules/catalogue.ts';
 import { buildRequest } from '../fixtures/shield/build-request.ts';
 import { CODE_INJECTION_TABLES } from '../fixtures/shield/code-injection-examples.ts';
 import { INPUT_PLACES, PL1, describeExample, missReason, requestOf, specFor, type ClassTable, type Example, type Place } from '../fixtures/shield/rule-examples.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 // --- per-class tables ----------------------------------------------------------------------------
 
@@ -726,17 +727,6 @@ describe('header target', () => {
 
 // --- fast path and base64 ------------------------------------------------------------------------
 
-/** A small deterministic PRNG (mulberry32), so the generated ids are the same on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomOf(next: () => number, alphabet: string, length: number): string {
   let out = '';
@@ -807,7 +797,7 @@ describe('fast path and base64 carriers', () => {
   });
 
   it('decodes random hex ids, UUIDs, JWT-like tokens and lower-case words to nothing', () => {
-    const next = prng(0x5eed);
+    const next = seededRandom(0x5eed);
     const ids = hexIds(next);
     const uuidList = uuids(next);
     const tokens = jwts(next);

@@ -95,8 +95,8 @@ function payloadsOf(text: string): string[] {
 /**
  * Lines that are no attack on their own, by their shape (never by what any WAF makes of them): a
  * comment of the list's author (`# you will need to customize…`), or probe characters with no
- * letter or digit once percent-decoded (`'`, `||`, `;`, `%0a`) — fuzzers send those to see an error
- * page, and an application gets them in ordinary text.
+ * letter or digit and at most four characters once percent-decoded (`'`, `||`, `;`, `%0a`) — fuzzers
+ * send those to see an error page, and an application gets them in ordinary text.
  */
 function notAnAttack(line: string): string | null {
   if (/^#\s+[a-z][a-z\s,.'()/-]*$/i.test(line)) return 'comment';
@@ -106,7 +106,8 @@ function notAnAttack(line: string): string | null {
   } catch {
     // Not valid percent-encoding: judge the line as written.
   }
-  if (!/[\p{L}\p{N}]/u.test(decoded)) return 'probe characters';
+  // Short: `../../../` has no letter either, and it is a traversal.
+  if (!/[\p{L}\p{N}]/u.test(decoded) && [...decoded.trim()].length <= 4) return 'probe characters';
   return null;
 }
 
