@@ -1,7 +1,7 @@
 // `aegis keys create`: a key straight into the database, for when no key exists to call the API
 // with (the embedded database is one process: stop the server first).
 import { loadConfig } from '../api/config.ts';
-import { openDatabase } from '../platform/db/database.ts';
+import { openCommandDatabase } from './open-database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { SCOPES, type Scope } from '../api/accounts/auth/scopes.ts';
 import { ensureOrganization } from '../api/accounts/keys/bootstrap.ts';
@@ -29,7 +29,7 @@ export async function keysCreateCommand(values: KeysCreateOptions): Promise<numb
   }
   const name = values.name ?? 'created with aegis keys create';
   const config = loadConfig({ dataDir: values.dataDir });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openCommandDatabase(config, 'keys');
   try {
     await migrateToLatest(database.db);
     const issued = await database.db.transaction().execute(async (trx) => {

@@ -3,7 +3,7 @@
 // are), so cached sessions see the new plan at once; plan gates read the database anyway.
 import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
-import { openDatabase } from '../platform/db/database.ts';
+import { openCommandDatabase } from './open-database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { recordAudit } from '../platform/audit-log.ts';
 import { AuthChanges } from '../api/accounts/auth/auth-changes.ts';
@@ -21,7 +21,7 @@ export async function orgsSetPlanCommand(values: OrgsSetPlanOptions): Promise<nu
   const plan = values.plan ?? '';
   if (!isPlan(plan)) throw new Error(`--plan takes one of ${PLANS.join(', ')}${plan ? `; not ${plan}` : ''}`);
   const config = loadConfig({ dataDir: values.dataDir });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openCommandDatabase(config, 'orgs');
   const changes = new AuthChanges({ databaseUrl: config.databaseUrl, log: pino({ level: 'silent' }) });
   try {
     await migrateToLatest(database.db);

@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { loadConfig } from '../api/config.ts';
 import { createSecretBox, loadServerKey } from '../platform/crypto/secret-box.ts';
-import { openDatabase } from '../platform/db/database.ts';
+import { openCommandDatabase } from './open-database.ts';
 import { migrateToLatest } from '../platform/db/migrate.ts';
 import { loadJobsConfig } from '../platform/jobs/config.ts';
 import { startJobs } from '../platform/jobs/index.ts';
@@ -34,7 +34,7 @@ export async function workerCommand(values: WorkerOptions): Promise<number> {
   const log = pino({ level: config.logLevel, name: 'worker' });
   // The API's key: clone URLs with credentials are sealed with it (set AEGIS_SECRET_KEY on every host).
   const secretBox = createSecretBox(await loadServerKey(config.dataDir, config.secretKey));
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openCommandDatabase(config, 'worker');
   // The same observability as `aegis serve`: job runs, queue depth and age, scheduler lag, pool.
   const observability: Observability = {
     metrics: config.metricsPort !== undefined ? createMetrics({ db: database.db, pool: database.pool }) : undefined,

@@ -137,6 +137,12 @@ describe('aegis backup and restore (embedded database)', () => {
     expect(whileRunning.code).toBe(1);
     expect(whileRunning.stderr).toContain(`is in use by aegis serve (pid ${first.child.pid}`);
     expect(whileRunning.stderr).toContain('Nothing was changed.');
+    // So are the commands that open the database themselves (cli/open-database.ts).
+    for (const args of [['keys', 'create', '--org', 'default', '--scopes', 'shield:read'], ['migrate']]) {
+      const beside = await runAegis([...args, '--data-dir', dataDir], env);
+      expect(beside.code, args.join(' ')).toBe(1);
+      expect(beside.stderr).toContain(`is in use by aegis serve (pid ${first.child.pid}`);
+    }
     await stop(first.child);
 
     // A wrong key is refused before anything is touched, even with --force.
