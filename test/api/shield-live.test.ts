@@ -237,6 +237,7 @@ describe('Shield live stream', () => {
     resumed.close();
   });
 
+  // Thousands of 1 KB events through the streams: seconds on an idle machine, longer beside other suites.
   it('drops events for a client that does not read, tells it how many once it catches up, and slows nobody else', async () => {
     const site = await createSite();
     const fast = await stream(site.id);
@@ -270,8 +271,9 @@ describe('Shield live stream', () => {
     await slow.until((c) => c.decisions.some((d) => d.id === after.id));
     fast.close();
     slow.close();
-  });
+  }, 120_000);
 
+  // Thousands of 1 KB events through the streams: seconds on an idle machine, longer beside other suites.
   it('ends every stream when the server closes, stalled ones included', async () => {
     const s = await startTestServer({ shieldLiveHeartbeatMs: 60_000 });
     const site = await createSite(s);
@@ -286,5 +288,5 @@ describe('Shield live stream', () => {
     // A client that is not reading cannot see its end until it reads what is buffered.
     stalled.resume();
     await stalled.until((c) => c.ended);
-  });
+  }, 120_000);
 });

@@ -61,7 +61,7 @@ describe.skipIf(!postgres)('a worker killed in the middle of a scan', () => {
     const finished = await until(async () => {
       const res = await t.call('GET', `/api/v1/scans/${started.body.id}`);
       return ['completed', 'failed', 'canceled'].includes(res.body.status) ? res.body : undefined;
-    }, 90_000, 100);
+    }, 180_000, 100);
     expect(finished.status, finished.error ?? '').toBe('completed');
     const job = await db.selectFrom('jobs').selectAll().where('id', '=', scan.job_id!).executeTakeFirstOrThrow();
     expect(job.state).toBe('completed');
@@ -73,5 +73,5 @@ describe.skipIf(!postgres)('a worker killed in the middle of a scan', () => {
     expect(Number(links.n)).toBe(finished.summary.total);
     expect(Number(vulns.n)).toBe(finished.summary.total);
     expect(finished.summary.total).toBe(1500);
-  }, 180_000);
+  }, 300_000);
 });

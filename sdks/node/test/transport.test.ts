@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('transport', () => {
   it('retries a timed-out mutation with the same key, then throws APITimeoutError', async () => {
-    const aegis = new Aegis({ apiKey: 'k', baseUrl: url, maxRetries: 1, timeoutMs: 150 });
+    const aegis = new Aegis({ apiKey: 'k', baseUrl: url, maxRetries: 1, timeoutMs: 1_000 });
     const error = await aegis.shieldSites.create({ domain: 'a.example.com', origin_url: 'https://o.example.com', mode: 'log' }, { requestId: 'req-1' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APITimeoutError);
     expect(error).toBeInstanceOf(APIConnectionError);
