@@ -4,7 +4,7 @@
 // port; "started" always means it printed its ready line, never that some time has passed.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { freePort } from './databases.ts';
+import { freePort } from '../../test/support/loopback.ts';
 import { killProc, startProc, stopProc, type Proc } from './procs.ts';
 
 const AEGIS = resolve('bin/aegis.mjs');

@@ -2,8 +2,8 @@
 // and a redis-server child without persistence. The machine's own servers (5432, 6379) are never
 // touched: CI runs its suite against them at the same time.
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../../test/support/loopback.ts';
 import { killProc, runCommand, startProc, type Proc } from './procs.ts';
 
 export const PG_BIN = process.env.AEGIS_CHAOS_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -13,19 +13,6 @@ export function missingPrerequisite(): string | null {
   for (const tool of ['initdb', 'pg_ctl', 'postgres']) if (!existsSync(join(PG_BIN, tool))) return `PostgreSQL binaries not found: ${join(PG_BIN, tool)} (set AEGIS_CHAOS_PG_BIN)`;
   if (!['/usr/bin/redis-server', '/usr/local/bin/redis-server'].some((p) => existsSync(p))) return 'redis-server not found in /usr/bin or /usr/local/bin';
   return null;
-}
-
-/** A port nothing listens on now (loopback). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface PrivatePostgres {
