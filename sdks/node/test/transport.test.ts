@@ -39,8 +39,13 @@ describe('transport', () => {
     const before = seen.length;
     const controller = new AbortController();
     const pending = new Aegis({ apiKey: 'k', baseUrl: url, maxRetries: 3 }).shieldSites.get('site_x', { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('stop')), 100);
+    // Abort once the request has arrived (a fixed delay may fire before it does on a busy machine).
+    const abortOnArrival = (async () => {
+      while (seen.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+      controller.abort(new Error('stop'));
+    })();
     await expect(pending).rejects.toThrow('stop');
+    await abortOnArrival;
     expect(seen.length - before).toBe(1);
   });
 });
