@@ -35,6 +35,8 @@ export interface Dashboard {
   browser: Browser;
   /** A signed-in browser page for `email` (a new address owns a new organisation). */
   signIn(email: string, options?: SignInOptions): Promise<SignedIn>;
+  /** A signed-out visitor's page: a fresh context, no cookie. */
+  visitor(): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,11 @@ export async function startDashboard(overrides: Partial<ServerConfig> = {}): Pro
         return { status: res.status, body: res.body, text: res.text };
       };
       return { email, cookie, context, page, call };
+    },
+    async visitor() {
+      const context = await browser.newContext({ baseURL: t.url, viewport: WIDE });
+      contexts.push(context);
+      return context.newPage();
     },
     async close() {
       for (const context of contexts) await context.close().catch(() => undefined);
@@ -146,11 +153,18 @@ export function focusedText(page: Page): Promise<string | null> {
 }
 
 /** Fails the test on any CSP violation or uncaught error the page reports. */
-export function watchConsole(page: Page): string[] {
+export function watchConsole(page: Page, options: { everything?: boolean } = {}): string[] {
   const problems: string[] = [];
   page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
+    if (message.type() === 'error' && (options.everything || /Content Security Policy|Refused to/i.test(message.text()))) problems.push(message.text());
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  if (options.everything) {
+    // Signed-out pages promise a clean console: no request of theirs fails or is refused either.
+    page.on('requestfailed', (req) => problems.push(`request failed: ${req.method()} ${req.url()} (${req.failure()?.errorText ?? '?'})`));
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`refused: ${res.request().method()} ${res.url()} → ${res.status()}`);
+    });
+  }
   return problems;
 }

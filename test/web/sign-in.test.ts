@@ -3,7 +3,6 @@
 // and lands back where they were going; the API's rate limit is shown; an invite is accepted from
 // the dashboard's invite page (and cannot be used twice); SSO and Google refusals are shown on the
 // page; the sign-in pages pass axe at both widths and in both themes.
-import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NARROW, WIDE, browserSuite, expectAccessible, screenshot, startDashboard, watchConsole, type Dashboard } from '../support/browser.ts';
 import { request } from '../support/server.ts';
@@ -11,25 +10,16 @@ import { linkIn } from '../support/smtp.ts';
 
 browserSuite('the sign-in page', { timeout: 120_000 }, () => {
   let d: Dashboard;
-  const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     d = await startDashboard();
   }, 120_000);
   afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined);
     await d?.close();
   });
 
-  /** A signed-out visitor's page (a fresh context: no cookie). */
-  async function visitor(): Promise<Page> {
-    const context = await d.browser.newContext({ baseURL: d.t.url, viewport: WIDE });
-    contexts.push(context);
-    return context.newPage();
-  }
-
   it('signs in by magic link through the dashboard and lands back on the page asked for', async () => {
     const email = 'magic-person@example.com';
-    const page = await visitor();
+    const page = await d.visitor();
     const problems = watchConsole(page);
     await page.goto('/findings');
     await page.waitForURL((url) => url.pathname === '/sign-in' && url.searchParams.get('return_to') === '/findings');
@@ -56,7 +46,7 @@ browserSuite('the sign-in page', { timeout: 120_000 }, () => {
   it('keeps only paths of this dashboard as where to return, and shows the API’s rate limit', async () => {
     const email = 'too-many@example.com';
     for (let i = 0; i < 5; i += 1) expect((await request(d.t.url, 'POST', '/auth/login', { body: { email } })).status).toBe(202);
-    const page = await visitor();
+    const page = await d.visitor();
     // Another origin is not kept: the link would return to the dashboard's home.
     await page.goto('/sign-in?return_to=%2F%2Fevil.example%2Fx');
     await page.getByLabel('E-mail', { exact: true }).fill(email);
@@ -69,7 +59,7 @@ browserSuite('the sign-in page', { timeout: 120_000 }, () => {
   });
 
   it('shows SSO and Google refusals on the page', async () => {
-    const page = await visitor();
+    const page = await d.visitor();
     await page.goto('/sign-in');
     await page.getByLabel('Work e-mail or organisation').fill('someone@no-sso.example');
     await page.getByRole('button', { name: 'Sign in with SSO' }).click();
@@ -87,7 +77,7 @@ browserSuite('the sign-in page', { timeout: 120_000 }, () => {
     const mail = await d.smtp.waitFor(invited, (m) => m.text.includes('/auth/invite'), since);
     const token = new URL(linkIn(mail, `${d.t.url}/auth/invite`)).searchParams.get('token') ?? '';
 
-    const page = await visitor();
+    const page = await d.visitor();
     await page.goto(`/sign-in/invite?token=${encodeURIComponent(token)}`);
     await page.getByRole('heading', { level: 1, name: 'Accept your invite' }).waitFor();
     // The token leaves the address bar once read.
@@ -104,20 +94,20 @@ browserSuite('the sign-in page', { timeout: 120_000 }, () => {
     const since2 = Date.now();
     expect((await owner.call('POST', '/api/v1/orgs/current/invite', { email: second, role: 'viewer' })).status).toBe(201);
     const mailed = await d.smtp.waitFor(second, (m) => m.text.includes('/auth/invite'), since2);
-    const follower = await visitor();
+    const follower = await d.visitor();
     await follower.goto(linkIn(mailed, `${d.t.url}/auth/invite`));
     await Promise.all([follower.waitForURL((url) => url.pathname === '/'), follower.getByRole('button', { name: /^Join / }).click()]);
     await follower.getByRole('banner').getByText(second).waitFor();
 
     // The same link again: the API says it was used, on the page.
-    const again = await visitor();
+    const again = await d.visitor();
     await again.goto(`/sign-in/invite?token=${encodeURIComponent(token)}`);
     await again.getByRole('button', { name: 'Accept invite' }).click();
     await again.getByRole('alert').filter({ hasText: 'accepted already' }).waitFor();
   });
 
   it('passes axe at 390 px dark and 1280 px light', async () => {
-    const page = await visitor();
+    const page = await d.visitor();
     for (const [viewport, scheme, suffix] of [[NARROW, 'dark', '390-dark'], [WIDE, 'light', '1280']] as const) {
       await page.setViewportSize(viewport);
       await page.emulateMedia({ colorScheme: scheme });

@@ -3,46 +3,28 @@
 // console error and no request of theirs fails or is refused. The dashboard learns that nobody is
 // signed in from a 200 (GET /auth/session), not from a 401 Chromium would log, and the server serves
 // a favicon (headless Chromium fetches none, so its headers are checked over HTTP).
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { WIDE, browserSuite, startDashboard, type Dashboard } from '../support/browser.ts';
+import { browserSuite, startDashboard, watchConsole, type Dashboard } from '../support/browser.ts';
 import { SESSION_COOKIE } from '../support/browser-launch.ts';
 import { request } from '../support/server.ts';
 import { linkIn } from '../support/smtp.ts';
 
 const OWNER_LINK = /https?:\/\/[^\s"\\]+\/auth\/first-owner\?token=[A-Za-z0-9_-]{43}/;
 
-/** Everything a page reports as wrong: console errors, uncaught errors, failed or refused requests. */
-function watchEverything(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', (req) => problems.push(`request failed: ${req.method()} ${req.url()} (${req.failure()?.errorText ?? '?'})`));
-  page.on('response', (res) => {
-    if (res.status() >= 400) problems.push(`refused: ${res.request().method()} ${res.url()} → ${res.status()}`);
-  });
-  return problems;
-}
-
 browserSuite('signed-out pages', { timeout: 120_000 }, () => {
   let d: Dashboard;
-  const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     d = await startDashboard();
   }, 120_000);
   afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined);
     await d?.close();
   });
 
-  /** A signed-out visitor's page (a fresh context: no cookie), and what it reports. */
+  /** A signed-out visitor's page, and everything it reports as wrong. */
   async function visitor(): Promise<{ page: Page; problems: string[] }> {
-    const context = await d.browser.newContext({ baseURL: d.t.url, viewport: WIDE });
-    contexts.push(context);
-    const page = await context.newPage();
-    return { page, problems: watchEverything(page) };
+    const page = await d.visitor();
+    return { page, problems: watchConsole(page, { everything: true }) };
   }
 
   /** Waits until every request the page made has ended, so that a late failure is seen too. */
