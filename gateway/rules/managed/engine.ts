@@ -18,7 +18,7 @@ import type { InspectedRequest } from '../../inspected-request.ts';
 import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { compileExclusions, isExcluded, type CompiledExclusions } from './exclusions.ts';
 import { freeFormHeaders } from './headers.ts';
-import { programFor, type LevelProgram, type RuleHits } from './program.ts';
+import { programFor, type LevelProgram, type RuleHits, type SessionParameterCheck } from './program.ts';
 import type { ParanoiaLevel } from '../../../schemas/managed-rules/types.ts';
 
 export interface ManagedRuleHit {
@@ -49,10 +49,10 @@ function decisiveHits(program: LevelProgram): readonly (ManagedRuleHit | undefin
 const FILE_NAME_HEADER = /^x[-_]file[-_]?name$/;
 
 /** A parameter named like a session cookie (types.ts `session_parameter`); cookies themselves are where it belongs. */
-function isSessionParameter(field: InspectedRequest['fields'][number], names: readonly string[]): boolean {
+function isSessionParameter(field: InspectedRequest['fields'][number], check: SessionParameterCheck): boolean {
   if (field.source === 'cookie' || field.source === 'file_name') return false;
-  const name = field.raw.toLowerCase();
-  return names.some((want) => (want.endsWith('*') ? name.startsWith(want.slice(0, -1)) : name === want));
+  // field.names are lower case already (inspect/fields.ts).
+  return field.names.some((name) => check.exact.has(name) || check.prefixes.some((prefix) => name.startsWith(prefix)));
 }
 
 /** The Referer names this site (its host, or a host under it), as a link followed from one of its pages does. */
@@ -178,8 +178,9 @@ class SiteManagedRules implements ManagedRuleSet {
       const value = header === 'user-agent' ? userAgent : request.headers[header];
       if (value === undefined || value === '') found.push(rule);
     }
-    if (sessionParameters.length > 0 && !fromOwnPage(request.headers)) {
-      for (const { names, rule } of sessionParameters) if (request.fields.some((field) => isSessionParameter(field, names))) found.push(rule);
+    // The Referer is parsed only for a request that carries a session parameter (few do).
+    for (const check of sessionParameters) {
+      if (request.fields.some((field) => isSessionParameter(field, check)) && !fromOwnPage(request.headers)) found.push(check.rule);
     }
     if (found.length === 0) return null;
     return this.#count(found.sort((a, b) => a - b), request, null, signals);

@@ -128,7 +128,14 @@ export interface LevelProgram {
   anomalies: readonly { anomaly: Anomaly; rule: number }[];
   methods: readonly { methods: readonly string[]; rule: number }[];
   missingHeaders: readonly { header: string; rule: number }[];
-  sessionParameters: readonly { names: readonly string[]; rule: number }[];
+  /** Session-cookie names (types.ts `session_parameter`), split once into exact names and `*` prefixes. */
+  sessionParameters: readonly SessionParameterCheck[];
+}
+
+export interface SessionParameterCheck {
+  exact: ReadonlySet<string>;
+  prefixes: readonly string[];
+  rule: number;
 }
 
 const CANONICAL_OPTIONS: Readonly<Record<Target, CanonicalOptions | undefined>> = {
@@ -167,13 +174,16 @@ function buildProgram(level: ParanoiaLevel): LevelProgram {
   const anomalies: { anomaly: Anomaly; rule: number }[] = [];
   const methods: { methods: readonly string[]; rule: number }[] = [];
   const missingHeaders: { header: string; rule: number }[] = [];
-  const sessionParameters: { names: readonly string[]; rule: number }[] = [];
+  const sessionParameters: SessionParameterCheck[] = [];
   for (const { rule, index } of inLevel) {
     const check = rule.check;
     if (check?.kind === 'anomaly') anomalies.push({ anomaly: check.anomaly, rule: index });
     else if (check?.kind === 'method') methods.push({ methods: check.methods, rule: index });
     else if (check?.kind === 'missing_header') missingHeaders.push({ header: check.header, rule: index });
-    else if (check?.kind === 'session_parameter') sessionParameters.push({ names: check.names, rule: index });
+    else if (check?.kind === 'session_parameter') {
+      const prefixes = check.names.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1));
+      sessionParameters.push({ exact: new Set(check.names.filter((name) => !name.endsWith('*'))), prefixes, rule: index });
+    }
   }
   const scores = new Uint8Array(RULE_DEFINITIONS.map(scoreOf));
   const proseScores = new Uint8Array(RULE_DEFINITIONS.map((rule) => (rule.in_prose && scoreOf(rule) > 0 ? SEVERITY_SCORE[rule.in_prose] : 0)));
