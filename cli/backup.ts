@@ -3,23 +3,15 @@
 // through its control socket (platform/control-socket.ts): PGlite is one process, and a second one
 // must never open its files. Otherwise this process takes the data directory (the same socket, so a
 // server cannot start meanwhile) and dumps it itself. On PostgreSQL, pg_dump is the tool.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../api/config.ts';
 import { askDataDir, DataDirBusyError, holdDataDir } from '../platform/control-socket.ts';
 import { dumpEmbedded, findServerKey, parseBackup, writePrivateFile } from '../platform/db/backup.ts';
 import { openDatabase } from '../platform/db/database.ts';
+import { aegisVersion } from './version.ts';
 
 export const POSTGRES_BACKUP_DOCS = 'docs/operations.md, "Backup and restore" (section "PostgreSQL")';
-
-/** The version in package.json (beside cli/ in the sources, beside dist/ in the build). */
-export function aegisVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
 
 export interface BackupOptions {
   out: string;

@@ -6,7 +6,7 @@
 import type { loadConfig } from '../api/config.ts';
 import { DataDirBusyError, holdDataDir, type HeldDataDir } from '../platform/control-socket.ts';
 import { openDatabase, type DatabaseHandle } from '../platform/db/database.ts';
-import { aegisVersion } from './backup.ts';
+import { aegisVersion } from './version.ts';
 
 type Config = Pick<ReturnType<typeof loadConfig>, 'databaseUrl' | 'dataDir'>;
 

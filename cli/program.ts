@@ -10,10 +10,10 @@
 //     scan`, whose exit 1 means "a finding reached --fail-on": its usage mistakes exit 2.
 //   - Every other exit code is the command's own (plan: 0 no changes, 2 changes, 1 error).
 //   - Colour only on a terminal, never with NO_COLOR set (reconciler/cli/colour.ts).
-import { readFileSync } from 'node:fs';
 import { Argument, Command, CommanderError, Option, type HelpConfiguration } from 'commander';
 import { colourEnabled } from '../reconciler/cli/colour.ts';
 import { errorMessage } from '../schemas/json-value.ts';
+import { aegisVersion } from './version.ts';
 
 /** Thrown by a command for a usage mistake its module notices (UsageError in reconciler/cli/source.ts). */
 const isUsageError = (err: unknown): err is Error => err instanceof Error && err.name === 'UsageError';
@@ -45,15 +45,6 @@ Ownership source (what this config owns; only its objects are updated or pruned)
 
 function examples(...items: [comment: string, command: string][]): string {
   return `\nExamples:\n${items.map(([comment, command]) => `  # ${comment}\n  $ ${command}`).join('\n')}`;
-}
-
-/** The version in package.json (read from the source tree, which ships with the build). */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** `keys create` for the subcommand `create` of `keys`; '' for the root. */
@@ -104,7 +95,7 @@ export function buildProgram(io: ProgramOutput = processOutput): AegisProgram {
   const program = new Command('aegis')
     .description('Aegis: application security managed as code. API and Shield gateway, GitOps reconciler, Terraform provider.')
     .usage('<command> [options]')
-    .version(packageVersion(), '-v, --version', 'print the version')
+    .version(aegisVersion(), '-v, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
     .helpCommand('help [command]', 'show help for a command')
     .addHelpText(

@@ -8,7 +8,8 @@ import { loadConfig } from '../api/config.ts';
 import { DataDirBusyError, holdDataDir } from '../platform/control-socket.ts';
 import { checkKey, checkMigrations, findServerKey, hasContent, parseBackup, restoreEmbedded } from '../platform/db/backup.ts';
 import { MIGRATION_NAMES } from '../platform/db/migrate.ts';
-import { aegisVersion, POSTGRES_BACKUP_DOCS } from './backup.ts';
+import { POSTGRES_BACKUP_DOCS } from './backup.ts';
+import { aegisVersion } from './version.ts';
 
 export interface RestoreOptions {
   dataDir?: string | undefined;

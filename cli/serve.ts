@@ -9,7 +9,7 @@ import { watchConfigDir } from './serve-config-dir.ts';
 import { DataDirBusyError, holdDataDir, type HeldDataDir } from '../platform/control-socket.ts';
 import { loadServerKey } from '../platform/crypto/secret-box.ts';
 import { dumpEmbedded } from '../platform/db/backup.ts';
-import { aegisVersion } from './backup.ts';
+import { aegisVersion } from './version.ts';
 
 /** `aegis serve`'s flags as cli/program.ts parses them. */
 export interface ServeOptions {
