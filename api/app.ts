@@ -53,6 +53,7 @@ import { ipAccessRoutes } from './shield/ip-access/routes.ts';
 import { rateLimitRoutes } from './shield/rate-limits/routes.ts';
 import { virtualPatchRoutes } from './shield/virtual-patches/routes.ts';
 import { ruleBatchRoutes } from './shield/batch/routes.ts';
+import { impactRoutes } from './shield/impact/routes.ts';
 import { analyticsRoutes } from './shield/analytics/routes.ts';
 import { liveRoutes } from './shield/live/routes.ts';
 import { advisoryRoutes } from './advisories/routes.ts';
@@ -121,7 +122,7 @@ export interface AppDeps {
   observability?: Observability | undefined;
   /** Reads the TXT records that prove an organisation controls a domain. */
   txt: TxtLookup;
-  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'signup' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage' | 'shieldTlsPort' | 'shieldDomainProof' | 'shieldDomainProofHttpPort'>;
+  config: Pick<ServerConfig, 'rateLimitPerMinute' | 'sessionRateLimitPerMinute' | 'rateLimitWindowMs' | 'trustedProxies' | 'logLevel' | 'logStream' | 'analyticsRateLimitPerMinute' | 'asnDbPath' | 'shieldLiveHeartbeatMs' | 'allowLocalSources' | 'allowPrivateTargets' | 'dnsServers' | 'configRepoPollSeconds' | 'allowMetadataOrigins' | 'shieldDnsServers' | 'googleClientId' | 'googleClientSecret' | 'googleIssuer' | 'signup' | 'stripeWebhookSecret' | 'webhookDnsServers' | 'webhookTimeoutMs' | 'webhookRetryDelaysMs' | 'webhookDisableAfterMs' | 'providers' | 'cloud' | 'triage' | 'shieldTlsPort' | 'shieldDomainProof' | 'shieldDomainProofHttpPort'>;
 }
 
 export async function buildApp({ db, authenticator, sessions, authChanges, mailer, publicUrl, redis, secretBox, shieldEvents, observability, txt, config }: AppDeps): Promise<FastifyInstance> {
@@ -186,6 +187,7 @@ export async function buildApp({ db, authenticator, sessions, authChanges, maile
   await app.register(rateLimitRoutes, { db });
   await app.register(ruleBatchRoutes, { db });
   await app.register(analyticsRoutes, { db, perMinute: config.analyticsRateLimitPerMinute, windowMs: config.rateLimitWindowMs });
+  await app.register(impactRoutes, { db, secretBox, asnDbPath: config.asnDbPath, perMinute: config.analyticsRateLimitPerMinute, windowMs: config.rateLimitWindowMs });
   await app.register(liveRoutes, { db, bus: shieldEvents.bus, heartbeatMs: config.shieldLiveHeartbeatMs });
   // Clones and provider calls on tenants' behalf connect under this (net/outbound.ts).
   const outbound = serverTenantPolicy(config);

@@ -93,6 +93,14 @@ export interface ServerConfig {
   shieldFlushMs: number;
   /** Days Shield events and their rollups are kept; 0 keeps them forever. */
   shieldEventRetentionDays: number;
+  /** Whether the gateway keeps the traffic record impact previews replay (docs/impact-preview.md). */
+  shieldTrafficRecord: boolean;
+  /** Share of unflagged requests whose parameter values the traffic record keeps (0–1). */
+  shieldTrafficValueSampleRate: number;
+  /** Days the traffic record keeps request metadata. */
+  shieldTrafficRetentionDays: number;
+  /** Hours the traffic record keeps parameter values (sealed). */
+  shieldTrafficValueHours: number;
   /** Interval of the heartbeat comment on live decision streams (ms). */
   shieldLiveHeartbeatMs: number;
   /** Per-key budget of the analytics route per minute (DESIGN §4: 30). */
@@ -326,6 +334,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shieldAllowSampleRate: fraction('AEGIS_SHIELD_ALLOW_SAMPLE_RATE', env.AEGIS_SHIELD_ALLOW_SAMPLE_RATE, 0.01),
     shieldFlushMs: positiveInt('AEGIS_SHIELD_FLUSH_MS', env.AEGIS_SHIELD_FLUSH_MS, 500) || 500,
     shieldEventRetentionDays: positiveInt('AEGIS_SHIELD_EVENT_RETENTION_DAYS', env.AEGIS_SHIELD_EVENT_RETENTION_DAYS, 30),
+    shieldTrafficRecord: bool('AEGIS_SHIELD_TRAFFIC_RECORD', env.AEGIS_SHIELD_TRAFFIC_RECORD, true),
+    shieldTrafficValueSampleRate: fraction('AEGIS_SHIELD_TRAFFIC_VALUE_SAMPLE_RATE', env.AEGIS_SHIELD_TRAFFIC_VALUE_SAMPLE_RATE, 0.01),
+    shieldTrafficRetentionDays: positiveInt('AEGIS_SHIELD_TRAFFIC_RETENTION_DAYS', env.AEGIS_SHIELD_TRAFFIC_RETENTION_DAYS, 7) || 7,
+    shieldTrafficValueHours: positiveInt('AEGIS_SHIELD_TRAFFIC_VALUE_HOURS', env.AEGIS_SHIELD_TRAFFIC_VALUE_HOURS, 72) || 72,
     shieldLiveHeartbeatMs: positiveInt('AEGIS_SHIELD_LIVE_HEARTBEAT_MS', env.AEGIS_SHIELD_LIVE_HEARTBEAT_MS, 15_000) || 15_000,
     analyticsRateLimitPerMinute: positiveInt('AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE', env.AEGIS_ANALYTICS_RATE_LIMIT_PER_MINUTE, 30),
     allowLocalSources: bool('AEGIS_ALLOW_LOCAL_SOURCES', env.AEGIS_ALLOW_LOCAL_SOURCES, false),

@@ -3,6 +3,7 @@
 // syncs whose job died with its worker, old sync records and push deliveries, and spent sign-in
 // links, identity-provider flows and remembered SAML assertions; and it reads the proof records of
 // verified domains (organisations' and Shield sites') again. Each task is safe to run from many processes at once.
+import { pruneTraffic } from '../gateway/traffic/partitions.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db/database.ts';
 import { sweepIdempotencyKeys } from '../platform/http/idempotency.ts';
@@ -80,18 +81,21 @@ export async function pruneShieldEvents(db: Db, retentionDays: number, options: 
 export interface HousekeepingOptions {
   intervalMs: number;
   shieldEventRetentionDays: number;
+  /** The traffic record's retention: days of metadata, hours of values (docs/impact-preview.md). */
+  trafficRetention: { days: number; valueHours: number };
   /** Reads domain-proof records for the re-check of verified domains. */
   txt: TxtLookup;
   domainRecheckIntervalMs: number;
 }
 
-export function startHousekeeping(db: Db, log: FastifyBaseLogger, { intervalMs, shieldEventRetentionDays, txt, domainRecheckIntervalMs }: HousekeepingOptions): () => void {
+export function startHousekeeping(db: Db, log: FastifyBaseLogger, { intervalMs, shieldEventRetentionDays, trafficRetention, txt, domainRecheckIntervalMs }: HousekeepingOptions): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db), recheckDomains(db, txt, domainRecheckIntervalMs), recheckSiteDomains(db, txt, domainRecheckIntervalMs)])
-      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events, domains, siteDomains]) => {
+    Promise.all([sweepIdempotencyKeys(db), sweepExpiredRules(db), pruneShieldEvents(db, shieldEventRetentionDays), failOrphanedScans(db), failOrphanedSyncs(db), pruneSyncHistory(db), sweepLoginTokens(db), sweepFlows(db), pruneEvents(db), recheckDomains(db, txt, domainRecheckIntervalMs), recheckSiteDomains(db, txt, domainRecheckIntervalMs), pruneTraffic(db, trafficRetention)])
+      .then(([keys, rules, shield, orphans, orphanSyncs, syncHistory, , , events, domains, siteDomains, trafficDays]) => {
+        if (trafficDays.length > 0) log.info({ days: trafficDays }, 'housekeeping dropped traffic-record days past retention');
         if (keys + rules.patches + rules.ipRules + shield.events + shield.rollups + syncHistory + events > 0) {
           log.info({ idempotency_keys: keys, ...rules, shield_events: shield.events, shield_event_rollups: shield.rollups, sync_history: syncHistory, events }, 'housekeeping removed expired records');
         }

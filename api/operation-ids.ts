@@ -111,6 +111,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationName | null>> = {
 
   'POST /api/v1/shield/sites/:id/rules/batch': op('shieldRules.batch', 'ShieldRuleBatch'),
   'GET /api/v1/shield/sites/:id/analytics': op('shieldAnalytics.get', 'ShieldAnalytics'),
+  'POST /api/v1/shield/sites/:id/impact': op('shieldImpact.preview', 'ShieldImpact'),
   'GET /api/v1/shield/sites/:id/live': op('shieldLive.stream', 'ShieldDecision'),
 
   'GET /api/v1/scan-schedules': op('scanSchedules.list', 'ScanSchedule'),

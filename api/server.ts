@@ -98,6 +98,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
       allowSampleRate: config.shieldAllowSampleRate,
       flushMs: config.shieldFlushMs,
       alertWindowMs: config.shieldAlertWindowMs,
+      traffic: config.shieldTrafficRecord ? { serverKey, valueSampleRate: config.shieldTrafficValueSampleRate } : undefined,
     });
     const events = shieldEvents;
     const domainProofs = txtLookup(config.verificationDnsServers);
@@ -118,6 +119,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
     const stopHousekeeping = startHousekeeping(database.db, app.log, {
       intervalMs: config.sweepIntervalMs,
       shieldEventRetentionDays: config.shieldEventRetentionDays,
+      trafficRetention: { days: config.shieldTrafficRetentionDays, valueHours: config.shieldTrafficValueHours },
       txt: domainProofs,
       domainRecheckIntervalMs: config.domainRecheckIntervalMs,
     });
@@ -125,7 +127,7 @@ export async function startServer(config: ServerConfig, services: ServerServices
     let gateway: RunningGateway | undefined;
     let sandboxGateway: RunningGateway | undefined;
     try {
-      const gatewayDeps = { db: database.db, log: shieldLog, recorder: events.recorder, serverKey, metrics: observability.metrics?.gateway };
+      const gatewayDeps = { db: database.db, log: shieldLog, recorder: events.recorder, traffic: events.traffic, serverKey, metrics: observability.metrics?.gateway };
       if (config.shieldEnabled) gateway = await launchGateway(config, gatewayDeps);
       // In this process even when the live gateway runs as a cluster: the sandbox carries test traffic only.
       if (config.sandboxShieldPort !== undefined) sandboxGateway = await launchGateway(config, gatewayDeps, 'test');

@@ -2721,6 +2721,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/shield/sites/{id}/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview what a configuration change would have done to recorded traffic
+         * @description Replays the site’s recorded traffic (default: the last 24 hours) through the whole ordered pipeline under the current configuration and under the proposed one — site settings as PATCH /api/v1/shield/sites/{id} takes them and rule writes as POST …/rules/batch takes them, checked the same way (422 naming the field) and never stored — and reports, per changed object and in total, the requests that would newly be blocked, challenged or allowed: clients and networks, the statuses those requests actually got, sessions, first and last seen, an hourly histogram and redacted examples. Verdicts that read only metadata (IP rules, rate limits replayed over the recorded timestamps, the mode) are exact; those that read parameter values count only the sampled requests whose values were kept (`coverage`). Limited to 30 requests per minute per key.
+         */
+        post: operations["shieldImpact.preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/shield/sites/{id}/live": {
         parameters: {
             query?: never;
@@ -22670,6 +22690,669 @@ export interface operations {
             };
             /** @description No such object in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "shieldImpact.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Shield site id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on). */
+                    site?: {
+                        /**
+                         * @description `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+                         * @enum {string}
+                         */
+                        mode?: "log" | "block" | "challenge";
+                        /**
+                         * @description How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+                         * @enum {string}
+                         */
+                        path_case?: "insensitive" | "sensitive";
+                        /** @description Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is. */
+                        managed_rules?: {
+                            /** @description Whether managed rules inspect this site’s requests. */
+                            enabled?: boolean;
+                            /** @description How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more. */
+                            paranoia_level?: number;
+                            /** @description Rules switched off for some paths or parameters. */
+                            exclusions?: {
+                                /** @description Rule ids (`xss.event_handler`) or whole categories (`xss`) from `GET /api/v1/shield/managed-rules`. */
+                                rules: string[];
+                                /** @description Only on paths matching this pattern (same syntax and normalisation as virtual patches). Omit for every path. */
+                                url_pattern?: string;
+                                /** @description Only for the values of this parameter (query, form, multipart or JSON key at any depth; matched like a virtual patch parameter). Omit for the whole request. */
+                                parameter?: string;
+                            }[];
+                        };
+                    };
+                    /** @description Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way). */
+                    operations?: {
+                        /** @enum {string} */
+                        op: "create" | "update" | "delete";
+                        /** @enum {string} */
+                        kind: "ip_access_rule" | "virtual_patch" | "rate_limit_rule";
+                        id?: string;
+                        spec?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                    /**
+                     * Format: date-time
+                     * @description Start of the window replayed (default: 24 hours ago).
+                     */
+                    since?: string;
+                    /**
+                     * Format: date-time
+                     * @description End of the window (exclusive; default now).
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        site_id: string;
+                        window: {
+                            /** Format: date-time */
+                            since: string;
+                            /** Format: date-time */
+                            until: string;
+                        };
+                        /** @description What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then). */
+                        covered: {
+                            /**
+                             * Format: date-time
+                             * @description Start of the part of the window the record covers; null when it holds nothing.
+                             */
+                            since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description The oldest request the record keeps for the site.
+                             */
+                            recorded_since: string | null;
+                        };
+                        mode: {
+                            current: string;
+                            proposed: string;
+                        };
+                        totals: {
+                            /** @description How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values. */
+                            coverage: {
+                                records: number;
+                                with_values: number;
+                                exact: boolean;
+                                note?: string;
+                            };
+                            newly_blocked: {
+                                /** @description Requests whose outcome changes this way. */
+                                requests: number;
+                                /** @description Distinct client addresses among them. */
+                                clients: number;
+                                /** @description Distinct client networks (/24 or /48) among them. */
+                                networks: number;
+                                /** @description The five addresses with most of these requests. */
+                                top_clients: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description The five networks with most of these requests. */
+                                top_networks: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description What these requests were actually answered when recorded (the origin’s status for a proxied request). */
+                                origin_statuses: {
+                                    /** @description By class: `2xx`, `3xx`, `4xx`, `5xx`. */
+                                    classes: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description By status code. */
+                                    exact: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description How many carried a session or credentials (Cookie, Authorization, X-Api-Key). */
+                                with_session: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The first of them; null when none.
+                                 */
+                                first_seen: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last of them; null when none.
+                                 */
+                                last_seen: string | null;
+                                /** @description Requests per hour (UTC), hours without any left out. */
+                                hourly: {
+                                    /** Format: date-time */
+                                    hour: string;
+                                    requests: number;
+                                }[];
+                                /** @description Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address. */
+                                examples: {
+                                    method: string;
+                                    path: string;
+                                    query: string | null;
+                                    status: number;
+                                    /** Format: date-time */
+                                    at: string;
+                                    network: string;
+                                    /** @description Whether the record kept this request’s (sealed) values. */
+                                    has_values: boolean;
+                                }[];
+                                /** @description On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked. */
+                                warning?: string;
+                            };
+                            newly_challenged: {
+                                /** @description Requests whose outcome changes this way. */
+                                requests: number;
+                                /** @description Distinct client addresses among them. */
+                                clients: number;
+                                /** @description Distinct client networks (/24 or /48) among them. */
+                                networks: number;
+                                /** @description The five addresses with most of these requests. */
+                                top_clients: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description The five networks with most of these requests. */
+                                top_networks: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description What these requests were actually answered when recorded (the origin’s status for a proxied request). */
+                                origin_statuses: {
+                                    /** @description By class: `2xx`, `3xx`, `4xx`, `5xx`. */
+                                    classes: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description By status code. */
+                                    exact: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description How many carried a session or credentials (Cookie, Authorization, X-Api-Key). */
+                                with_session: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The first of them; null when none.
+                                 */
+                                first_seen: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last of them; null when none.
+                                 */
+                                last_seen: string | null;
+                                /** @description Requests per hour (UTC), hours without any left out. */
+                                hourly: {
+                                    /** Format: date-time */
+                                    hour: string;
+                                    requests: number;
+                                }[];
+                                /** @description Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address. */
+                                examples: {
+                                    method: string;
+                                    path: string;
+                                    query: string | null;
+                                    status: number;
+                                    /** Format: date-time */
+                                    at: string;
+                                    network: string;
+                                    /** @description Whether the record kept this request’s (sealed) values. */
+                                    has_values: boolean;
+                                }[];
+                                /** @description On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked. */
+                                warning?: string;
+                            };
+                            newly_allowed: {
+                                /** @description Requests whose outcome changes this way. */
+                                requests: number;
+                                /** @description Distinct client addresses among them. */
+                                clients: number;
+                                /** @description Distinct client networks (/24 or /48) among them. */
+                                networks: number;
+                                /** @description The five addresses with most of these requests. */
+                                top_clients: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description The five networks with most of these requests. */
+                                top_networks: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description What these requests were actually answered when recorded (the origin’s status for a proxied request). */
+                                origin_statuses: {
+                                    /** @description By class: `2xx`, `3xx`, `4xx`, `5xx`. */
+                                    classes: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description By status code. */
+                                    exact: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description How many carried a session or credentials (Cookie, Authorization, X-Api-Key). */
+                                with_session: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The first of them; null when none.
+                                 */
+                                first_seen: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last of them; null when none.
+                                 */
+                                last_seen: string | null;
+                                /** @description Requests per hour (UTC), hours without any left out. */
+                                hourly: {
+                                    /** Format: date-time */
+                                    hour: string;
+                                    requests: number;
+                                }[];
+                                /** @description Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address. */
+                                examples: {
+                                    method: string;
+                                    path: string;
+                                    query: string | null;
+                                    status: number;
+                                    /** Format: date-time */
+                                    at: string;
+                                    network: string;
+                                    /** @description Whether the record kept this request’s (sealed) values. */
+                                    has_values: boolean;
+                                }[];
+                                /** @description On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked. */
+                                warning?: string;
+                            };
+                            /** @description Requests whose outcome (pass, block, challenge) stays the same. */
+                            unchanged: number;
+                            /** @description Blocked now, challenged under the proposal. */
+                            softened: number;
+                        };
+                        /** @description Per object responsible for a change (a rule, or the site’s mode), most changed requests first. */
+                        objects: {
+                            object: {
+                                /** @description ip_access, escalation, rate_limit, inspection, virtual_patch, managed, schema, or mode. */
+                                kind: string;
+                                /** @description The rule’s id; for a rule the proposal creates, null (see `operation`). */
+                                id: string | null;
+                                /** @description The index in `operations` of the write that made this rule, when the proposal made or changed it. */
+                                operation?: number;
+                            };
+                            /** @description How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values. */
+                            coverage: {
+                                records: number;
+                                with_values: number;
+                                exact: boolean;
+                                note?: string;
+                            };
+                            newly_blocked: {
+                                /** @description Requests whose outcome changes this way. */
+                                requests: number;
+                                /** @description Distinct client addresses among them. */
+                                clients: number;
+                                /** @description Distinct client networks (/24 or /48) among them. */
+                                networks: number;
+                                /** @description The five addresses with most of these requests. */
+                                top_clients: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description The five networks with most of these requests. */
+                                top_networks: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description What these requests were actually answered when recorded (the origin’s status for a proxied request). */
+                                origin_statuses: {
+                                    /** @description By class: `2xx`, `3xx`, `4xx`, `5xx`. */
+                                    classes: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description By status code. */
+                                    exact: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description How many carried a session or credentials (Cookie, Authorization, X-Api-Key). */
+                                with_session: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The first of them; null when none.
+                                 */
+                                first_seen: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last of them; null when none.
+                                 */
+                                last_seen: string | null;
+                                /** @description Requests per hour (UTC), hours without any left out. */
+                                hourly: {
+                                    /** Format: date-time */
+                                    hour: string;
+                                    requests: number;
+                                }[];
+                                /** @description Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address. */
+                                examples: {
+                                    method: string;
+                                    path: string;
+                                    query: string | null;
+                                    status: number;
+                                    /** Format: date-time */
+                                    at: string;
+                                    network: string;
+                                    /** @description Whether the record kept this request’s (sealed) values. */
+                                    has_values: boolean;
+                                }[];
+                                /** @description On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked. */
+                                warning?: string;
+                            };
+                            newly_challenged: {
+                                /** @description Requests whose outcome changes this way. */
+                                requests: number;
+                                /** @description Distinct client addresses among them. */
+                                clients: number;
+                                /** @description Distinct client networks (/24 or /48) among them. */
+                                networks: number;
+                                /** @description The five addresses with most of these requests. */
+                                top_clients: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description The five networks with most of these requests. */
+                                top_networks: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description What these requests were actually answered when recorded (the origin’s status for a proxied request). */
+                                origin_statuses: {
+                                    /** @description By class: `2xx`, `3xx`, `4xx`, `5xx`. */
+                                    classes: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description By status code. */
+                                    exact: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description How many carried a session or credentials (Cookie, Authorization, X-Api-Key). */
+                                with_session: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The first of them; null when none.
+                                 */
+                                first_seen: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last of them; null when none.
+                                 */
+                                last_seen: string | null;
+                                /** @description Requests per hour (UTC), hours without any left out. */
+                                hourly: {
+                                    /** Format: date-time */
+                                    hour: string;
+                                    requests: number;
+                                }[];
+                                /** @description Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address. */
+                                examples: {
+                                    method: string;
+                                    path: string;
+                                    query: string | null;
+                                    status: number;
+                                    /** Format: date-time */
+                                    at: string;
+                                    network: string;
+                                    /** @description Whether the record kept this request’s (sealed) values. */
+                                    has_values: boolean;
+                                }[];
+                                /** @description On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked. */
+                                warning?: string;
+                            };
+                            newly_allowed: {
+                                /** @description Requests whose outcome changes this way. */
+                                requests: number;
+                                /** @description Distinct client addresses among them. */
+                                clients: number;
+                                /** @description Distinct client networks (/24 or /48) among them. */
+                                networks: number;
+                                /** @description The five addresses with most of these requests. */
+                                top_clients: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description The five networks with most of these requests. */
+                                top_networks: {
+                                    value: string;
+                                    requests: number;
+                                }[];
+                                /** @description What these requests were actually answered when recorded (the origin’s status for a proxied request). */
+                                origin_statuses: {
+                                    /** @description By class: `2xx`, `3xx`, `4xx`, `5xx`. */
+                                    classes: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description By status code. */
+                                    exact: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description How many carried a session or credentials (Cookie, Authorization, X-Api-Key). */
+                                with_session: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The first of them; null when none.
+                                 */
+                                first_seen: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last of them; null when none.
+                                 */
+                                last_seen: string | null;
+                                /** @description Requests per hour (UTC), hours without any left out. */
+                                hourly: {
+                                    /** Format: date-time */
+                                    hour: string;
+                                    requests: number;
+                                }[];
+                                /** @description Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address. */
+                                examples: {
+                                    method: string;
+                                    path: string;
+                                    query: string | null;
+                                    status: number;
+                                    /** Format: date-time */
+                                    at: string;
+                                    network: string;
+                                    /** @description Whether the record kept this request’s (sealed) values. */
+                                    has_values: boolean;
+                                }[];
+                                /** @description On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked. */
+                                warning?: string;
+                            };
+                        }[];
+                        /** @description Requests the current configuration, replayed, decides otherwise than was recorded (a configuration that changed during the window, values not kept). */
+                        differs_from_recorded: number;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, bad query parameters or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The API key lacks the scope `shield:read`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No such object in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Conflict with existing state, or the same Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Stable, machine-readable error code such as `not_found` or `validation_failed`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            /** @description Structured context, e.g. the failing fields. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed (`details.fields`), or the Idempotency-Key was used for another request. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,7 @@ import { createHttp1Server } from './edge/http1.ts';
 import type { Http2Limits } from './edge/http2.ts';
 import { startEdge } from './edge/index.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
+import type { TrafficWriter } from './traffic/traffic-writer.ts';
 import type { BodyLimits } from './inspect/body.ts';
 import { BodyAdmission, DEFAULT_BODY_ADMISSION, type BodyBudget } from './proxy/body-admission.ts';
 import { ClientIpResolver } from './proxy/client-ip.ts';
@@ -30,6 +31,8 @@ export interface GatewayOptions {
   db: Db;
   log: Logger;
   recorder: DecisionRecorder;
+  /** Where each answered request is recorded for impact previews (traffic/); nothing when absent. */
+  traffic?: TrafficWriter | undefined;
   host: string;
   port: number;
   serverKey: Buffer;
@@ -86,7 +89,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const bodyLimits: BodyLimits = { inspectBytes: 128 * 1024, multipartBytes: 8 * 1024 * 1024, maxRatio: 100, ...options.bodyLimits };
   const admission = new BodyAdmission({ ...DEFAULT_BODY_ADMISSION, ...options.bodyBudget });
   const websockets = new WebSocketProxy({ ...options.websocket, originPolicy: options.upstream?.originPolicy, handshakeTimeoutMs: options.upstream?.headersTimeoutMs, log: options.log, onOpenChange: options.metrics ? (site, delta) => options.metrics?.websockets(site, delta) : undefined });
-  const handler = createRequestHandler({ log: options.log, registry, recorder: options.recorder, state, upstreams, clientIps, challenges, admission, bodyLimits, asnDb: options.asnDb, metrics: options.metrics, websockets });
+  const handler = createRequestHandler({ log: options.log, registry, recorder: options.recorder, traffic: options.traffic, state, upstreams, clientIps, challenges, admission, bodyLimits, asnDb: options.asnDb, metrics: options.metrics, websockets });
 
   const edge = await startEdge({ ...options, tlsPort: options.tlsPort, registry, handler, clientIps });
   const server: Server = createHttp1Server(edge.plainListener, (req, socket, head) => handler.upgrade(req, socket, head), options.log);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { GatewaySettings } from './settings.ts';
 import type { Db } from '../platform/db/database.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
+import type { TrafficWriter } from './traffic/traffic-writer.ts';
 import type { GatewayMetrics } from '../platform/metrics/metrics.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import type { RateState } from './state/rate-state.ts';
@@ -15,6 +16,8 @@ export interface LaunchDeps {
   db: Db;
   log: Logger;
   recorder: DecisionRecorder;
+  /** The traffic record (traffic/), when kept. */
+  traffic?: TrafficWriter | undefined;
   serverKey: Buffer;
   metrics?: GatewayMetrics | undefined;
   rateState?: RateState | undefined;

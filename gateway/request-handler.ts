@@ -11,6 +11,7 @@ import type { GatewayMetrics } from '../platform/metrics/metrics.ts';
 import { CHALLENGE_PATH, type Challenges } from './challenge/challenge.ts';
 import type { DecisionEvent } from './decision.ts';
 import type { DecisionRecorder } from './events/recorder.ts';
+import type { TrafficWriter } from './traffic/traffic-writer.ts';
 import { bufferLimit, inspectBody, opaqueBody, type BodyLimits } from './inspect/body.ts';
 import { headerOverrides } from './inspect/method-override.ts';
 import { LazyInspectedRequest, type InspectedRequest } from './inspected-request.ts';
@@ -33,6 +34,7 @@ export interface RequestHandlerDeps {
   log: Logger;
   registry: SiteRegistry;
   recorder: DecisionRecorder;
+  traffic?: TrafficWriter | undefined;
   state: RateState;
   upstreams: Upstreams;
   clientIps: ClientIpResolver;
@@ -119,8 +121,9 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   const record = (site: CompiledSite, inspected: InspectedRequest, client: ClientAddress, verdict: Verdict, status: number, requestId: string, arrived: number) => {
     deps.metrics?.decision(site.id, verdict.action, verdict.ruleKind);
     const keep = deps.recorder.keeps(verdict.action);
+    const origin = keep || deps.traffic ? (deps.asnDb?.lookup(client.parsed) ?? null) : null;
+    deps.traffic?.capture({ siteId: site.id, request: inspected, clientIp: client.text, parsedIp: client.parsed, asn: origin?.asn ?? null, country: origin?.country ?? null, verdict, status, arrived, latencyMs: Date.now() - arrived });
     if (!keep) return deps.recorder.countOnly({ site_id: site.id, at: arrived, action: verdict.action, rule_kind: verdict.ruleKind });
-    const origin = deps.asnDb?.lookup(client.parsed) ?? null;
     const event: DecisionEvent = {
       id: newId('dec'),
       time: new Date(arrived).toISOString(),

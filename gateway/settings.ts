@@ -34,6 +34,8 @@ export interface GatewaySettings {
   shieldAllowSampleRate: number;
   shieldFlushMs: number;
   shieldAlertWindowMs: number;
+  shieldTrafficRecord: boolean;
+  shieldTrafficValueSampleRate: number;
   allowMetadataOrigins: boolean;
   /** AEGIS_ALLOW_PRIVATE_TARGETS: also the OCSP responders uploaded certificates name (tenant traffic). */
   allowPrivateTargets: boolean;
@@ -69,6 +71,8 @@ const KEYS: Record<keyof GatewaySettings, true> = {
   shieldAllowSampleRate: true,
   shieldFlushMs: true,
   shieldAlertWindowMs: true,
+  shieldTrafficRecord: true,
+  shieldTrafficValueSampleRate: true,
   allowMetadataOrigins: true,
   allowPrivateTargets: true,
   shieldDnsServers: true,

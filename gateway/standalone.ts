@@ -36,8 +36,8 @@ export async function startStandaloneGateway(config: LocalGatewaySettings, optio
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
     const metrics = options.collectMetrics ? gatewayMetrics(database) : undefined;
-    const events = createShieldEvents({ db: database.db, redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, log, allowSampleRate: config.shieldAllowSampleRate, flushMs: config.shieldFlushMs, alertWindowMs: config.shieldAlertWindowMs });
-    const gateway = await launchGateway(config, { db: database.db, log, recorder: events.recorder, serverKey, metrics: metrics?.gateway, rateState: options.rateState });
+    const events = createShieldEvents({ db: database.db, redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, log, allowSampleRate: config.shieldAllowSampleRate, flushMs: config.shieldFlushMs, alertWindowMs: config.shieldAlertWindowMs, traffic: config.shieldTrafficRecord ? { serverKey, valueSampleRate: config.shieldTrafficValueSampleRate } : undefined });
+    const gateway = await launchGateway(config, { db: database.db, log, recorder: events.recorder, traffic: events.traffic, serverKey, metrics: metrics?.gateway, rateState: options.rateState });
     return {
       ...gateway,
       metrics,

@@ -57,11 +57,14 @@ function apiKeysOf(headers: IncomingHttpHeaders): string[] {
   return keys;
 }
 
+/** The API keys a request presents, as the digests it is counted by (and recorded by: traffic/capture.ts). */
+export const apiKeyDigests = (headers: IncomingHttpHeaders): string[] => apiKeysOf(headers).map(digest);
+
 /** The identities a rule counts this request by, as counter-key fragments: one, or one per API key it carries. */
 export function identityKeys(rule: CompiledRateLimit, headers: IncomingHttpHeaders, clientIp: string): string[] {
   if (rule.identity.kind === 'api_key') {
-    const keys = apiKeysOf(headers);
-    if (keys.length > 0) return keys.map((key) => `k:${digest(key)}`);
+    const keys = apiKeyDigests(headers);
+    if (keys.length > 0) return keys.map((key) => `k:${key}`);
   } else if (rule.identity.kind === 'header') {
     const value = headers[rule.identity.name];
     const text = Array.isArray(value) ? value.join(',') : value;

@@ -21,6 +21,7 @@ import * as triageAndAttackSurface from './migrations/0016_triage_and_attack_sur
 import * as identityBoundaries from './migrations/0017_identity_boundaries.ts';
 import * as shieldEdge from './migrations/0018_shield_edge.ts';
 import * as managedRuleScores from './migrations/0019_managed_rule_scores.ts';
+import * as shieldTraffic from './migrations/0020_shield_traffic.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0017_identity_boundaries': identityBoundaries,
   '0018_shield_edge': shieldEdge,
   '0019_managed_rule_scores': managedRuleScores,
+  '0020_shield_traffic': shieldTraffic,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -232,6 +232,30 @@ export interface ShieldEventsTable {
   anomaly: ColumnType<{ score: number; signals: string[] } | null, string | null | undefined, string | null>;
 }
 
+/** The traffic record (migration 0020, gateway/traffic/): one row per request answered, partitioned by day. */
+export interface ShieldTrafficTable {
+  site_id: string;
+  at: Timestamp;
+  client_ip: string;
+  network: string;
+  asn: number | null;
+  country: string | null;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  has_session: boolean;
+  /** Digests of the API keys the request carried, space-separated; null for none. */
+  api_keys: string | null;
+  action: string;
+  rule_kind: string | null;
+  rule_id: string | null;
+  would: string | null;
+  values_reason: string | null;
+  /** RecordedValues as JSON, sealed with the server key (context: the site id); null when not kept or swept. */
+  values_sealed: string | null;
+}
+
 /** Decisions per site, minute, action and rule kind ('' for none); `recorded` of them are in shield_events. */
 export interface ShieldEventRollupsTable {
   site_id: string;
@@ -340,6 +364,7 @@ export interface Database {
   shield_config_versions: ShieldConfigVersionsTable;
   shield_events: ShieldEventsTable;
   shield_event_rollups: ShieldEventRollupsTable;
+  shield_traffic: ShieldTrafficTable;
 }
 
 export type Organization = Selectable<OrganizationsTable>;

@@ -1595,6 +1595,182 @@ type ShieldDecision struct {
 	RequestID string `json:"request_id"`
 }
 
+// ShieldImpact is an object of the Aegis API.
+type ShieldImpact struct {
+	SiteID string             `json:"site_id"`
+	Window ShieldImpactWindow `json:"window"`
+	// What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then).
+	Covered ShieldImpactCovered `json:"covered"`
+	Mode    ShieldImpactMode    `json:"mode"`
+	Totals  ShieldImpactTotals  `json:"totals"`
+	// Per object responsible for a change (a rule, or the site’s mode), most changed requests first.
+	Objects []ShieldImpactObject `json:"objects"`
+	// Requests the current configuration, replayed, decides otherwise than was recorded (a configuration that changed during the window, values not kept).
+	DiffersFromRecorded int64    `json:"differs_from_recorded"`
+	Warnings            []string `json:"warnings"`
+}
+
+// What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then).
+type ShieldImpactCovered struct {
+	// Start of the part of the window the record covers; null when it holds nothing.
+	Since *string `json:"since"`
+	// The oldest request the record keeps for the site.
+	RecordedSince *string `json:"recorded_since"`
+}
+
+// ShieldImpactMode is an object of the Aegis API.
+type ShieldImpactMode struct {
+	Current  string `json:"current"`
+	Proposed string `json:"proposed"`
+}
+
+// ShieldImpactObject is an object of the Aegis API.
+type ShieldImpactObject struct {
+	Object ShieldImpactObjectObject `json:"object"`
+	// How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+	Coverage        ShieldImpactTotalsCoverage     `json:"coverage"`
+	NewlyBlocked    ShieldImpactTotalsNewlyBlocked `json:"newly_blocked"`
+	NewlyChallenged ShieldImpactTotalsNewlyBlocked `json:"newly_challenged"`
+	NewlyAllowed    ShieldImpactTotalsNewlyBlocked `json:"newly_allowed"`
+}
+
+// ShieldImpactObjectObject is an object of the Aegis API.
+type ShieldImpactObjectObject struct {
+	// ip_access, escalation, rate_limit, inspection, virtual_patch, managed, schema, or mode.
+	Kind string `json:"kind"`
+	// The rule’s id; for a rule the proposal creates, null (see `operation`).
+	ID *string `json:"id"`
+	// The index in `operations` of the write that made this rule, when the proposal made or changed it.
+	Operation *int64 `json:"operation,omitempty"`
+}
+
+// ShieldImpactPreviewParams is an object of the Aegis API.
+type ShieldImpactPreviewParams struct {
+	// Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on).
+	Site *ShieldImpactPreviewParamsSite `json:"site,omitempty"`
+	// Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way).
+	Operations []ShieldImpactPreviewParamsOperation `json:"operations,omitempty"`
+	// Start of the window replayed (default: 24 hours ago).
+	Since *string `json:"since,omitempty"`
+	// End of the window (exclusive; default now).
+	Until *string `json:"until,omitempty"`
+}
+
+// ShieldImpactPreviewParamsOperation is an object of the Aegis API.
+type ShieldImpactPreviewParamsOperation struct {
+	Op   ShieldImpactPreviewParamsOperationOp   `json:"op"`
+	Kind ShieldImpactPreviewParamsOperationKind `json:"kind"`
+	ID   *string                                `json:"id,omitempty"`
+	Spec map[string]any                         `json:"spec,omitempty"`
+}
+
+// Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on).
+type ShieldImpactPreviewParamsSite struct {
+	// `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+	Mode *ShieldImpactPreviewParamsSiteMode `json:"mode,omitempty"`
+	// How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+	PathCase *ShieldImpactPreviewParamsSitePathCase `json:"path_case,omitempty"`
+	// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
+	ManagedRules *ShieldImpactPreviewParamsSiteManagedRules `json:"managed_rules,omitempty"`
+}
+
+// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
+type ShieldImpactPreviewParamsSiteManagedRules struct {
+	// Whether managed rules inspect this site’s requests.
+	Enabled *bool `json:"enabled,omitempty"`
+	// How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+	ParanoiaLevel *int64 `json:"paranoia_level,omitempty"`
+	// Rules switched off for some paths or parameters.
+	Exclusions []ShieldSiteManagedRulesExclusion `json:"exclusions,omitempty"`
+}
+
+// ShieldImpactTotals is an object of the Aegis API.
+type ShieldImpactTotals struct {
+	// How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+	Coverage        ShieldImpactTotalsCoverage     `json:"coverage"`
+	NewlyBlocked    ShieldImpactTotalsNewlyBlocked `json:"newly_blocked"`
+	NewlyChallenged ShieldImpactTotalsNewlyBlocked `json:"newly_challenged"`
+	NewlyAllowed    ShieldImpactTotalsNewlyBlocked `json:"newly_allowed"`
+	// Requests whose outcome (pass, block, challenge) stays the same.
+	Unchanged int64 `json:"unchanged"`
+	// Blocked now, challenged under the proposal.
+	Softened int64 `json:"softened"`
+}
+
+// How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+type ShieldImpactTotalsCoverage struct {
+	Records    int64   `json:"records"`
+	WithValues int64   `json:"with_values"`
+	Exact      bool    `json:"exact"`
+	Note       *string `json:"note,omitempty"`
+}
+
+// ShieldImpactTotalsNewlyBlocked is an object of the Aegis API.
+type ShieldImpactTotalsNewlyBlocked struct {
+	// Requests whose outcome changes this way.
+	Requests int64 `json:"requests"`
+	// Distinct client addresses among them.
+	Clients int64 `json:"clients"`
+	// Distinct client networks (/24 or /48) among them.
+	Networks int64 `json:"networks"`
+	// The five addresses with most of these requests.
+	TopClients []ShieldImpactTotalsNewlyBlockedTopClient `json:"top_clients"`
+	// The five networks with most of these requests.
+	TopNetworks []ShieldImpactTotalsNewlyBlockedTopClient `json:"top_networks"`
+	// What these requests were actually answered when recorded (the origin’s status for a proxied request).
+	OriginStatuses ShieldImpactTotalsNewlyBlockedOriginStatuses `json:"origin_statuses"`
+	// How many carried a session or credentials (Cookie, Authorization, X-Api-Key).
+	WithSession int64 `json:"with_session"`
+	// The first of them; null when none.
+	FirstSeen *string `json:"first_seen"`
+	// The last of them; null when none.
+	LastSeen *string `json:"last_seen"`
+	// Requests per hour (UTC), hours without any left out.
+	Hourly []ShieldImpactTotalsNewlyBlockedHourly `json:"hourly"`
+	// Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address.
+	Examples []ShieldImpactTotalsNewlyBlockedExample `json:"examples"`
+	// On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked.
+	Warning *string `json:"warning,omitempty"`
+}
+
+// ShieldImpactTotalsNewlyBlockedExample is an object of the Aegis API.
+type ShieldImpactTotalsNewlyBlockedExample struct {
+	Method  string  `json:"method"`
+	Path    string  `json:"path"`
+	Query   *string `json:"query"`
+	Status  int64   `json:"status"`
+	At      string  `json:"at"`
+	Network string  `json:"network"`
+	// Whether the record kept this request’s (sealed) values.
+	HasValues bool `json:"has_values"`
+}
+
+// ShieldImpactTotalsNewlyBlockedHourly is an object of the Aegis API.
+type ShieldImpactTotalsNewlyBlockedHourly struct {
+	Hour     string `json:"hour"`
+	Requests int64  `json:"requests"`
+}
+
+// What these requests were actually answered when recorded (the origin’s status for a proxied request).
+type ShieldImpactTotalsNewlyBlockedOriginStatuses struct {
+	// By class: `2xx`, `3xx`, `4xx`, `5xx`.
+	Classes map[string]int64 `json:"classes"`
+	// By status code.
+	Exact map[string]int64 `json:"exact"`
+}
+
+// ShieldImpactTotalsNewlyBlockedTopClient is an object of the Aegis API.
+type ShieldImpactTotalsNewlyBlockedTopClient struct {
+	Value    string `json:"value"`
+	Requests int64  `json:"requests"`
+}
+
+// ShieldImpactWindow is an object of the Aegis API.
+type ShieldImpactWindow struct {
+	Since string `json:"since"`
+	Until string `json:"until"`
+}
+
 // ShieldRuleBatch is an object of the Aegis API.
 type ShieldRuleBatch struct {
 	// One per operation, in order.
@@ -1612,19 +1788,7 @@ type ShieldRuleBatchCounts struct {
 // ShieldRuleBatchParams is an object of the Aegis API.
 type ShieldRuleBatchParams struct {
 	// 1–1000 operations, applied in order.
-	Operations []ShieldRuleBatchParamsOperation `json:"operations"`
-}
-
-// ShieldRuleBatchParamsOperation is an object of the Aegis API.
-type ShieldRuleBatchParamsOperation struct {
-	// What to do.
-	Op ShieldRuleBatchParamsOperationOp `json:"op"`
-	// Which kind of rule.
-	Kind ShieldRuleBatchParamsOperationKind `json:"kind"`
-	// The rule to update or delete; not given for `create`.
-	ID *string `json:"id,omitempty"`
-	// For `create`: the create body of the kind (IpAccessRule, VirtualPatch or RateLimitRule spec); for `update`: its update body. Exactly as accepted by the single routes (`POST`/`PATCH` of `/api/v1/shield/sites/{id}/ip-access`, `/virtual-patches` and `/rate-limits`), with the same defaults and checks. Not given for `delete`.
-	Spec map[string]any `json:"spec,omitempty"`
+	Operations []ShieldImpactPreviewParamsOperation `json:"operations"`
 }
 
 // ShieldRuleBatchResult is an object of the Aegis API.
@@ -1762,21 +1926,11 @@ type ShieldSiteCreateParams struct {
 	// How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case. Default: "insensitive".
 	PathCase *ShieldSiteCreateParamsPathCase `json:"path_case,omitempty"`
 	// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
-	ManagedRules *ShieldSiteCreateParamsManagedRules `json:"managed_rules,omitempty"`
+	ManagedRules *ShieldImpactPreviewParamsSiteManagedRules `json:"managed_rules,omitempty"`
 	// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
 	TLS *ShieldSiteCreateParamsTLS `json:"tls,omitempty"`
 	// Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). Default: {}.
 	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
-type ShieldSiteCreateParamsManagedRules struct {
-	// Whether managed rules inspect this site’s requests. Default: true.
-	Enabled *bool `json:"enabled,omitempty"`
-	// How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more. Default: 1.
-	ParanoiaLevel *int64 `json:"paranoia_level,omitempty"`
-	// Rules switched off for some paths or parameters. Default: [].
-	Exclusions []ShieldSiteManagedRulesExclusion `json:"exclusions,omitempty"`
 }
 
 // TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
@@ -1892,7 +2046,7 @@ type ShieldSiteUpdateParams struct {
 	// How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
 	PathCase *ShieldSiteUpdateParamsPathCase `json:"path_case,omitempty"`
 	// Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
-	ManagedRules *ShieldSiteCreateParamsManagedRules `json:"managed_rules,omitempty"`
+	ManagedRules *ShieldImpactPreviewParamsSiteManagedRules `json:"managed_rules,omitempty"`
 	// TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
 	TLS *ShieldSiteUpdateParamsTLS `json:"tls,omitempty"`
 	// Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).
@@ -3830,24 +3984,43 @@ const (
 	ShieldDecisionWouldChallenge ShieldDecisionWould = "challenge"
 )
 
-// What to do.
-type ShieldRuleBatchParamsOperationOp string
+// ShieldImpactPreviewParamsOperationOp is one of a fixed set of strings.
+type ShieldImpactPreviewParamsOperationOp string
 
-// Values of ShieldRuleBatchParamsOperationOp.
+// Values of ShieldImpactPreviewParamsOperationOp.
 const (
-	ShieldRuleBatchParamsOperationOpCreate ShieldRuleBatchParamsOperationOp = "create"
-	ShieldRuleBatchParamsOperationOpUpdate ShieldRuleBatchParamsOperationOp = "update"
-	ShieldRuleBatchParamsOperationOpDelete ShieldRuleBatchParamsOperationOp = "delete"
+	ShieldImpactPreviewParamsOperationOpCreate ShieldImpactPreviewParamsOperationOp = "create"
+	ShieldImpactPreviewParamsOperationOpUpdate ShieldImpactPreviewParamsOperationOp = "update"
+	ShieldImpactPreviewParamsOperationOpDelete ShieldImpactPreviewParamsOperationOp = "delete"
 )
 
-// Which kind of rule.
-type ShieldRuleBatchParamsOperationKind string
+// ShieldImpactPreviewParamsOperationKind is one of a fixed set of strings.
+type ShieldImpactPreviewParamsOperationKind string
 
-// Values of ShieldRuleBatchParamsOperationKind.
+// Values of ShieldImpactPreviewParamsOperationKind.
 const (
-	ShieldRuleBatchParamsOperationKindIPAccessRule  ShieldRuleBatchParamsOperationKind = "ip_access_rule"
-	ShieldRuleBatchParamsOperationKindVirtualPatch  ShieldRuleBatchParamsOperationKind = "virtual_patch"
-	ShieldRuleBatchParamsOperationKindRateLimitRule ShieldRuleBatchParamsOperationKind = "rate_limit_rule"
+	ShieldImpactPreviewParamsOperationKindIPAccessRule  ShieldImpactPreviewParamsOperationKind = "ip_access_rule"
+	ShieldImpactPreviewParamsOperationKindVirtualPatch  ShieldImpactPreviewParamsOperationKind = "virtual_patch"
+	ShieldImpactPreviewParamsOperationKindRateLimitRule ShieldImpactPreviewParamsOperationKind = "rate_limit_rule"
+)
+
+// `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+type ShieldImpactPreviewParamsSiteMode string
+
+// Values of ShieldImpactPreviewParamsSiteMode.
+const (
+	ShieldImpactPreviewParamsSiteModeLog       ShieldImpactPreviewParamsSiteMode = "log"
+	ShieldImpactPreviewParamsSiteModeBlock     ShieldImpactPreviewParamsSiteMode = "block"
+	ShieldImpactPreviewParamsSiteModeChallenge ShieldImpactPreviewParamsSiteMode = "challenge"
+)
+
+// How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+type ShieldImpactPreviewParamsSitePathCase string
+
+// Values of ShieldImpactPreviewParamsSitePathCase.
+const (
+	ShieldImpactPreviewParamsSitePathCaseInsensitive ShieldImpactPreviewParamsSitePathCase = "insensitive"
+	ShieldImpactPreviewParamsSitePathCaseSensitive   ShieldImpactPreviewParamsSitePathCase = "sensitive"
 )
 
 // ShieldRuleBatchResultOp is one of a fixed set of strings.

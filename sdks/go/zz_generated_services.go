@@ -34,6 +34,7 @@ type services struct {
 	Sessions           *SessionsService
 	ShieldAnalytics    *ShieldAnalyticsService
 	ShieldCertificates *ShieldCertificatesService
+	ShieldImpact       *ShieldImpactService
 	ShieldLive         *ShieldLiveService
 	ShieldRules        *ShieldRulesService
 	ShieldSchema       *ShieldSchemaService
@@ -69,6 +70,7 @@ func (s *services) init(c *Client) {
 	s.Sessions = &SessionsService{client: c}
 	s.ShieldAnalytics = &ShieldAnalyticsService{client: c}
 	s.ShieldCertificates = &ShieldCertificatesService{client: c}
+	s.ShieldImpact = &ShieldImpactService{client: c}
 	s.ShieldLive = &ShieldLiveService{client: c}
 	s.ShieldRules = &ShieldRulesService{client: c}
 	s.ShieldSchema = &ShieldSchemaService{client: c}
@@ -2277,6 +2279,26 @@ func (s *ShieldCertificatesService) Get(ctx context.Context, id string, opts ...
 func (s *ShieldCertificatesService) Upload(ctx context.Context, id string, params ShieldCertificateUploadParams, opts ...RequestOption) (*ShieldCertificate, error) {
 	out := new(ShieldCertificate)
 	if err := s.client.call(ctx, &apiRequest{method: "PUT", path: "/api/v1/shield/sites/" + pathEscape(id) + "/certificate", jsonBody: params}, opts, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ShieldImpactService groups the operations of shieldImpact: Preview.
+type ShieldImpactService struct {
+	client *Client
+}
+
+// Preview: Preview what a configuration change would have done to recorded traffic.
+//
+// Replays the site’s recorded traffic (default: the last 24 hours) through the whole ordered pipeline under the current configuration and under the proposed one — site settings as PATCH /api/v1/shield/sites/{id} takes them and rule writes as POST …/rules/batch takes them, checked the same way (422 naming the field) and never stored — and reports, per changed object and in total, the requests that would newly be blocked, challenged or allowed: clients and networks, the statuses those requests actually got, sessions, first and last seen, an hourly histogram and redacted examples. Verdicts that read only metadata (IP rules, rate limits replayed over the recorded timestamps, the mode) are exact; those that read parameter values count only the sampled requests whose values were kept (`coverage`). Limited to 30 requests per minute per key.
+//
+// Required scope: shield:read.
+//
+// POST /api/v1/shield/sites/{id}/impact (operation shieldImpact.preview).
+func (s *ShieldImpactService) Preview(ctx context.Context, id string, params ShieldImpactPreviewParams, opts ...RequestOption) (*ShieldImpact, error) {
+	out := new(ShieldImpact)
+	if err := s.client.call(ctx, &apiRequest{method: "POST", path: "/api/v1/shield/sites/" + pathEscape(id) + "/impact", jsonBody: params}, opts, out); err != nil {
 		return nil, err
 	}
 	return out, nil

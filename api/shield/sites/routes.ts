@@ -21,7 +21,7 @@ import { siteParams as siteIdParams } from '../params.ts';
 const MODES = ShieldSiteSpec.properties.mode.enum;
 
 /** Exclusions must name rules that exist: a typo would otherwise silently exclude nothing. */
-function checkManagedRules(settings: Partial<ManagedRulesSettings> | undefined): void {
+export function checkManagedRules(settings: Partial<ManagedRulesSettings> | undefined): void {
   const fields = (settings?.exclusions ?? []).flatMap((exclusion, i) =>
     unknownRuleRefs(exclusion.rules).map((ref) => ({ field: `managed_rules.exclusions[${i}].rules[${exclusion.rules.indexOf(ref)}]`, message: `${JSON.stringify(ref)} is not a managed rule id or category (GET /api/v1/shield/managed-rules)` })),
   );

@@ -95,6 +95,8 @@ import type {
   ShieldCertificate,
   ShieldCertificateUploadParams,
   ShieldDecision,
+  ShieldImpact,
+  ShieldImpactPreviewParams,
   ShieldLiveStreamQuery,
   ShieldRuleBatch,
   ShieldRuleBatchParams,
@@ -1444,6 +1446,27 @@ export class ShieldCertificatesResource {
   }
 }
 
+/** `shieldImpact`: preview. */
+export class ShieldImpactResource {
+  constructor(protected readonly _client: APIClient) {}
+
+  /**
+   * Preview what a configuration change would have done to recorded traffic
+   *
+   * Replays the site’s recorded traffic (default: the last 24 hours) through the whole ordered pipeline under the current configuration and under the proposed one — site settings as PATCH /api/v1/shield/sites/{id} takes them and rule writes as POST …/rules/batch takes them, checked the same way (422 naming the field) and never stored — and reports, per changed object and in total, the requests that would newly be blocked, challenged or allowed: clients and networks, the statuses those requests actually got, sessions, first and last seen, an hourly histogram and redacted examples. Verdicts that read only metadata (IP rules, rate limits replayed over the recorded timestamps, the mode) are exact; those that read parameter values count only the sampled requests whose values were kept (`coverage`). Limited to 30 requests per minute per key.
+   *
+   * Required scope: `shield:read`.
+   *
+   * `POST /api/v1/shield/sites/{id}/impact` (`shieldImpact.preview`)
+   *
+   * @param id Shield site id.
+   * @param body The request body.
+   */
+  preview(id: string, body: ShieldImpactPreviewParams, options?: RequestOptions): Promise<ShieldImpact> {
+    return this._client.request<ShieldImpact>({ method: 'POST', path: `/api/v1/shield/sites/${encodePath(id)}/impact`, body, bodyForm: { json: true, raw: [] }, mutating: true, response: 'json' }, options);
+  }
+}
+
 /** `shieldLive`: stream. */
 export class ShieldLiveResource {
   constructor(protected readonly _client: APIClient) {}
@@ -2183,6 +2206,7 @@ export class GeneratedClient extends APIClient {
   readonly sessions: SessionsResource = new SessionsResource(this);
   readonly shieldAnalytics: ShieldAnalyticsResource = new ShieldAnalyticsResource(this);
   readonly shieldCertificates: ShieldCertificatesResource = new ShieldCertificatesResource(this);
+  readonly shieldImpact: ShieldImpactResource = new ShieldImpactResource(this);
   readonly shieldLive: ShieldLiveResource = new ShieldLiveResource(this);
   readonly shieldRules: ShieldRulesResource = new ShieldRulesResource(this);
   readonly shieldSchema: ShieldSchemaResource = new ShieldSchemaResource(this);
@@ -2288,6 +2312,7 @@ export const OPERATIONS: Readonly<Record<string, { method: string; path: string 
   "shieldCertificates.delete": { method: 'DELETE', path: "/api/v1/shield/sites/{id}/certificate" },
   "shieldCertificates.get": { method: 'GET', path: "/api/v1/shield/sites/{id}/certificate" },
   "shieldCertificates.upload": { method: 'PUT', path: "/api/v1/shield/sites/{id}/certificate" },
+  "shieldImpact.preview": { method: 'POST', path: "/api/v1/shield/sites/{id}/impact" },
   "shieldLive.stream": { method: 'GET', path: "/api/v1/shield/sites/{id}/live" },
   "shieldRules.batch": { method: 'POST', path: "/api/v1/shield/sites/{id}/rules/batch" },
   "shieldSchema.delete": { method: 'DELETE', path: "/api/v1/shield/sites/{id}/schema" },

@@ -2457,6 +2457,254 @@ export interface ShieldDecision {
   request_id: string;
 }
 
+export interface ShieldImpact {
+  site_id: string;
+  window: ShieldImpactWindow;
+  /**
+   * What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then).
+   */
+  covered: ShieldImpactCovered;
+  mode: ShieldImpactMode;
+  totals: ShieldImpactTotals;
+  /**
+   * Per object responsible for a change (a rule, or the site’s mode), most changed requests first.
+   */
+  objects: ShieldImpactObject[];
+  /**
+   * Requests the current configuration, replayed, decides otherwise than was recorded (a configuration that changed during the window, values not kept).
+   */
+  differs_from_recorded: number;
+  warnings: string[];
+}
+
+/**
+ * What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then).
+ */
+export interface ShieldImpactCovered {
+  /**
+   * Start of the part of the window the record covers; null when it holds nothing.
+   */
+  since: string | null;
+  /**
+   * The oldest request the record keeps for the site.
+   */
+  recorded_since: string | null;
+}
+
+export interface ShieldImpactMode {
+  current: string;
+  proposed: string;
+}
+
+export interface ShieldImpactObject {
+  object: ShieldImpactObjectObject;
+  /**
+   * How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+   */
+  coverage: ShieldImpactTotalsCoverage;
+  newly_blocked: ShieldImpactTotalsNewlyBlocked;
+  newly_challenged: ShieldImpactTotalsNewlyBlocked;
+  newly_allowed: ShieldImpactTotalsNewlyBlocked;
+}
+
+export interface ShieldImpactObjectObject {
+  /**
+   * ip_access, escalation, rate_limit, inspection, virtual_patch, managed, schema, or mode.
+   */
+  kind: string;
+  /**
+   * The rule’s id; for a rule the proposal creates, null (see `operation`).
+   */
+  id: string | null;
+  /**
+   * The index in `operations` of the write that made this rule, when the proposal made or changed it.
+   */
+  operation?: number;
+}
+
+export interface ShieldImpactPreviewParams {
+  /**
+   * Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on).
+   */
+  site?: ShieldImpactPreviewParamsSite;
+  /**
+   * Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way).
+   */
+  operations?: ShieldImpactPreviewParamsOperation[];
+  /**
+   * Start of the window replayed (default: 24 hours ago).
+   */
+  since?: string;
+  /**
+   * End of the window (exclusive; default now).
+   */
+  until?: string;
+}
+
+export interface ShieldImpactPreviewParamsOperation {
+  op: "create" | "update" | "delete";
+  kind: "ip_access_rule" | "virtual_patch" | "rate_limit_rule";
+  id?: string;
+  spec?: Record<string, unknown>;
+}
+
+/**
+ * Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on).
+ */
+export interface ShieldImpactPreviewParamsSite {
+  /**
+   * `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+   */
+  mode?: "log" | "block" | "challenge";
+  /**
+   * How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+   */
+  path_case?: "insensitive" | "sensitive";
+  /**
+   * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
+   */
+  managed_rules?: ShieldImpactPreviewParamsSiteManagedRules;
+}
+
+/**
+ * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
+ */
+export interface ShieldImpactPreviewParamsSiteManagedRules {
+  /**
+   * Whether managed rules inspect this site’s requests.
+   */
+  enabled?: boolean;
+  /**
+   * How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+   */
+  paranoia_level?: number;
+  /**
+   * Rules switched off for some paths or parameters.
+   */
+  exclusions?: ShieldSiteManagedRulesExclusion[];
+}
+
+export interface ShieldImpactTotals {
+  /**
+   * How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+   */
+  coverage: ShieldImpactTotalsCoverage;
+  newly_blocked: ShieldImpactTotalsNewlyBlocked;
+  newly_challenged: ShieldImpactTotalsNewlyBlocked;
+  newly_allowed: ShieldImpactTotalsNewlyBlocked;
+  /**
+   * Requests whose outcome (pass, block, challenge) stays the same.
+   */
+  unchanged: number;
+  /**
+   * Blocked now, challenged under the proposal.
+   */
+  softened: number;
+}
+
+/**
+ * How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+ */
+export interface ShieldImpactTotalsCoverage {
+  records: number;
+  with_values: number;
+  exact: boolean;
+  note?: string;
+}
+
+export interface ShieldImpactTotalsNewlyBlocked {
+  /**
+   * Requests whose outcome changes this way.
+   */
+  requests: number;
+  /**
+   * Distinct client addresses among them.
+   */
+  clients: number;
+  /**
+   * Distinct client networks (/24 or /48) among them.
+   */
+  networks: number;
+  /**
+   * The five addresses with most of these requests.
+   */
+  top_clients: ShieldImpactTotalsNewlyBlockedTopClient[];
+  /**
+   * The five networks with most of these requests.
+   */
+  top_networks: ShieldImpactTotalsNewlyBlockedTopClient[];
+  /**
+   * What these requests were actually answered when recorded (the origin’s status for a proxied request).
+   */
+  origin_statuses: ShieldImpactTotalsNewlyBlockedOriginStatuses;
+  /**
+   * How many carried a session or credentials (Cookie, Authorization, X-Api-Key).
+   */
+  with_session: number;
+  /**
+   * The first of them; null when none.
+   */
+  first_seen: string | null;
+  /**
+   * The last of them; null when none.
+   */
+  last_seen: string | null;
+  /**
+   * Requests per hour (UTC), hours without any left out.
+   */
+  hourly: ShieldImpactTotalsNewlyBlockedHourly[];
+  /**
+   * Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address.
+   */
+  examples: ShieldImpactTotalsNewlyBlockedExample[];
+  /**
+   * On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked.
+   */
+  warning?: string;
+}
+
+export interface ShieldImpactTotalsNewlyBlockedExample {
+  method: string;
+  path: string;
+  query: string | null;
+  status: number;
+  at: string;
+  network: string;
+  /**
+   * Whether the record kept this request’s (sealed) values.
+   */
+  has_values: boolean;
+}
+
+export interface ShieldImpactTotalsNewlyBlockedHourly {
+  hour: string;
+  requests: number;
+}
+
+/**
+ * What these requests were actually answered when recorded (the origin’s status for a proxied request).
+ */
+export interface ShieldImpactTotalsNewlyBlockedOriginStatuses {
+  /**
+   * By class: `2xx`, `3xx`, `4xx`, `5xx`.
+   */
+  classes: Record<string, number>;
+  /**
+   * By status code.
+   */
+  exact: Record<string, number>;
+}
+
+export interface ShieldImpactTotalsNewlyBlockedTopClient {
+  value: string;
+  requests: number;
+}
+
+export interface ShieldImpactWindow {
+  since: string;
+  until: string;
+}
+
 export interface ShieldRuleBatch {
   /**
    * One per operation, in order.
@@ -2475,26 +2723,7 @@ export interface ShieldRuleBatchParams {
   /**
    * 1–1000 operations, applied in order.
    */
-  operations: ShieldRuleBatchParamsOperation[];
-}
-
-export interface ShieldRuleBatchParamsOperation {
-  /**
-   * What to do.
-   */
-  op: "create" | "update" | "delete";
-  /**
-   * Which kind of rule.
-   */
-  kind: "ip_access_rule" | "virtual_patch" | "rate_limit_rule";
-  /**
-   * The rule to update or delete; not given for `create`.
-   */
-  id?: string;
-  /**
-   * For `create`: the create body of the kind (IpAccessRule, VirtualPatch or RateLimitRule spec); for `update`: its update body. Exactly as accepted by the single routes (`POST`/`PATCH` of `/api/v1/shield/sites/{id}/ip-access`, `/virtual-patches` and `/rate-limits`), with the same defaults and checks. Not given for `delete`.
-   */
-  spec?: Record<string, unknown>;
+  operations: ShieldImpactPreviewParamsOperation[];
 }
 
 export interface ShieldRuleBatchResult {
@@ -2784,7 +3013,7 @@ export interface ShieldSiteCreateParams {
   /**
    * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
    */
-  managed_rules?: ShieldSiteCreateParamsManagedRules;
+  managed_rules?: ShieldImpactPreviewParamsSiteManagedRules;
   /**
    * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
    */
@@ -2795,30 +3024,6 @@ export interface ShieldSiteCreateParams {
    * Default: `{}`.
    */
   labels?: Record<string, string>;
-}
-
-/**
- * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
- */
-export interface ShieldSiteCreateParamsManagedRules {
-  /**
-   * Whether managed rules inspect this site’s requests.
-   *
-   * Default: `true`.
-   */
-  enabled?: boolean;
-  /**
-   * How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
-   *
-   * Default: `1`.
-   */
-  paranoia_level?: number;
-  /**
-   * Rules switched off for some paths or parameters.
-   *
-   * Default: `[]`.
-   */
-  exclusions?: ShieldSiteManagedRulesExclusion[];
 }
 
 /**
@@ -3054,7 +3259,7 @@ export interface ShieldSiteUpdateParams {
   /**
    * Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
    */
-  managed_rules?: ShieldSiteCreateParamsManagedRules;
+  managed_rules?: ShieldImpactPreviewParamsSiteManagedRules;
   /**
    * TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
    */

@@ -94,6 +94,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "shieldCertificates.delete": ("shield_certificates", "delete"),
     "shieldCertificates.get": ("shield_certificates", "get"),
     "shieldCertificates.upload": ("shield_certificates", "upload"),
+    "shieldImpact.preview": ("shield_impact", "preview"),
     "shieldLive.stream": ("shield_live", "stream"),
     "shieldRules.batch": ("shield_rules", "batch"),
     "shieldSchema.delete": ("shield_schema", "delete"),

@@ -132,10 +132,26 @@ __all__ = [
     "ShieldCertificate",
     "ShieldCertificateUploadParams",
     "ShieldDecision",
+    "ShieldImpact",
+    "ShieldImpactCovered",
+    "ShieldImpactMode",
+    "ShieldImpactObject",
+    "ShieldImpactObjectObject",
+    "ShieldImpactPreviewParams",
+    "ShieldImpactPreviewParamsOperation",
+    "ShieldImpactPreviewParamsSite",
+    "ShieldImpactPreviewParamsSiteManagedRules",
+    "ShieldImpactTotals",
+    "ShieldImpactTotalsCoverage",
+    "ShieldImpactTotalsNewlyBlocked",
+    "ShieldImpactTotalsNewlyBlockedExample",
+    "ShieldImpactTotalsNewlyBlockedHourly",
+    "ShieldImpactTotalsNewlyBlockedOriginStatuses",
+    "ShieldImpactTotalsNewlyBlockedTopClient",
+    "ShieldImpactWindow",
     "ShieldRuleBatch",
     "ShieldRuleBatchCounts",
     "ShieldRuleBatchParams",
-    "ShieldRuleBatchParamsOperation",
     "ShieldRuleBatchResult",
     "ShieldSchema",
     "ShieldSchemaConfig",
@@ -145,7 +161,6 @@ __all__ = [
     "ShieldSiteCertificate",
     "ShieldSiteCertificateAcmeOrder",
     "ShieldSiteCreateParams",
-    "ShieldSiteCreateParamsManagedRules",
     "ShieldSiteCreateParamsTls",
     "ShieldSiteCreateParamsTlsHsts",
     "ShieldSiteDomainVerification",
@@ -1981,6 +1996,211 @@ class ShieldDecision(TypedDict):
     request_id: str
 
 
+class ShieldImpact(TypedDict):
+    """ShieldImpact."""
+
+    site_id: str
+    window: ShieldImpactWindow
+    #: What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then).
+    covered: ShieldImpactCovered
+    mode: ShieldImpactMode
+    totals: ShieldImpactTotals
+    #: Per object responsible for a change (a rule, or the site’s mode), most changed requests first.
+    objects: List[ShieldImpactObject]
+    #: Requests the current configuration, replayed, decides otherwise than was recorded (a configuration that changed during the window, values not kept).
+    differs_from_recorded: int
+    warnings: List[str]
+
+
+class ShieldImpactCovered(TypedDict):
+    """What the record held of the window: it starts at `since`, or later when the record begins later (retention, or a site recorded only since then)."""
+
+    #: Start of the part of the window the record covers; null when it holds nothing.
+    since: Optional[str]
+    #: The oldest request the record keeps for the site.
+    recorded_since: Optional[str]
+
+
+class ShieldImpactMode(TypedDict):
+    """ShieldImpactMode."""
+
+    current: str
+    proposed: str
+
+
+class ShieldImpactObject(TypedDict):
+    """ShieldImpactObject."""
+
+    object: ShieldImpactObjectObject
+    #: How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+    coverage: ShieldImpactTotalsCoverage
+    newly_blocked: ShieldImpactTotalsNewlyBlocked
+    newly_challenged: ShieldImpactTotalsNewlyBlocked
+    newly_allowed: ShieldImpactTotalsNewlyBlocked
+
+
+class _ShieldImpactObjectObjectRequired(TypedDict):
+    #: ip_access, escalation, rate_limit, inspection, virtual_patch, managed, schema, or mode.
+    kind: str
+    #: The rule’s id; for a rule the proposal creates, null (see `operation`).
+    id: Optional[str]
+
+
+class ShieldImpactObjectObject(_ShieldImpactObjectObjectRequired, total=False):
+    """ShieldImpactObjectObject."""
+
+    #: The index in `operations` of the write that made this rule, when the proposal made or changed it.
+    operation: int
+
+
+class ShieldImpactPreviewParams(TypedDict, total=False):
+    """ShieldImpactPreviewParams."""
+
+    #: Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on).
+    site: ShieldImpactPreviewParamsSite
+    #: Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way).
+    operations: List[ShieldImpactPreviewParamsOperation]
+    #: Start of the window replayed (default: 24 hours ago).
+    since: str
+    #: End of the window (exclusive; default now).
+    until: str
+
+
+class _ShieldImpactPreviewParamsOperationRequired(TypedDict):
+    op: Literal["create", "update", "delete"]
+    kind: Literal["ip_access_rule", "virtual_patch", "rate_limit_rule"]
+
+
+class ShieldImpactPreviewParamsOperation(_ShieldImpactPreviewParamsOperationRequired, total=False):
+    """ShieldImpactPreviewParamsOperation."""
+
+    id: str
+    spec: Dict[str, Any]
+
+
+class ShieldImpactPreviewParamsSite(TypedDict, total=False):
+    """Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on)."""
+
+    #: `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.
+    mode: Literal["log", "block", "challenge"]
+    #: How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
+    path_case: Literal["insensitive", "sensitive"]
+    #: Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
+    managed_rules: ShieldImpactPreviewParamsSiteManagedRules
+
+
+class ShieldImpactPreviewParamsSiteManagedRules(TypedDict, total=False):
+    """Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is."""
+
+    #: Whether managed rules inspect this site’s requests.
+    enabled: bool
+    #: How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more.
+    paranoia_level: int
+    #: Rules switched off for some paths or parameters.
+    exclusions: List[ShieldSiteManagedRulesExclusion]
+
+
+class ShieldImpactTotals(TypedDict):
+    """ShieldImpactTotals."""
+
+    #: How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values.
+    coverage: ShieldImpactTotalsCoverage
+    newly_blocked: ShieldImpactTotalsNewlyBlocked
+    newly_challenged: ShieldImpactTotalsNewlyBlocked
+    newly_allowed: ShieldImpactTotalsNewlyBlocked
+    #: Requests whose outcome (pass, block, challenge) stays the same.
+    unchanged: int
+    #: Blocked now, challenged under the proposal.
+    softened: int
+
+
+class _ShieldImpactTotalsCoverageRequired(TypedDict):
+    records: int
+    with_values: int
+    exact: bool
+
+
+class ShieldImpactTotalsCoverage(_ShieldImpactTotalsCoverageRequired, total=False):
+    """How far the counts go: `exact` when the verdicts read only metadata every record has; otherwise a lower bound over the `with_values` records that kept values."""
+
+    note: str
+
+
+class _ShieldImpactTotalsNewlyBlockedRequired(TypedDict):
+    #: Requests whose outcome changes this way.
+    requests: int
+    #: Distinct client addresses among them.
+    clients: int
+    #: Distinct client networks (/24 or /48) among them.
+    networks: int
+    #: The five addresses with most of these requests.
+    top_clients: List[ShieldImpactTotalsNewlyBlockedTopClient]
+    #: The five networks with most of these requests.
+    top_networks: List[ShieldImpactTotalsNewlyBlockedTopClient]
+    #: What these requests were actually answered when recorded (the origin’s status for a proxied request).
+    origin_statuses: ShieldImpactTotalsNewlyBlockedOriginStatuses
+    #: How many carried a session or credentials (Cookie, Authorization, X-Api-Key).
+    with_session: int
+    #: The first of them; null when none.
+    first_seen: Optional[str]
+    #: The last of them; null when none.
+    last_seen: Optional[str]
+    #: Requests per hour (UTC), hours without any left out.
+    hourly: List[ShieldImpactTotalsNewlyBlockedHourly]
+    #: Up to three of them, redacted: parameter names with every value replaced by `…`, the client’s network rather than its address.
+    examples: List[ShieldImpactTotalsNewlyBlockedExample]
+
+
+class ShieldImpactTotalsNewlyBlocked(_ShieldImpactTotalsNewlyBlockedRequired, total=False):
+    """ShieldImpactTotalsNewlyBlocked."""
+
+    #: On new blocks the origin had answered 2xx: each is a false positive or an exploit that worked.
+    warning: str
+
+
+class ShieldImpactTotalsNewlyBlockedExample(TypedDict):
+    """ShieldImpactTotalsNewlyBlockedExample."""
+
+    method: str
+    path: str
+    query: Optional[str]
+    status: int
+    at: str
+    network: str
+    #: Whether the record kept this request’s (sealed) values.
+    has_values: bool
+
+
+class ShieldImpactTotalsNewlyBlockedHourly(TypedDict):
+    """ShieldImpactTotalsNewlyBlockedHourly."""
+
+    hour: str
+    requests: int
+
+
+class ShieldImpactTotalsNewlyBlockedOriginStatuses(TypedDict):
+    """What these requests were actually answered when recorded (the origin’s status for a proxied request)."""
+
+    #: By class: `2xx`, `3xx`, `4xx`, `5xx`.
+    classes: Dict[str, int]
+    #: By status code.
+    exact: Dict[str, int]
+
+
+class ShieldImpactTotalsNewlyBlockedTopClient(TypedDict):
+    """ShieldImpactTotalsNewlyBlockedTopClient."""
+
+    value: str
+    requests: int
+
+
+class ShieldImpactWindow(TypedDict):
+    """ShieldImpactWindow."""
+
+    since: str
+    until: str
+
+
 class ShieldRuleBatch(TypedDict):
     """ShieldRuleBatch."""
 
@@ -2001,23 +2221,7 @@ class ShieldRuleBatchParams(TypedDict):
     """ShieldRuleBatchParams."""
 
     #: 1–1000 operations, applied in order.
-    operations: List[ShieldRuleBatchParamsOperation]
-
-
-class _ShieldRuleBatchParamsOperationRequired(TypedDict):
-    #: What to do.
-    op: Literal["create", "update", "delete"]
-    #: Which kind of rule.
-    kind: Literal["ip_access_rule", "virtual_patch", "rate_limit_rule"]
-
-
-class ShieldRuleBatchParamsOperation(_ShieldRuleBatchParamsOperationRequired, total=False):
-    """ShieldRuleBatchParamsOperation."""
-
-    #: The rule to update or delete; not given for `create`.
-    id: str
-    #: For `create`: the create body of the kind (IpAccessRule, VirtualPatch or RateLimitRule spec); for `update`: its update body. Exactly as accepted by the single routes (`POST`/`PATCH` of `/api/v1/shield/sites/{id}/ip-access`, `/virtual-patches` and `/rate-limits`), with the same defaults and checks. Not given for `delete`.
-    spec: Dict[str, Any]
+    operations: List[ShieldImpactPreviewParamsOperation]
 
 
 class ShieldRuleBatchResult(TypedDict):
@@ -2167,22 +2371,11 @@ class ShieldSiteCreateParams(_ShieldSiteCreateParamsRequired, total=False):
     #: How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case. Default: `"insensitive"`.
     path_case: Literal["insensitive", "sensitive"]
     #: Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
-    managed_rules: ShieldSiteCreateParamsManagedRules
+    managed_rules: ShieldImpactPreviewParamsSiteManagedRules
     #: TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
     tls: ShieldSiteCreateParamsTls
     #: Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`). Default: `{}`.
     labels: Dict[str, str]
-
-
-class ShieldSiteCreateParamsManagedRules(TypedDict, total=False):
-    """Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is."""
-
-    #: Whether managed rules inspect this site’s requests. Default: `true`.
-    enabled: bool
-    #: How far detection reaches (1–4). Level 1 blocks unambiguous attacks with very few false positives; each level adds rules that catch more and misfire more. Default: `1`.
-    paranoia_level: int
-    #: Rules switched off for some paths or parameters. Default: `[]`.
-    exclusions: List[ShieldSiteManagedRulesExclusion]
 
 
 class _ShieldSiteCreateParamsTlsRequired(TypedDict):
@@ -2315,7 +2508,7 @@ class ShieldSiteUpdateParams(TypedDict, total=False):
     #: How rule URL patterns compare with request paths. `insensitive` (default) matches `/Search` to `/search`, as case-insensitive routers (Express, ASP.NET, IIS) do; `sensitive` only when the origin routes by exact case.
     path_case: Literal["insensitive", "sensitive"]
     #: Generic attack detection that needs no per-vulnerability rule: SQL injection, XSS, path traversal, command injection, SSRF to cloud metadata and protocol anomalies, honouring the site `mode`. Omitted on create: on at paranoia level 1. Omitted in config: left as it is.
-    managed_rules: ShieldSiteCreateParamsManagedRules
+    managed_rules: ShieldImpactPreviewParamsSiteManagedRules
     #: TLS at the edge: how the site gets its certificate, HTTP→HTTPS redirect, HSTS and the oldest TLS version. Omitted on create: `mode` is `acme` when the server has a TLS port (AEGIS_SHIELD_TLS_PORT), else `off`, the rest their defaults. Omitted in config: left as it is.
     tls: ShieldSiteUpdateParamsTls
     #: Key/value labels. Keys are lowercase letters, digits and `._/-` (up to 63 characters); values are up to 256 characters. The reconciler records ownership here (`aegis.dev/source`, `aegis.dev/name`).

@@ -37,6 +37,7 @@ __all__ = [
     "SessionsResource",
     "ShieldAnalyticsResource",
     "ShieldCertificatesResource",
+    "ShieldImpactResource",
     "ShieldLiveResource",
     "ShieldRulesResource",
     "ShieldSchemaResource",
@@ -2361,6 +2362,39 @@ class ShieldCertificatesResource:
         return self._client._request("PUT", f"/api/v1/shield/sites/{_path(id)}/certificate", query=None, json=body, options=options, mutating=True)
 
 
+class ShieldImpactResource:
+    """The `shieldImpact` operations: `preview`."""
+
+    def __init__(self, client: BaseClient) -> None:
+        self._client = client
+
+    def preview(
+        self,
+        id: str,
+        body: ShieldImpactPreviewParams,
+        *,
+        idempotency_key: Optional[str] = None,
+        request_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        extra_headers: Optional[Dict[str, str]] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> ShieldImpact:
+        """Preview what a configuration change would have done to recorded traffic.
+
+        Replays the site’s recorded traffic (default: the last 24 hours) through the whole ordered pipeline under the current configuration and under the proposed one — site settings as PATCH /api/v1/shield/sites/{id} takes them and rule writes as POST …/rules/batch takes them, checked the same way (422 naming the field) and never stored — and reports, per changed object and in total, the requests that would newly be blocked, challenged or allowed: clients and networks, the statuses those requests actually got, sessions, first and last seen, an hourly histogram and redacted examples. Verdicts that read only metadata (IP rules, rate limits replayed over the recorded timestamps, the mode) are exact; those that read parameter values count only the sampled requests whose values were kept (`coverage`). Limited to 30 requests per minute per key.
+
+        `POST /api/v1/shield/sites/{id}/impact` — required scope: `shield:read`.
+
+        Args:
+            id: Shield site id.
+            body: The JSON request body.
+            idempotency_key: Sent as `Idempotency-Key` (a random one is generated otherwise) and reused on retries.
+            request_id, timeout, extra_headers, request_options: Per-request options (see `RequestOptions`).
+        """
+        options = merge_options(request_options, idempotency_key=idempotency_key, request_id=request_id, timeout=timeout, headers=extra_headers)
+        return self._client._request("POST", f"/api/v1/shield/sites/{_path(id)}/impact", query=None, json=body, options=options, mutating=True)
+
+
 class ShieldLiveResource:
     """The `shieldLive` operations: `stream`."""
 
@@ -3604,6 +3638,7 @@ class Resources:
     sessions: SessionsResource
     shield_analytics: ShieldAnalyticsResource
     shield_certificates: ShieldCertificatesResource
+    shield_impact: ShieldImpactResource
     shield_live: ShieldLiveResource
     shield_rules: ShieldRulesResource
     shield_schema: ShieldSchemaResource
@@ -3637,6 +3672,7 @@ class Resources:
         self.sessions = SessionsResource(client)
         self.shield_analytics = ShieldAnalyticsResource(client)
         self.shield_certificates = ShieldCertificatesResource(client)
+        self.shield_impact = ShieldImpactResource(client)
         self.shield_live = ShieldLiveResource(client)
         self.shield_rules = ShieldRulesResource(client)
         self.shield_schema = ShieldSchemaResource(client)

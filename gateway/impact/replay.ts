@@ -1,0 +1,250 @@
+// Impact preview: replays the traffic record (../traffic/traffic-record.ts) through the pipeline twice, under
+// the site's current configuration and under a proposed one, and reports what would change
+// (impact-report.ts). Pure: configurations and records in, a report out, nothing stored.
+//
+// Each record becomes the request the pipeline saw, as far as the record allows: method and path
+// always; query, headers and body only when its values were kept (credential headers never are,
+// so the API keys' digests stand in for them: an `api_key` rate limit still counts one client as
+// one). Each configuration gets its own rate-limit counters, and the clock is the record's arrival
+// time, so buckets fill and drain as they did. Records stream through: only aggregates and a few
+// examples are kept.
+import type { IncomingHttpHeaders } from 'node:http';
+import { parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
+import { bufferLimit, inspectBody, opaqueBody, type BodyLimits } from '../inspect/body.ts';
+import { headerOverrides } from '../inspect/method-override.ts';
+import { LazyInspectedRequest } from '../inspected-request.ts';
+import { mediaType } from '../proxy/request-body.ts';
+import { ALLOW, decide, type PipelineDeps, type Verdict } from '../pipeline.ts';
+import type { AsnDatabase } from '../rules/asn-db.ts';
+import { bodyReaders, compileSite, type CompiledSite } from '../sites/compile.ts';
+import type { SiteConfig } from '../sites/load.ts';
+import { MemoryRateState } from '../state/memory-rate-state.ts';
+import { GroupTally, type ChangeKind, type ImpactObject, type ImpactObjectKind, type ImpactReport } from './impact-report.ts';
+import type { RecordedValues, TrafficRecord } from '../traffic/traffic-record.ts';
+
+export interface ReplayInput {
+  current: SiteConfig;
+  proposed: SiteConfig;
+  /** One site's records, in ascending `at` order. */
+  records: Iterable<TrafficRecord> | AsyncIterable<TrafficRecord>;
+  /** Epoch ms; records outside [since, until) are skipped. */
+  window: { since: number; until: number };
+  /** For ASN and country rules; without it they match nothing. */
+  asnDb?: AsnDatabase;
+}
+
+/** The gateway's defaults (gateway.ts): a recorded body is re-read within the same bounds. */
+const BODY_LIMITS: BodyLimits = { inspectBytes: 128 * 1024, multipartBytes: 8 * 1024 * 1024, maxRatio: 100 };
+/** The rate state's sweep compares counters with the wall clock, which is not the replay's: it must never run. */
+const NEVER_SWEEP_MS = 2 ** 31 - 1;
+const UNSPECIFIED_IP: ParsedIp = { version: 4, value: 0 };
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
+const NOT_CLEARED = (): boolean => false;
+
+type Outcome = 'pass' | 'block' | 'challenge';
+const outcomeOf = (action: Verdict['action']): Outcome => (action === 'block' ? 'block' : action === 'challenge' ? 'challenge' : 'pass');
+
+/** What one configuration does with a recorded body: not read, inspected, or refused as too large (the gateway's choice). */
+type BodyPlan = 'skip' | 'inspect' | 'too_large';
+
+/** One configuration under replay: compiled once, with counters of its own and the replay's clock. */
+class Side {
+  readonly state = new MemoryRateState(NEVER_SWEEP_MS);
+  readonly deps: PipelineDeps;
+
+  constructor(
+    readonly site: CompiledSite,
+    asnDb: AsnDatabase | undefined,
+    clock: () => number,
+  ) {
+    // MemoryRateState does not fail; should another store, under-reporting silently would mislead.
+    this.deps = { state: this.state, asnDb, now: clock, onStateError: (err) => { throw err; } };
+  }
+
+  bodyPlan(method: string, path: string, headers: IncomingHttpHeaders, contentType: string, bytes: Buffer): BodyPlan {
+    const readers = bodyReaders(this.site, method, path, headerOverrides(method, headers));
+    if (!readers.specific && !readers.managed) return 'skip';
+    if (bytes.length <= bufferLimit(contentType, BODY_LIMITS)) return 'inspect';
+    return readers.specific || !opaqueBody(contentType, bytes) ? 'too_large' : 'skip';
+  }
+
+  decide(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
+    if (!this.site.hasRules) return ALLOW;
+    return decide(this.site, { request, clientIp, parsedIp, hasClearance: NOT_CLEARED }, this.deps);
+  }
+}
+
+/** The request headers as the record allows: kept values (if any) and the API keys' digests in credential headers. */
+function headersOf(record: TrafficRecord): IncomingHttpHeaders {
+  const keys = record.apiKeys;
+  if (keys.length === 0) return record.values?.headers ?? NO_HEADERS;
+  const headers: IncomingHttpHeaders = record.values ? { ...record.values.headers } : {};
+  // rules/rate-limits.ts reads at most two keys: a bearer token and X-Api-Key.
+  if (keys[0] !== undefined) headers['x-api-key'] = keys[0];
+  if (keys[1] !== undefined) headers.authorization = `Bearer ${keys[1]}`;
+  return headers;
+}
+
+/**
+ * The headers a recorded body is re-read with: the body is kept decoded, as UTF-8 text, and in the
+ * media type the record names (traffic/capture.ts keeps a multipart body's fields as a form), so
+ * no Content-Encoding or Content-Length, no other charset, and a Content-Type that agrees.
+ */
+function bodyHeaders(headers: IncomingHttpHeaders, contentType: string): IncomingHttpHeaders {
+  const out = { ...headers };
+  delete out['content-encoding'];
+  delete out['content-length'];
+  const declared = out['content-type'];
+  if (contentType === '') {
+    delete out['content-type'];
+    return out;
+  }
+  out['content-type'] = declared !== undefined && mediaType(declared) === contentType ? declared.replace(/;\s*charset\s*=\s*("?)[^";\s]*\1/i, '') : contentType;
+  return out;
+}
+
+/** Whether some rule of the site reads what only records with values keep: parameters, bodies, a header identity. */
+function readsValues(site: CompiledSite): boolean {
+  return site.patches !== null || site.managed !== null || site.schema !== null || site.rateLimits.some((rule) => rule.identity.kind === 'header');
+}
+
+/** Whether the verdicts of this object read only metadata every record keeps. */
+function valueFree(kind: ImpactObjectKind, id: string | null, sites: readonly CompiledSite[]): boolean {
+  switch (kind) {
+    case 'ip_access':
+      return true;
+    case 'rate_limit':
+    case 'escalation':
+      // A header identity falls back to the address when the header was not kept.
+      return !sites.some((site) => site.rateLimits.some((rule) => rule.id === id && rule.identity.kind === 'header'));
+    case 'mode':
+      // A new mode changes what every rule does, value-reading ones included.
+      return !sites.some(readsValues);
+    default:
+      return false;
+  }
+}
+
+function classify(current: Outcome, proposed: Outcome): ChangeKind | 'softened' | null {
+  if (current === proposed) return null;
+  if (proposed === 'block') return 'newly_blocked';
+  if (proposed === 'challenge') return current === 'pass' ? 'newly_challenged' : 'softened';
+  return 'newly_allowed';
+}
+
+function isAsync<T>(source: Iterable<T> | AsyncIterable<T>): source is AsyncIterable<T> {
+  return Symbol.asyncIterator in source;
+}
+
+export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
+  const [currentSite, proposedSite] = await Promise.all([compileSite(input.current), compileSite(input.proposed)]);
+  const sites = [currentSite, proposedSite] as const;
+  let clock = input.window.since;
+  const now = (): number => clock;
+  const current = new Side(currentSite, input.asnDb, now);
+  const proposed = new Side(proposedSite, input.asnDb, now);
+  const wantsFile = (name: string): boolean => (currentSite.patches?.names(name) ?? false) || (proposedSite.patches?.names(name) ?? false);
+
+  const total = new GroupTally(true);
+  const objects = new Map<string, { object: ImpactObject; tally: GroupTally }>();
+  let records = 0;
+  let withValues = 0;
+  let unchanged = 0;
+  let softened = 0;
+  let differs = 0;
+  let otherSites = 0;
+
+  const groupFor = (kind: ImpactObjectKind, id: string | null): GroupTally => {
+    const key = `${kind}\u0000${id ?? ''}`;
+    let entry = objects.get(key);
+    if (!entry) objects.set(key, (entry = { object: { kind, id }, tally: new GroupTally(valueFree(kind, id, sites)) }));
+    return entry.tally;
+  };
+
+  /** The request each side sees when the record kept a body: one shared object unless the sides read the body differently. */
+  const requestsWithBody = async (record: TrafficRecord, values: RecordedValues, body: string): Promise<[LazyInspectedRequest, LazyInspectedRequest]> => {
+    const withBody = bodyHeaders(headersOf(record), values.contentType);
+    const bytes = Buffer.from(body, 'utf8');
+    const plans = [current, proposed].map((side) => side.bodyPlan(record.method, record.path, withBody, values.contentType, bytes));
+    const build = async (plan: BodyPlan): Promise<LazyInspectedRequest> => {
+      const request = new LazyInspectedRequest(record.method, record.path, values.query, withBody, values.contentType);
+      request.bodyState = plan === 'too_large' ? 'too_large' : 'not_inspected';
+      if (plan === 'inspect') {
+        // A record holds one value per header, so the raw headers cannot repeat Content-Type.
+        request.setBody(await inspectBody(bytes, { headers: withBody, rawHeaders: [] }, values.contentType, BODY_LIMITS, request.collector, wantsFile));
+      }
+      return request;
+    };
+    const first = await build(plans[0]!);
+    return plans[0] === plans[1] ? [first, first] : [first, await build(plans[1]!)];
+  };
+
+  const step = async (record: TrafficRecord): Promise<void> => {
+    if (record.at < input.window.since || record.at >= input.window.until) return;
+    if (record.siteId !== currentSite.id) {
+      otherSites++;
+      return;
+    }
+    records++;
+    if (record.values !== null) withValues++;
+    clock = record.at;
+    const parsedIp = parseIp(record.clientIp) ?? UNSPECIFIED_IP;
+    const values = record.values;
+    let currentRequest: LazyInspectedRequest;
+    let proposedRequest: LazyInspectedRequest;
+    if (values !== null && values.body !== null && values.body !== '') {
+      [currentRequest, proposedRequest] = await requestsWithBody(record, values, values.body);
+    } else {
+      // Most records: no body, nothing configuration-dependent to build, one request for both sides.
+      currentRequest = proposedRequest = new LazyInspectedRequest(record.method, record.path, values?.query ?? '', headersOf(record), values?.contentType ?? '');
+    }
+    const before = await current.decide(currentRequest, record.clientIp, parsedIp);
+    const after = await proposed.decide(proposedRequest, record.clientIp, parsedIp);
+    const was = outcomeOf(before.action);
+    if (was !== outcomeOf(record.action)) differs++;
+    const change = classify(was, outcomeOf(after.action));
+    if (change === null || change === 'softened') {
+      unchanged++;
+      if (change === 'softened') softened++;
+      return;
+    }
+    // The same rule decided both ways: only the mode can have turned its verdict.
+    const byMode = currentSite.mode !== proposedSite.mode && before.ruleKind !== null && before.ruleKind === after.ruleKind && before.ruleId === after.ruleId;
+    const responsible = change === 'newly_allowed' ? before : after;
+    // A block or challenge always names its rule kind; `?? 'mode'` only satisfies the type.
+    const group = byMode ? groupFor('mode', null) : groupFor(responsible.ruleKind ?? 'mode', responsible.ruleId);
+    group.tallies[change].add(record);
+    total.tallies[change].add(record);
+  };
+
+  try {
+    if (isAsync(input.records)) for await (const record of input.records) await step(record);
+    else for (const record of input.records) await step(record);
+  } finally {
+    await Promise.all([current.state.close(), proposed.state.close()]);
+  }
+
+  const ranked = [...objects.values()].sort((a, b) => b.tally.requests - a.tally.requests || a.object.kind.localeCompare(b.object.kind) || (a.object.id ?? '').localeCompare(b.object.id ?? ''));
+  // The total (zero changes included) is exact only when neither configuration reads values.
+  const totals = total.group(records, withValues, !sites.some(readsValues));
+
+  return {
+    window: { since: new Date(input.window.since).toISOString(), until: new Date(input.window.until).toISOString() },
+    mode: { current: currentSite.mode, proposed: proposedSite.mode },
+    totals: { ...totals, unchanged, softened },
+    objects: ranked.map(({ object, tally }) => ({ object, ...tally.group(records, withValues) })),
+    differs_from_recorded: differs,
+    warnings: replayWarnings(sites, input.asnDb !== undefined, otherSites),
+  };
+}
+
+function replayWarnings(sites: readonly [CompiledSite, CompiledSite], hasAsnDb: boolean, otherSites: number): string[] {
+  const warnings: string[] = [];
+  sites.forEach((site, i) => {
+    const side = i === 0 ? 'current' : 'proposed';
+    for (const warning of site.warnings) warnings.push(`${side}: ${warning}`);
+    if (site.ipAccess?.needsAsn && !hasAsnDb) warnings.push(`${side}: ASN and country rules were not replayed: no ASN database`);
+  });
+  if (otherSites > 0) warnings.push(`${otherSites} records of another site were skipped`);
+  return warnings;
+}
