@@ -35,6 +35,7 @@ export async function launchGateway(config: GatewaySettings, deps: LaunchDeps, e
   if (!asnDb) deps.log.warn('shield: no ASN database (--asn-db); ASN and country rules will not match');
   // The decision-write backlog is exported with the gateway's metrics (alerted on in ops/prometheus/).
   deps.metrics?.decisionRecorder?.(deps.recorder);
+  if (deps.traffic) deps.metrics?.trafficRecord?.(deps.traffic);
   return startGateway({
     ...deps,
     host: config.host,

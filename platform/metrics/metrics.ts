@@ -26,6 +26,13 @@ export interface GatewayMetrics {
    * one) counts it once. Optional: the cluster primary's stand-in sinks have no recorder.
    */
   decisionRecorder?(recorder: DecisionQueue): void;
+  /** The traffic record's writer (gateway/traffic/traffic-writer.ts), read on every scrape: queue, written, shed. */
+  trafficRecord?(writer: TrafficQueue): void;
+}
+
+/** What the metrics read of the traffic record's writer. */
+export interface TrafficQueue {
+  stats(): { queued: number; written: number; shed: number; failedWrites: number };
 }
 
 /** What the metrics read of the gateway's decision recorder (gateway/events/recorder.ts satisfies it). */
@@ -214,6 +221,7 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
   });
 
   const decisionRecorders = decisionRecorderMetrics(registry);
+  const trafficRecords = trafficRecordMetrics(registry);
 
   if (options.pool) {
     const pool = options.pool;
@@ -255,6 +263,9 @@ export function createMetrics(options: MetricsOptions): ServerMetrics {
       certificateExpiry(site, notAfter) {
         if (notAfter) expiries.set(site, notAfter.getTime());
         else expiries.delete(site);
+      },
+      trafficRecord(writer) {
+        trafficRecords.add(writer);
       },
       decisionRecorder(recorder) {
         decisionRecorders.add(recorder);
@@ -305,6 +316,34 @@ function decisionRecorderMetrics(registry: Registry): { add(recorder: DecisionQu
     add(recorder) {
       if (recorders.size === 0) register();
       recorders.add(recorder);
+    },
+  };
+}
+
+/**
+ * The traffic record impact previews replay: requests written, and requests shed because the
+ * database fell behind (the gateway never waits for the record; a preview's window then misses them).
+ */
+function trafficRecordMetrics(registry: Registry): { add(writer: TrafficQueue): void } {
+  const writers = new Set<TrafficQueue>();
+  const total = (key: 'queued' | 'written' | 'shed' | 'failedWrites') => [...writers].reduce((sum, w) => sum + w.stats()[key], 0);
+  const counter = (name: string, help: string, key: 'written' | 'shed' | 'failedWrites') =>
+    new Counter({ name, help, registers: [registry], collect() {
+      this.reset();
+      this.inc(total(key));
+    } });
+  function register(): void {
+    new Gauge({ name: 'aegis_shield_traffic_queued', help: 'Requests waiting to be written to the traffic record.', registers: [registry], collect() {
+      this.set(total('queued'));
+    } });
+    counter('aegis_shield_traffic_written_total', 'Requests written to the traffic record (impact previews replay it).', 'written');
+    counter('aegis_shield_traffic_shed_total', 'Requests not written to the traffic record because it could not keep up (queue full, batch given up, writer closed); proxying never waits for it.', 'shed');
+    counter('aegis_shield_traffic_write_failures_total', 'Failed attempts at writing a batch of the traffic record (each retry counts).', 'failedWrites');
+  }
+  return {
+    add(writer) {
+      if (writers.size === 0) register();
+      writers.add(writer);
     },
   };
 }

@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerKey, open } from '../../platform/crypto/secret-box.ts';
+import { readTraffic } from '../../gateway/traffic/traffic-reader.ts';
 import { ensureTrafficPartition, pruneTraffic, trafficPartitionDay, trafficPartitionDays } from '../../gateway/traffic/partitions.ts';
 import type { RecordedValues } from '../../gateway/traffic/traffic-record.ts';
 import { routeOf, ValueSampler } from '../../gateway/traffic/value-sampler.ts';
@@ -114,6 +115,30 @@ describe('traffic record', () => {
     expect(left.map((r) => r.path)).toEqual(['/a']);
     expect(left[0]!.values_sealed).toBeNull();
     expect(writer.stats()).toMatchObject({ shed: 0, queued: 0 });
+  });
+});
+
+describe('reading the record back', () => {
+  it('pages through requests that share a millisecond without losing or repeating one', async () => {
+    const db = t.server.database.db;
+    const siteId = await createSite('paging.traffic.test');
+    const base = Date.now() - 60_000;
+    await ensureTrafficPartition(db, trafficPartitionDay(base));
+    await ensureTrafficPartition(db, trafficPartitionDay(Date.now()));
+    // 50 requests, seven to a millisecond (and the last millisecond alone holding more than a page).
+    const rows = Array.from({ length: 50 }, (_, i) => ({
+      site_id: siteId, at: new Date(base + Math.floor(Math.min(i, 42) / 7)), client_ip: `192.0.2.${i}`, network: '192.0.2.0/24', asn: null, country: null,
+      method: 'GET', path: `/r/${i}`, status: 200, latency_ms: 1, has_session: false, api_keys: null, action: 'allow', rule_kind: null, rule_id: null, would: null, values_reason: null, values_sealed: null,
+    }));
+    await db.insertInto('shield_traffic').values(rows).execute();
+    const read: string[] = [];
+    let previous = 0;
+    for await (const record of readTraffic(db, siteId, { since: base - 1, until: Date.now() }, () => '', 5)) {
+      expect(record.at).toBeGreaterThanOrEqual(previous);
+      previous = record.at;
+      read.push(record.path);
+    }
+    expect(read.sort()).toEqual(rows.map((r) => r.path).sort());
   });
 });
 
