@@ -198,8 +198,11 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
       // Most records: no body, nothing configuration-dependent to build, one request for both sides.
       currentRequest = proposedRequest = new LazyInspectedRequest(record.method, record.path, values?.query ?? '', headersOf(record), values?.contentType ?? '');
     }
-    const before = await current.decide(currentRequest, record.clientIp, parsedIp);
-    const after = await proposed.decide(proposedRequest, record.clientIp, parsedIp);
+    // The in-memory counters answer synchronously: awaiting only real promises saves two microtasks a record.
+    const decidedBefore = current.decide(currentRequest, record.clientIp, parsedIp);
+    const before = decidedBefore instanceof Promise ? await decidedBefore : decidedBefore;
+    const decidedAfter = proposed.decide(proposedRequest, record.clientIp, parsedIp);
+    const after = decidedAfter instanceof Promise ? await decidedAfter : decidedAfter;
     const was = outcomeOf(before.action);
     if (was !== outcomeOf(record.action)) differs++;
     const change = classify(was, outcomeOf(after.action));

@@ -1,8 +1,10 @@
 // IP access rules of a site: allow, deny or challenge by address, network, AS or country. Type and
 // value are the rule's identity; action, note, expiry and labels can change. Writers can also
-// import a CSV file (csv-import.tsx).
+// import a CSV file (csv-import.tsx). The form previews a rule's impact on recorded traffic before
+// it is saved.
 import { useState } from 'react';
 import { api, ok } from '../../../api/client.ts';
+import type { BodyOf } from '../../../api/types.ts';
 import { ManagedEditWarning, StatusBadge, Time } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type IpRule } from '../shared/api.ts';
@@ -10,6 +12,8 @@ import { ErrorMessage } from '../../../components/status.tsx';
 import { Facts } from '../../../components/facts.tsx';
 import { FormActions, LabelsField } from '../shared/form-parts.tsx';
 import { isoToLocal, localToIso, text } from '../shared/form-values.ts';
+import { operationOf, useImpactPreview, type RuleWrite } from '../shared/impact.ts';
+import { ImpactButton, ImpactResult } from '../shared/impact-report.tsx';
 import { textToLabels } from '../shared/labels.ts';
 import { RuleTab, type Column, type FormProps } from '../shared/rule-tab.tsx';
 import { CsvImport, type ImportOutcome } from './csv-import.tsx';
@@ -28,26 +32,36 @@ const columns: ReadonlyArray<Column<IpRule>> = [
   { header: 'Expires', cell: (r) => (r.expires_at ? <>{r.status === 'expired' && <StatusBadge status="expired" />} <Time at={r.expires_at} /></> : 'never') },
 ];
 
+type IpRuleCreate = BodyOf<'/api/v1/shield/sites/{id}/ip-access', 'post'>;
+type IpRuleUpdate = BodyOf<'/api/v1/shield/sites/{id}/ip-access/{rule_id}', 'patch'>;
+
+/** What Save sends for the form: the new rule, or the changes to `row`. The impact preview proposes the same. */
+function ipRuleWrite(form: FormData, row: IpRule | undefined): RuleWrite<IpRuleCreate, IpRuleUpdate> {
+  const expires = text(form, 'expires_at');
+  const common = {
+    action: text(form, 'action') as IpRule['action'],
+    note: text(form, 'note'),
+    // Sent only when changed: an expired rule's unchanged time would be refused as past.
+    ...(row && expires === isoToLocal(row.expires_at) ? {} : { expires_at: localToIso(expires) }),
+    labels: textToLabels(text(form, 'labels')),
+  };
+  return row ? { op: 'update', id: row.id, body: common } : { op: 'create', body: { type: text(form, 'type') as IpRule['type'], value: text(form, 'value'), ...common } };
+}
+
 function IpRuleForm({ siteId, row, onDone, onCancel }: FormProps<IpRule> & { siteId: string }) {
   const save = useWrite(
     (form: FormData) => {
-      const expires = text(form, 'expires_at');
-      const common = {
-        action: text(form, 'action') as IpRule['action'],
-        note: text(form, 'note'),
-        // Sent only when changed: an expired rule's unchanged time would be refused as past.
-        ...(row && expires === isoToLocal(row.expires_at) ? {} : { expires_at: localToIso(expires) }),
-        labels: textToLabels(text(form, 'labels')),
-      };
-      return row
-        ? ok(api.PATCH('/api/v1/shield/sites/{id}/ip-access/{rule_id}', { params: { path: { id: siteId, rule_id: row.id } }, body: common }))
-        : ok(api.POST('/api/v1/shield/sites/{id}/ip-access', { params: { path: { id: siteId } }, body: { type: text(form, 'type') as IpRule['type'], value: text(form, 'value'), ...common } }));
+      const write = ipRuleWrite(form, row);
+      return write.op === 'update'
+        ? ok(api.PATCH('/api/v1/shield/sites/{id}/ip-access/{rule_id}', { params: { path: { id: siteId, rule_id: write.id } }, body: write.body }))
+        : ok(api.POST('/api/v1/shield/sites/{id}/ip-access', { params: { path: { id: siteId } }, body: write.body }));
     },
     [rulesKey(siteId, 'ip-access')],
     onDone,
   );
+  const preview = useImpactPreview(siteId);
   return (
-    <form className="shield-form" onSubmit={(e) => { e.preventDefault(); save.mutate(new FormData(e.currentTarget)); }}>
+    <form className="shield-form" onChange={() => preview.reset()} onSubmit={(e) => { e.preventDefault(); save.mutate(new FormData(e.currentTarget)); }}>
       {row ? (
         <>
           <ManagedEditWarning labels={row.labels} />
@@ -83,8 +97,14 @@ function IpRuleForm({ siteId, row, onDone, onCancel }: FormProps<IpRule> & { sit
         {(p) => <input {...p} name="note" maxLength={1024} defaultValue={row?.note ?? ''} />}
       </Field>
       <LabelsField labels={row?.labels} />
+      <ImpactResult preview={preview} fieldLabels={FIELD_LABELS} />
       <ErrorMessage title="Not saved" error={save.error} fieldLabels={FIELD_LABELS} />
-      <FormActions busy={save.isPending} onCancel={onCancel} label={row ? 'Save rule' : 'Create rule'} />
+      <FormActions
+        busy={save.isPending}
+        onCancel={onCancel}
+        label={row ? 'Save rule' : 'Create rule'}
+        extra={<ImpactButton preview={preview} propose={(form) => ({ operations: [operationOf('ip_access_rule', ipRuleWrite(form, row))] })} />}
+      />
     </form>
   );
 }

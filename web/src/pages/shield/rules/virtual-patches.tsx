@@ -1,7 +1,9 @@
 // Virtual patches of a site: a parameter of matching requests tested against an RE2 pattern. Only
 // labels change after creation (a different match is a different patch), so editing shows the
-// match as facts and the labels as the one editable field.
+// match as facts and the labels as the one editable field. The form previews a new patch's impact
+// on recorded traffic before it is saved.
 import { api, ok } from '../../../api/client.ts';
+import type { BodyOf } from '../../../api/types.ts';
 import { ManagedEditWarning, StatusBadge, Time } from '../../../components/badges.tsx';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { rulesKey, type VirtualPatch } from '../shared/api.ts';
@@ -9,6 +11,8 @@ import { ErrorMessage } from '../../../components/status.tsx';
 import { Facts } from '../../../components/facts.tsx';
 import { FormActions, HTTP_METHODS, LabelsField } from '../shared/form-parts.tsx';
 import { optionalNumber, text } from '../shared/form-values.ts';
+import { operationOf, useImpactPreview, type RuleWrite } from '../shared/impact.ts';
+import { ImpactButton, ImpactResult } from '../shared/impact-report.tsx';
 import { textToLabels } from '../shared/labels.ts';
 import { RuleTab, type Column, type FormProps } from '../shared/rule-tab.tsx';
 
@@ -25,31 +29,41 @@ const columns: ReadonlyArray<Column<VirtualPatch>> = [
   { header: 'Expires', cell: (p) => (p.expires_at ? <>{p.status === 'expired' && <StatusBadge status="expired" />} <Time at={p.expires_at} /></> : 'never') },
 ];
 
+type PatchCreate = BodyOf<'/api/v1/shield/sites/{id}/virtual-patches', 'post'>;
+type PatchUpdate = BodyOf<'/api/v1/shield/sites/{id}/virtual-patches/{patch_id}', 'patch'>;
+
+/** What Save sends for the form: the new patch, or `row`'s new labels. The impact preview proposes the same. */
+function patchWrite(form: FormData, row: VirtualPatch | undefined): RuleWrite<PatchCreate, PatchUpdate> {
+  if (row) return { op: 'update', id: row.id, body: { labels: textToLabels(text(form, 'labels')) } };
+  return {
+    op: 'create',
+    body: {
+      url_pattern: text(form, 'url_pattern'),
+      method: text(form, 'method') as VirtualPatch['method'],
+      match_param: text(form, 'match_param'),
+      match_regex: text(form, 'match_regex'),
+      action: text(form, 'action') as VirtualPatch['action'],
+      expires_in_days: optionalNumber(form, 'expires_in_days'),
+      labels: textToLabels(text(form, 'labels')),
+    },
+  };
+}
+
 function PatchForm({ siteId, row, onDone, onCancel }: FormProps<VirtualPatch> & { siteId: string }) {
   const invalidates = [rulesKey(siteId, 'virtual-patches')];
   const save = useWrite(
-    (form: FormData) =>
-      row
-        ? ok(api.PATCH('/api/v1/shield/sites/{id}/virtual-patches/{patch_id}', { params: { path: { id: siteId, patch_id: row.id } }, body: { labels: textToLabels(text(form, 'labels')) } }))
-        : ok(
-            api.POST('/api/v1/shield/sites/{id}/virtual-patches', {
-              params: { path: { id: siteId } },
-              body: {
-                url_pattern: text(form, 'url_pattern'),
-                method: text(form, 'method') as VirtualPatch['method'],
-                match_param: text(form, 'match_param'),
-                match_regex: text(form, 'match_regex'),
-                action: text(form, 'action') as VirtualPatch['action'],
-                expires_in_days: optionalNumber(form, 'expires_in_days'),
-                labels: textToLabels(text(form, 'labels')),
-              },
-            }),
-          ),
+    (form: FormData) => {
+      const write = patchWrite(form, row);
+      return write.op === 'update'
+        ? ok(api.PATCH('/api/v1/shield/sites/{id}/virtual-patches/{patch_id}', { params: { path: { id: siteId, patch_id: write.id } }, body: write.body }))
+        : ok(api.POST('/api/v1/shield/sites/{id}/virtual-patches', { params: { path: { id: siteId } }, body: write.body }));
+    },
     invalidates,
     onDone,
   );
+  const preview = useImpactPreview(siteId);
   return (
-    <form className="shield-form" onSubmit={(e) => { e.preventDefault(); save.mutate(new FormData(e.currentTarget)); }}>
+    <form className="shield-form" onChange={() => preview.reset()} onSubmit={(e) => { e.preventDefault(); save.mutate(new FormData(e.currentTarget)); }}>
       {row ? (
         <>
           <ManagedEditWarning labels={row.labels} />
@@ -89,8 +103,14 @@ function PatchForm({ siteId, row, onDone, onCancel }: FormProps<VirtualPatch> & 
         </>
       )}
       <LabelsField labels={row?.labels} />
+      <ImpactResult preview={preview} fieldLabels={FIELD_LABELS} />
       <ErrorMessage title="Not saved" error={save.error} fieldLabels={FIELD_LABELS} />
-      <FormActions busy={save.isPending} onCancel={onCancel} label={row ? 'Save patch' : 'Create patch'} />
+      <FormActions
+        busy={save.isPending}
+        onCancel={onCancel}
+        label={row ? 'Save patch' : 'Create patch'}
+        extra={<ImpactButton preview={preview} propose={(form) => ({ operations: [operationOf('virtual_patch', patchWrite(form, row))] })} />}
+      />
     </form>
   );
 }

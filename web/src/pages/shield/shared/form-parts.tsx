@@ -1,5 +1,5 @@
-// Pieces every Shield form repeats: the labels box, the Save/Cancel row, and read-only facts of an
-// object that cannot change (a rule's identity).
+// Pieces every Shield form repeats: the labels box, the Save/Cancel row (with room for the form's
+// other actions, such as Preview impact), and read-only facts of an object that cannot change.
 import type { ReactNode } from 'react';
 import { Field } from '../../../components/forms.tsx';
 import { labelsToText, type Labels } from './labels.ts';
@@ -12,9 +12,10 @@ export function LabelsField({ labels }: { labels?: Labels | null }) {
   );
 }
 
-export function FormActions({ busy, onCancel, label }: { busy: boolean; onCancel(): void; label: string }) {
+export function FormActions({ busy, onCancel, label, extra }: { busy: boolean; onCancel(): void; label: string; extra?: ReactNode }) {
   return (
     <div className="actions">
+      {extra}
       <button type="button" onClick={onCancel}>Cancel</button>
       <button type="submit" className="button-primary" disabled={busy}>{busy ? 'Saving…' : label}</button>
     </div>

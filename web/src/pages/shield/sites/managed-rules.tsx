@@ -1,7 +1,8 @@
 // Managed rules of a site: on or off, the paranoia level, and the catalogue (GET
 // /api/v1/shield/managed-rules, one list for every organisation, not paged by the API) with each
 // rule's state on this site. A rule is switched off for the whole site by a site-wide exclusion
-// (one without url_pattern or parameter), which is what the per-rule toggle writes.
+// (one without url_pattern or parameter), which is what the per-rule toggle writes. The on/off and
+// level form previews its impact on recorded traffic before it is saved.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from '../../../api/client.ts';
@@ -10,6 +11,8 @@ import { useCan } from '../../../api/session.ts';
 import { Field, useWrite } from '../../../components/forms.tsx';
 import { ErrorMessage, Loading } from '../../../components/status.tsx';
 import { siteKey, sitesKey, type Site, type SiteUpdate } from '../shared/api.ts';
+import { useImpactPreview } from '../shared/impact.ts';
+import { ImpactButton, ImpactResult } from '../shared/impact-report.tsx';
 
 type ManagedRule = Item<'/api/v1/shield/managed-rules'>;
 type Settings = Site['managed_rules'];
@@ -27,6 +30,11 @@ function stateOf(rule: ManagedRule, settings: Settings): { on: boolean; why: str
   return { on: true, why: partly ? 'excluded on some paths or parameters' : '' };
 }
 
+/** What the on/off and level form saves (and the impact preview proposes). */
+function settingsFrom(form: FormData): NonNullable<SiteUpdate['managed_rules']> {
+  return { enabled: form.get('enabled') === 'on', paranoia_level: Number(form.get('paranoia_level')) };
+}
+
 /** The exclusions with `ruleId` switched off site-wide, or back on. */
 function toggled(exclusions: Settings['exclusions'], ruleId: string, off: boolean): Settings['exclusions'] {
   if (off) return [...exclusions, { rules: [ruleId] }];
@@ -42,9 +50,12 @@ export function ManagedRules({ site }: { site: Site }) {
   const settings = site.managed_rules;
   const catalogue = useQuery({ queryKey: ['shield', 'managed-rules'], queryFn: () => ok(api.GET('/api/v1/shield/managed-rules')), staleTime: Infinity });
   const [category, setCategory] = useState('');
+  const preview = useImpactPreview(site.id);
   const save = useWrite(
     (managed_rules: NonNullable<SiteUpdate['managed_rules']>) => ok(api.PATCH('/api/v1/shield/sites/{id}', { params: { path: { id: site.id } }, body: { managed_rules } })),
     [sitesKey, siteKey(site.id)],
+    // Saved: the preview described the change that is now live.
+    () => preview.reset(),
   );
   const rules = (catalogue.data?.data ?? []).filter((r) => category === '' || r.category === category);
 
@@ -55,10 +66,10 @@ export function ManagedRules({ site }: { site: Site }) {
       {canWrite ? (
         <form
           className="shield-mode"
+          onChange={() => preview.reset()}
           onSubmit={(e) => {
             e.preventDefault();
-            const form = new FormData(e.currentTarget);
-            save.mutate({ enabled: form.get('enabled') === 'on', paranoia_level: Number(form.get('paranoia_level')) });
+            save.mutate(settingsFrom(new FormData(e.currentTarget)));
           }}
           key={`${settings.enabled}-${settings.paranoia_level}`}
         >
@@ -75,6 +86,8 @@ export function ManagedRules({ site }: { site: Site }) {
             )}
           </Field>
           <button type="submit" disabled={save.isPending}>Save managed rules</button>
+          <ImpactButton preview={preview} propose={(form) => ({ site: { managed_rules: settingsFrom(form) } })} />
+          <ImpactResult preview={preview} fieldLabels={{ managed_rules: 'Managed rules' }} />
         </form>
       ) : (
         <p>

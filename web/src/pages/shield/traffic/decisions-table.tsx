@@ -5,11 +5,11 @@ import type { LiveDecision } from './stream.ts';
 
 const timeOf = (at: string) => new Date(at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-export function DecisionsTable({ rows }: { rows: readonly LiveDecision[] }) {
+export function DecisionsTable({ rows, caption = 'Decisions, newest first', testId = 'live-decisions' }: { rows: readonly LiveDecision[]; caption?: string; testId?: string }) {
   return (
     <div className="table-wrap">
-      <table className="traffic-live-table" data-testid="live-decisions">
-        <caption className="visually-hidden">Decisions, newest first</caption>
+      <table className="traffic-live-table" data-testid={testId}>
+        <caption className="visually-hidden">{caption}</caption>
         <thead>
           <tr>
             <th scope="col">Time</th>

@@ -1,12 +1,14 @@
 // A Shield site's decisions as they happen: the SSE stream into a table capped at MAX_ROWS, with
-// Pause/Resume, a filter by action and the connection's state announced politely.
+// Pause/Resume, a filter by action and the connection's state announced politely. What rules in log
+// mode would have blocked or challenged has a lane of its own, so it is never mistaken for (nor
+// lost among) real blocks: it is what enforcing those rules would stop.
 import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { api, ok } from '../../../api/client.ts';
 import { Empty, ErrorMessage } from '../../../components/status.tsx';
 import { ACTION_LABEL, ACTIONS, type Action } from './actions.ts';
 import { DecisionsTable } from './decisions-table.tsx';
-import { MAX_ROWS, useDecisionStream, type ConnectionStatus } from './stream.ts';
+import { MAX_ROWS, useDecisionStream, wouldAct, type ConnectionStatus, type LiveDecision } from './stream.ts';
 import './traffic.css';
 
 const STATUS_TEXT: Record<ConnectionStatus | 'paused', string> = {
@@ -23,6 +25,10 @@ export function SiteLive({ siteId }: { siteId: string }) {
   const stream = useDecisionStream(siteId);
   const id = useId();
   const shown = stream.paused && stream.status === 'live' ? 'paused' : stream.status;
+  const wouldRows = stream.rows.filter(wouldAct);
+  const otherRows = stream.rows.filter((row) => !wouldAct(row));
+  // Filtered to another action, the stream sends no logged decision: the lane could only be empty.
+  const laneShown = stream.action === null || stream.action === 'log';
 
   return (
     <section className="traffic" aria-labelledby={`${id}-heading`}>
@@ -73,7 +79,29 @@ export function SiteLive({ siteId }: { siteId: string }) {
       <p className="muted">
         Every block, challenge and log decision appears here, and a sample of allows. The newest {MAX_ROWS} are kept.
       </p>
-      {stream.rows.length === 0 ? <Empty>No decisions yet. They appear here as requests reach the site.</Empty> : <DecisionsTable rows={stream.rows} />}
+      {laneShown && <WouldLane rows={wouldRows} />}
+      <h3>{laneShown ? 'Other decisions' : 'Decisions'}</h3>
+      {otherRows.length === 0 ? (
+        <Empty>{stream.rows.length === 0 ? 'No decisions yet. They appear here as requests reach the site.' : 'None besides the ones above.'}</Empty>
+      ) : (
+        <DecisionsTable rows={otherRows} />
+      )}
+    </section>
+  );
+}
+
+/** The "would block" lane: logged decisions whose rule would have blocked or challenged. */
+function WouldLane({ rows }: { rows: readonly LiveDecision[] }) {
+  const id = useId();
+  return (
+    <section className="traffic-lane" aria-labelledby={`${id}-would`} data-testid="would-block-lane">
+      <h3 id={`${id}-would`}>Would block{rows.length > 0 && <span className="muted"> ({rows.length})</span>}</h3>
+      <p className="muted">Requests a rule in log mode let through but would have blocked or challenged if enforced. Real blocks are listed below, not here.</p>
+      {rows.length === 0 ? (
+        <Empty>None yet: nothing a logging rule would have stopped has arrived.</Empty>
+      ) : (
+        <DecisionsTable rows={rows} caption="Would have been blocked or challenged, newest first" testId="live-would-block" />
+      )}
     </section>
   );
 }

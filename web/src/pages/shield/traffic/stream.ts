@@ -29,6 +29,14 @@ export interface LiveDecision {
   request_id: string;
 }
 
+/**
+ * A decision a rule only logged but would have enforced: a rule in log mode (or a site in log mode)
+ * that would have blocked or challenged the request. The live view shows these in a lane of their
+ * own, apart from real blocks.
+ */
+export const wouldAct = (decision: Pick<LiveDecision, 'action' | 'would'>): boolean =>
+  decision.action === 'log' && (decision.would === 'block' || decision.would === 'challenge');
+
 /** Rows kept in memory (and shown); older ones fall off the end. */
 export const MAX_ROWS = 200;
 
