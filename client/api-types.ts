@@ -22803,6 +22803,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     }[];
+                    /** @description Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed). */
+                    schema?: {
+                        /** @enum {string} */
+                        strictness?: "lenient" | "standard" | "strict";
+                    };
                     /**
                      * Format: date-time
                      * @description Start of the window replayed (default: 24 hours ago).

@@ -1650,6 +1650,8 @@ type ShieldImpactPreviewParams struct {
 	Site *ShieldImpactPreviewParamsSite `json:"site,omitempty"`
 	// Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way).
 	Operations []ShieldImpactPreviewParamsOperation `json:"operations,omitempty"`
+	// Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed).
+	Schema *ShieldImpactPreviewParamsSchema `json:"schema,omitempty"`
 	// Start of the window replayed (default: 24 hours ago).
 	Since *string `json:"since,omitempty"`
 	// End of the window (exclusive; default now).
@@ -1662,6 +1664,11 @@ type ShieldImpactPreviewParamsOperation struct {
 	Kind ShieldImpactPreviewParamsOperationKind `json:"kind"`
 	ID   *string                                `json:"id,omitempty"`
 	Spec map[string]any                         `json:"spec,omitempty"`
+}
+
+// Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed).
+type ShieldImpactPreviewParamsSchema struct {
+	Strictness *ShieldImpactPreviewParamsSchemaStrictness `json:"strictness,omitempty"`
 }
 
 // Proposed site settings, as PATCH /api/v1/shield/sites/{id} takes them (those a decision depends on).
@@ -4002,6 +4009,16 @@ const (
 	ShieldImpactPreviewParamsOperationKindIPAccessRule  ShieldImpactPreviewParamsOperationKind = "ip_access_rule"
 	ShieldImpactPreviewParamsOperationKindVirtualPatch  ShieldImpactPreviewParamsOperationKind = "virtual_patch"
 	ShieldImpactPreviewParamsOperationKindRateLimitRule ShieldImpactPreviewParamsOperationKind = "rate_limit_rule"
+)
+
+// ShieldImpactPreviewParamsSchemaStrictness is one of a fixed set of strings.
+type ShieldImpactPreviewParamsSchemaStrictness string
+
+// Values of ShieldImpactPreviewParamsSchemaStrictness.
+const (
+	ShieldImpactPreviewParamsSchemaStrictnessLenient  ShieldImpactPreviewParamsSchemaStrictness = "lenient"
+	ShieldImpactPreviewParamsSchemaStrictnessStandard ShieldImpactPreviewParamsSchemaStrictness = "standard"
+	ShieldImpactPreviewParamsSchemaStrictnessStrict   ShieldImpactPreviewParamsSchemaStrictness = "strict"
 )
 
 // `log` records what rules would do without acting; `block` enforces them; `challenge` answers suspicious clients with a proof-of-work page.

@@ -2,6 +2,7 @@
 // real origin (some answered 200, some 404), recorded, then proposals previewed through the API —
 // a new virtual patch, an IP rule, a rate limit, a paranoia-level raise, a mode change — each
 // checked exactly against what was sent. A preview stores nothing and crosses no organisation.
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { viaGateway } from '../support/gateway.ts';
@@ -151,5 +152,26 @@ describe('impact preview', () => {
     const stranger = await keyInOrganization(t, 'impact-stranger', ['shield:read', 'shield:write']);
     const res = await preview({}, stranger);
     expect(res.status).toBe(404);
+  });
+});
+
+describe('impact preview of schema enforcement', () => {
+  it('standard → strict: exactly the requests with a query parameter the document does not declare', async () => {
+    const schemaHost = 'pets.impact.test';
+    const site = await t.call('POST', '/api/v1/shield/sites', { body: { domain: schemaHost, origin_url: origin.url, mode: 'block', managed_rules: { enabled: false } } });
+    expect(site.status, site.text).toBe(201);
+    const id = site.body.id as string;
+    const upload = await t.call('PUT', `/api/v1/shield/sites/${id}/schema`, { raw: readFileSync('test/fixtures/openapi/petstore-3.0.yaml', 'utf8'), headers: { 'content-type': 'application/yaml' } });
+    expect(upload.status, upload.text).toBeLessThan(300);
+    await t.server.gateway!.registry.refresh();
+    for (let i = 0; i < 2; i++) expect((await viaGateway(t.server.gateway!.url, '/pet/findByStatus?status=available', { host: schemaHost, from: '198.51.100.5' })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await viaGateway(t.server.gateway!.url, '/pet/findByStatus?status=available&debug=1', { host: schemaHost, from: '198.51.100.6' })).status).toBe(200);
+    await t.server.shieldEvents.traffic!.flush();
+    const res = await preview({ schema: { strictness: 'strict' } }, t.adminKey, id);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.totals.coverage.records).toBe(5);
+    expect(res.body.totals.newly_blocked).toMatchObject({ requests: 3, top_clients: [{ value: '198.51.100.6', requests: 3 }] });
+    expect(res.body.objects.map((o) => o.object.kind)).toEqual(['schema']);
+    expect((await t.call('GET', `/api/v1/shield/sites/${id}/schema-config`)).body.strictness).toBe('standard');
   });
 });

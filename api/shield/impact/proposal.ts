@@ -9,7 +9,9 @@ import { notFound } from '../../../platform/http/errors.ts';
 import { loadSite, type SiteConfig } from '../../../gateway/sites/load.ts';
 import { applyOperations, checkOperations, type BatchOperation } from '../batch/operations.ts';
 import { checkManagedRules } from '../sites/routes.ts';
+import { upsertSchemaConfig } from '../schema/store.ts';
 import { requireSite, updateSite } from '../sites/store.ts';
+import type { SCHEMA_STRICTNESS } from '../../../schemas/shield-schema.ts';
 
 /** The site settings a decision depends on: what a proposal may change besides the rules. */
 export interface ProposedSiteSettings {
@@ -22,6 +24,8 @@ export interface Proposal {
   site?: ProposedSiteSettings | undefined;
   /** Rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them. */
   operations?: readonly BatchOperation[] | undefined;
+  /** Schema enforcement's strictness, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new document is not previewed). */
+  schema?: { strictness?: (typeof SCHEMA_STRICTNESS)[number] | undefined } | undefined;
 }
 
 export interface ProposedConfigs {
@@ -48,6 +52,7 @@ export async function proposedConfigs(db: Db, orgId: string, siteId: string, pro
       const { managed_rules, ...rest } = proposal.site ?? {};
       const changes = { ...rest, ...(managed_rules ? { managed_rules: { ...site.managed_rules, ...managed_rules } } : {}) };
       if (Object.keys(changes).length > 0) await updateSite(trx, orgId, site.id, changes);
+      if (proposal.schema?.strictness) await upsertSchemaConfig(trx, orgId, site.id, { strictness: proposal.schema.strictness });
       const operationOf = new Map<string, number>();
       if (proposal.operations && proposal.operations.length > 0) {
         const applied = await applyOperations(trx, orgId, site.id, proposal.operations);

@@ -59,7 +59,7 @@ export const impactRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: ImpactRou
       const until = instant(body.until, 'until', Date.now());
       const since = instant(body.since, 'since', until - DEFAULT_WINDOW_MS);
       if (since >= until) throw validationFailed('request body is invalid: since must be before until', { fields: [{ field: 'since', message: 'must be before until' }] });
-      const { current, proposed, operationOf } = await proposedConfigs(db, orgId, request.params.id, { site: body.site, operations: body.operations });
+      const { current, proposed, operationOf } = await proposedConfigs(db, orgId, request.params.id, { site: body.site, operations: body.operations, schema: body.schema });
       const siteId = current.site.id;
       if (asnDbPath && !asnDb) asnDb = AsnDatabase.load(asnDbPath);
       const first = await recordedSince(db, siteId);

@@ -2,6 +2,7 @@
 // generated from these). The response mirrors gateway/impact/impact-report.ts.
 import { MAX_BATCH_OPERATIONS } from '../batch/operations.ts';
 import { ShieldSiteUpdate } from '../../../schemas/index.ts';
+import { SCHEMA_STRICTNESS } from '../../../schemas/shield-schema.ts';
 
 const count = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
 const instant = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description }) as const;
@@ -89,6 +90,12 @@ export const impactBodySchema = {
       maxItems: MAX_BATCH_OPERATIONS,
       description: 'Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way).',
       items: { type: 'object', additionalProperties: false, required: ['op', 'kind'], properties: { op: { type: 'string', enum: ['create', 'update', 'delete'] }, kind: { type: 'string', enum: ['ip_access_rule', 'virtual_patch', 'rate_limit_rule'] }, id: { type: 'string', minLength: 1, maxLength: 64 }, spec: { type: 'object', additionalProperties: true } } },
+    },
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed).',
+      properties: { strictness: { type: 'string', enum: SCHEMA_STRICTNESS } },
     },
     since: { type: 'string', format: 'date-time', description: 'Start of the window replayed (default: 24 hours ago).' },
     until: { type: 'string', format: 'date-time', description: 'End of the window (exclusive; default now).' },

@@ -2532,6 +2532,10 @@ export interface ShieldImpactPreviewParams {
    */
   operations?: ShieldImpactPreviewParamsOperation[];
   /**
+   * Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed).
+   */
+  schema?: ShieldImpactPreviewParamsSchema;
+  /**
    * Start of the window replayed (default: 24 hours ago).
    */
   since?: string;
@@ -2546,6 +2550,13 @@ export interface ShieldImpactPreviewParamsOperation {
   kind: "ip_access_rule" | "virtual_patch" | "rate_limit_rule";
   id?: string;
   spec?: Record<string, unknown>;
+}
+
+/**
+ * Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed).
+ */
+export interface ShieldImpactPreviewParamsSchema {
+  strictness?: "lenient" | "standard" | "strict";
 }
 
 /**

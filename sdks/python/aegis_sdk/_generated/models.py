@@ -139,6 +139,7 @@ __all__ = [
     "ShieldImpactObjectObject",
     "ShieldImpactPreviewParams",
     "ShieldImpactPreviewParamsOperation",
+    "ShieldImpactPreviewParamsSchema",
     "ShieldImpactPreviewParamsSite",
     "ShieldImpactPreviewParamsSiteManagedRules",
     "ShieldImpactTotals",
@@ -2060,6 +2061,8 @@ class ShieldImpactPreviewParams(TypedDict, total=False):
     site: ShieldImpactPreviewParamsSite
     #: Proposed rule writes, exactly as POST /api/v1/shield/sites/{id}/rules/batch takes them (checked the same way).
     operations: List[ShieldImpactPreviewParamsOperation]
+    #: Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed).
+    schema: ShieldImpactPreviewParamsSchema
     #: Start of the window replayed (default: 24 hours ago).
     since: str
     #: End of the window (exclusive; default now).
@@ -2076,6 +2079,12 @@ class ShieldImpactPreviewParamsOperation(_ShieldImpactPreviewParamsOperationRequ
 
     id: str
     spec: Dict[str, Any]
+
+
+class ShieldImpactPreviewParamsSchema(TypedDict, total=False):
+    """Proposed schema enforcement, as PATCH /api/v1/shield/sites/{id}/schema-config takes it (a new OpenAPI document is not previewed)."""
+
+    strictness: Literal["lenient", "standard", "strict"]
 
 
 class ShieldImpactPreviewParamsSite(TypedDict, total=False):
