@@ -115,6 +115,9 @@ describe('traffic record', () => {
     expect(left.map((r) => r.path)).toEqual(['/a']);
     expect(left[0]!.values_sealed).toBeNull();
     expect(writer.stats()).toMatchObject({ shed: 0, queued: 0 });
+    // A deleted site takes its recorded requests with it.
+    expect((await t.call('DELETE', `/api/v1/shield/sites/${siteId}`)).status).toBeLessThan(300);
+    expect(await db.selectFrom('shield_traffic').select('path').where('site_id', '=', siteId).execute()).toEqual([]);
   });
 });
 

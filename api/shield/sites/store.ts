@@ -90,7 +90,13 @@ export async function updateSite(db: Db, orgId: string, id: string, changes: Par
     .executeTakeFirst();
 }
 
-/** Deletes the site; its rules, schema, settings and certificate go with it (foreign keys cascade), and its domain is free for others. */
+/**
+ * Deletes the site; its rules, schema, settings and certificate go with it (foreign keys cascade),
+ * and its domain is free for others. Its traffic record has no foreign key (a partitioned table at
+ * the gateway's write rate), so it is deleted here: a deleted site's requests are not kept for days.
+ */
 export async function deleteSite(db: Db, orgId: string, id: string): Promise<ShieldSiteRow | undefined> {
-  return db.deleteFrom('shield_sites').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
+  const deleted = await db.deleteFrom('shield_sites').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
+  if (deleted) await db.deleteFrom('shield_traffic').where('site_id', '=', deleted.id).execute();
+  return deleted;
 }

@@ -6,8 +6,7 @@ import { sql, type Kysely } from 'kysely';
 // (partitions shield_traffic_YYYYMMDD, created by the writer as days begin and dropped whole by
 // housekeeping past retention): retention costs a DROP, not a DELETE over millions of rows.
 // No foreign key to shield_sites (a partitioned table's rows would each be checked on insert, at the
-// gateway's write rate); a deleted site's rows age out with their partitions, and nothing reads them
-// without the site.
+// gateway's write rate): deleting a site deletes its rows (api/shield/sites/store.ts).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table shield_traffic (
