@@ -43,6 +43,13 @@ Ownership source (what this config owns; only its objects are updated or pruned)
   --source, AEGIS_SOURCE (when not empty), \`source:\` in DIR/aegis.yaml, DIR's git remote, DIR's name.
   With --terraform-json FILE, DIR is the file's directory.`;
 
+const IMPACT_RULE = `
+Impact preview: under each change to a Shield site's mode, path_case or managed_rules, or to its IP
+rules, virtual patches or rate limits, what the change would have done to the site's recorded
+traffic over --impact-window (newly blocked, challenged, allowed). Advice only: a server without it,
+a rate limit or a network error leave the plan as it is, with a note. --max-new-blocks fails when a
+site's total goes past it, or when its impact cannot be previewed (--force does not override it).`;
+
 function examples(...items: [comment: string, command: string][]): string {
   return `\nExamples:\n${items.map(([comment, command]) => `  # ${comment}\n  $ ${command}`).join('\n')}`;
 }
@@ -381,7 +388,10 @@ ${examples(
       .option('--no-prune', 'never delete owned objects missing from the config')
       .option('--deny-weakening', 'treat changes that weaken protection as errors')
       .addOption(new Option('--json', 'machine-readable plan (includes its checksum)').conflicts('markdown'))
-      .addOption(new Option('--markdown', 'plan as Markdown, e.g. for a pull-request comment').conflicts('json'));
+      .addOption(new Option('--markdown', 'plan as Markdown, e.g. for a pull-request comment').conflicts('json'))
+      .option('--impact-window <window>', 'recorded traffic the impact preview replays: 30m, 6h, 24h or 7d (default 24h)')
+      .option('--no-impact', 'skip the impact preview of changes to Shield sites and their rules')
+      .addOption(new Option('--max-new-blocks <n>', 'exit 1 (plan) or refuse to apply when a site would newly block more recorded requests than this').conflicts('impact'));
 
   program
     .command('validate')
@@ -421,12 +431,14 @@ ${examples(
     .addHelpText(
       'after',
       `
-Exit status: 0 no changes, 2 changes pending, 1 error (Terraform's -detailed-exitcode).
+Exit status: 0 no changes, 2 changes pending, 1 error (Terraform's -detailed-exitcode) or past --max-new-blocks.
+${IMPACT_RULE}
 ${SOURCE_RULE}
 ${RECONCILER_ENV}
 ${examples(
   ['preview a config directory', 'aegis plan ./config'],
   ['as Markdown for a pull request', 'aegis plan ./config --markdown > plan.md'],
+  ['fail CI when a change would have blocked more than 10 requests of the last 7 days', 'aegis plan ./config --impact-window 7d --max-new-blocks 10'],
   ['a CDKTF stack', 'aegis plan --terraform-json cdktf.out/stacks/shop/cdk.tf.json --source shop'],
 )}`,
     )
@@ -447,11 +459,13 @@ ${examples(
       'after',
       `
 Exit status: 0 applied (or nothing to do), 1 error, refused or cancelled.
+${IMPACT_RULE}
 ${SOURCE_RULE}
 ${RECONCILER_ENV}
 ${examples(
   ['apply, confirming at the prompt', 'aegis apply ./config'],
   ['in CI: apply exactly the reviewed plan', 'aegis apply ./config --yes --checksum "$(aegis plan ./config --json | jq -r .checksum)"'],
+  ['refuse if any site would newly block more than 10 of its last 24 h of requests', 'aegis apply ./config --yes --max-new-blocks 10'],
 )}`,
     )
     .action(run(async (dir: string | undefined, options: import('../reconciler/cli/commands.ts').ApplyOptions) => (await import('../reconciler/cli/commands.ts')).applyCommand(dir, options)));
@@ -486,6 +500,9 @@ ${examples(
     .option('--deny-weakening', 'refuse changes that weaken protection')
     .option('--max-changes <n>', 'refuse a change set past this floor of updates/deletions (default 5) ...')
     .option('--max-change-percent <p>', '... when it is also past this share of the owned objects (default 25)')
+    .option('--impact-window <window>', 'recorded traffic the impact preview of each plan replays: 30m, 6h, 24h or 7d (default 24h)')
+    .option('--no-impact', 'skip impact previews')
+    .addOption(new Option('--max-new-blocks <n>', 'refuse a change set that would newly block more recorded requests of a site than this').conflicts('impact'))
     .option('--json', 'one JSON object per event')
     .addHelpText(
       'after',

@@ -50,8 +50,9 @@ export interface ApplyOptions {
 /**
  * The fields an update sends: those that differ (a digest, such as a schema's hash, stands for its
  * field), and every write-only field config gives (a certificate's key goes with its certificate).
+ * A site's update sends exactly this as its PATCH body; impact previews propose the same.
  */
-function changedFields(change: PlannedChange): Fields {
+export function changedFields(change: PlannedChange): Fields {
   const { digest, definition } = kindEntry(change.kind);
   const fields: Fields = {};
   for (const d of change.diff) {
@@ -60,6 +61,22 @@ function changedFields(change: PlannedChange): Fields {
   }
   for (const field of definition.meta.sensitive) if (change.fields?.[field] !== undefined) fields[field] = change.fields[field];
   return fields;
+}
+
+/** The writes a change takes: a replacement creates the new object before the old one goes; a deletion with its site takes none. */
+export function changeSteps(change: PlannedChange): StepOutcome['step'][] {
+  const steps: StepOutcome['step'][] = [];
+  if (change.action === 'create' || change.action === 'replace') steps.push('create');
+  if (change.action === 'update') steps.push('update');
+  if ((change.action === 'delete' || change.action === 'replace') && change.id && !change.withSite) steps.push('delete');
+  return steps;
+}
+
+/** One step of a rule change as an operation of its site's rule batch: what apply sends, and what an impact preview proposes. */
+export function batchOperation(change: PlannedChange, step: StepOutcome['step']): RuleBatchOperation {
+  if (step === 'create') return { op: 'create', kind: change.kind, fields: change.fields ?? {} };
+  if (step === 'update') return { op: 'update', kind: change.kind, id: change.id!, fields: changedFields(change) };
+  return { op: 'delete', kind: change.kind, id: change.id! };
 }
 
 export async function applyPlan(plan: Plan, api: ResourceApi, options: ApplyOptions = {}): Promise<ApplyResult> {
@@ -74,36 +91,26 @@ export async function applyPlan(plan: Plan, api: ResourceApi, options: ApplyOpti
     if (!phases.has(order)) phases.set(order, []);
     return phases.get(order)!;
   };
+  const run = (change: PlannedChange, step: StepOutcome['step']): (() => Promise<string | undefined>) => {
+    if (step === 'create') {
+      return async () => {
+        const created = await api.create(change.kind, change.fields ?? {}, siteOf(change));
+        const id = String(created.id ?? siteOf(change));
+        if (isParentKind(change.kind)) newSiteIds.set(change.name, id);
+        return id;
+      };
+    }
+    if (step === 'update') return async () => String((await api.update(change.kind, change.id!, changedFields(change), change.siteId)).id ?? change.id);
+    return async () => (await api.remove(change.kind, change.id!, change.siteId), change.id);
+  };
   for (const change of plan.changes) {
-    if (change.action === 'create' || change.action === 'replace') {
-      bucket(writes, change).push({
+    for (const step of changeSteps(change)) {
+      bucket(step === 'delete' ? deletes : writes, change).push({
         change,
-        step: 'create',
-        run: async () => {
-          const created = await api.create(change.kind, change.fields ?? {}, siteOf(change));
-          const id = String(created.id ?? siteOf(change));
-          if (isParentKind(change.kind)) newSiteIds.set(change.name, id);
-          return id;
-        },
-        batched: () => ({ op: 'create', kind: change.kind, fields: change.fields ?? {} }),
-      });
-    }
-    if (change.action === 'update') {
-      bucket(writes, change).push({
-        change,
-        step: 'update',
-        id: change.id,
-        run: async () => String((await api.update(change.kind, change.id!, changedFields(change), change.siteId)).id ?? change.id),
-        batched: () => ({ op: 'update', kind: change.kind, id: change.id!, fields: changedFields(change) }),
-      });
-    }
-    if ((change.action === 'delete' || change.action === 'replace') && change.id && !change.withSite) {
-      bucket(deletes, change).push({
-        change,
-        step: 'delete',
-        id: change.id,
-        run: async () => (await api.remove(change.kind, change.id!, change.siteId), change.id),
-        batched: () => ({ op: 'delete', kind: change.kind, id: change.id! }),
+        step,
+        ...(step !== 'create' && change.id ? { id: change.id } : {}),
+        run: run(change, step),
+        batched: () => batchOperation(change, step),
       });
     }
   }

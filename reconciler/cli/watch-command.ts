@@ -3,7 +3,7 @@
 // flags and help are declared in cli/program.ts.
 import { describeEvent, type WatchEvent } from '../sync/watch-events.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, watchConfig } from '../sync/watch.ts';
-import { thresholdsFrom, type ThresholdOptions } from './commands.ts';
+import { impactFlagsFrom, thresholdsFrom, type PlanOptions, type ThresholdOptions } from './commands.ts';
 import { connect } from '../sync/session.ts';
 import { configDirOf, resolveSource } from './source.ts';
 
@@ -30,7 +30,7 @@ export const untilSignal = (): Promise<void> =>
     process.once('SIGTERM', () => resolve());
   });
 
-export interface WatchOptions extends ThresholdOptions {
+export interface WatchOptions extends ThresholdOptions, Pick<PlanOptions, 'impactWindow' | 'impact' | 'maxNewBlocks'> {
   selfHeal?: boolean | undefined;
   driftInterval?: string | undefined;
   debounce?: string | undefined;
@@ -49,7 +49,8 @@ export async function watchCommand(path: string, options: WatchOptions): Promise
   }
   const driftIntervalMs = secondsFlag('drift-interval', options.driftInterval, DEFAULT_DRIFT_INTERVAL_MS);
   const thresholds = thresholdsFrom(options);
-  const { api } = connect();
+  const flags = impactFlagsFrom(options);
+  const { api, impact } = connect();
   const json = options.json === true;
   const watcher = await watchConfig({
     api,
@@ -62,6 +63,7 @@ export async function watchCommand(path: string, options: WatchOptions): Promise
     selfHeal: options.selfHeal === true,
     driftIntervalMs,
     ...(debounceMs !== undefined ? { debounceMs } : {}),
+    ...(flags.window ? { impact: { previewer: impact, window: flags.window, ...(flags.maxNewBlocks !== undefined ? { maxNewBlocks: flags.maxNewBlocks } : {}) } } : {}),
     onEvent: (event) => printEvent(event, json),
   });
   await untilSignal();

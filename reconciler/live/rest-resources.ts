@@ -14,7 +14,20 @@ const BATCH_KIND: Partial<Record<Kind, 'virtual_patch' | 'ip_access_rule' | 'rat
   RateLimitRule: 'rate_limit_rule',
 };
 
-type BatchBody = { operations: { op: 'create' | 'update' | 'delete'; kind: 'virtual_patch' | 'ip_access_rule' | 'rate_limit_rule'; id?: string; spec?: Record<string, unknown> }[] };
+/** One operation as the rule batch endpoint (and the impact preview, which takes the same) reads it. */
+export type BatchRequestOperation = { op: 'create' | 'update' | 'delete'; kind: 'virtual_patch' | 'ip_access_rule' | 'rate_limit_rule'; id?: string; spec?: Record<string, unknown> };
+
+/** Whether a kind can be written in a rule batch (and proposed in an impact preview). */
+export const isBatchKind = (kind: Kind): boolean => BATCH_KIND[kind] !== undefined;
+
+/** Rule batch operations as the endpoint takes them: `fields` is sent as `spec`, deletes send none. */
+export function batchRequestOperations(operations: readonly RuleBatchOperation[]): BatchRequestOperation[] {
+  return operations.map(({ op, kind, id, fields }) => {
+    const batchKind = BATCH_KIND[kind];
+    if (!batchKind) throw new Error(`${kind} cannot be written in a rule batch`);
+    return { op, kind: batchKind, ...(id !== undefined ? { id } : {}), ...(op !== 'delete' ? { spec: fields ?? {} } : {}) };
+  });
+}
 
 export function restResources(client: AegisClient): ResourceApi {
   return {
@@ -22,16 +35,9 @@ export function restResources(client: AegisClient): ResourceApi {
     create: (kind, fields, siteId) => kindEntry(kind).operations.create(client, fields, siteId),
     update: (kind, id, changes, siteId) => kindEntry(kind).operations.update(client, id, changes, siteId),
     remove: (kind, id, siteId) => kindEntry(kind).operations.remove(client, id, siteId),
-    batchable: (kind) => BATCH_KIND[kind] !== undefined,
+    batchable: isBatchKind,
     async batch(siteId: string, operations: readonly RuleBatchOperation[]): Promise<RuleBatchResult[]> {
-      const body: BatchBody = {
-        operations: operations.map(({ op, kind, id, fields }) => {
-          const batchKind = BATCH_KIND[kind];
-          if (!batchKind) throw new Error(`${kind} cannot be written in a rule batch`);
-          return { op, kind: batchKind, ...(id !== undefined ? { id } : {}), ...(op !== 'delete' ? { spec: fields ?? {} } : {}) };
-        }),
-      };
-      const answer = await client.POST(RULE_BATCH_PATH, { params: { path: { id: siteId } }, body });
+      const answer = await client.POST(RULE_BATCH_PATH, { params: { path: { id: siteId } }, body: { operations: batchRequestOperations(operations) } });
       return answer.results.map((r) => ({ id: r.id, object: r.object ?? null }));
     },
     requestCount: () => ({ reads: client.stats.reads, writes: client.stats.writes }),

@@ -6,6 +6,7 @@ import { readLiveState } from '../live/read.ts';
 import { restResources } from '../live/rest-resources.ts';
 import type { ResourceApi } from '../live/resources.ts';
 import { formatProblem } from '../model.ts';
+import { restImpactPreviewer, type ImpactPreviewer, type PlanImpact } from '../plan/impact.ts';
 import { computePlan, type Plan } from '../plan/plan.ts';
 import { weakeningWarnings } from '../plan/safety.ts';
 
@@ -13,15 +14,19 @@ export interface Connection {
   api: ResourceApi;
   /** Where the key works: a `svc_test_` key talks to the organisation's sandbox (the key decides). */
   environment: 'live' | 'test';
+  /** The impact preview, on a client that gives up quickly: a preview is advice, and a plan should not wait a minute for it. */
+  impact: ImpactPreviewer;
 }
 
 export function connect(env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Connection {
   const baseUrl = env.AEGIS_API_URL;
   const apiKey = env.AEGIS_API_KEY;
   if (!baseUrl || !apiKey) throw new Error('set AEGIS_API_URL (e.g. http://localhost:3000) and AEGIS_API_KEY');
+  const options = { baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1', ...(signal ? { signal } : {}) };
   return {
-    api: restResources(createAegisClient({ baseUrl, apiKey, userAgent: 'aegis-reconciler/0.1', ...(signal ? { signal } : {}) })),
+    api: restResources(createAegisClient(options)),
     environment: apiKey.startsWith('svc_test_') ? 'test' : 'live',
+    impact: restImpactPreviewer(createAegisClient({ ...options, maxRetries: 1, maxRetryDelayMs: 2_000 })),
   };
 }
 
@@ -29,6 +34,8 @@ export interface PlanSession {
   plan: Plan;
   warnings: string[];
   errors: string[];
+  /** What the changes would have done to recorded traffic, once previewed (reconciler/plan/impact.ts). */
+  impact?: PlanImpact;
 }
 
 export interface PlanInputs {

@@ -3,6 +3,9 @@
 // the previous pass left (its "signature") and reported only when that state changes, so a drift
 // left alone is reported once, not once a minute — and again when it goes away.
 import type { PlanSummary, ReconcileOutcome } from './reconcile.ts';
+import { impactLinesFor, siteImpactSection } from '../output/impact-text.ts';
+import type { PlanImpact } from '../plan/impact.ts';
+import type { Plan } from '../plan/plan.ts';
 
 /**
  * Why a pass ran: the watcher started, files changed, or the drift timer fired — which retries the
@@ -37,6 +40,18 @@ export interface PassEvent {
   warnings: string[];
   /** Steps applied / failed, when the pass applied. */
   steps?: { applied: number; failed: number };
+  /** The plan's impact on recorded traffic, when previewed: lines per change (aligned with `changes`), per site, and why any is missing. */
+  impact?: ImpactReport;
+}
+
+export interface ImpactReport {
+  /** `24h`. */
+  window: string;
+  /** For each change, its impact lines (none when not previewed). */
+  changes: string[][];
+  /** The per-site section: a heading, then a line per site previewed (a watcher's log leaves out sites without traffic). */
+  sites: string[];
+  notes: string[];
 }
 
 /** An exception: the API unreachable, the directory gone, the file watcher failing. The watcher keeps going. */
@@ -118,10 +133,15 @@ export function passReport(
     errors: outcome.errors,
     warnings: outcome.warnings,
     ...(outcome.applied ? { steps: { applied: outcome.applied.steps, failed: outcome.applied.failed } } : {}),
+    ...(outcome.impact && outcome.plan ? { impact: impactReport(outcome.plan, outcome.impact) } : {}),
   };
   const timed = trigger === 'drift' || trigger === 'retry';
   const news = !timed || kind === 'healed' || signature !== previous;
   return { event: news ? event : null, signature };
+}
+
+function impactReport(plan: Plan, impact: PlanImpact): ImpactReport {
+  return { window: impact.window.flag, changes: plan.changes.map((change) => impactLinesFor(change, impact)), sites: siteImpactSection(impact, { withoutTraffic: false }), notes: impact.notes };
 }
 
 const TRIGGER_TEXT: Record<PassTrigger | 'watcher', string> = { start: 'initial pass', files: 'files changed', retry: 'retry of the failed pass', drift: 'drift check', watcher: 'file watcher' };
@@ -158,7 +178,10 @@ function headline(event: WatchEvent): string {
 /** A headline and indented detail lines (changes, errors, warnings), for terminals and logs. */
 export function describeEvent(event: WatchEvent): { headline: string; details: string[] } {
   if (event.kind !== 'watching' && event.kind !== 'error') {
-    const details = [...event.changes.map((c) => `  ${c}`), ...event.errors.map((e) => `  error: ${e}`), ...event.warnings.map((w) => `  warning: ${w}`)];
+    const impact = event.impact;
+    const changes = event.changes.flatMap((c, i) => [`  ${c}`, ...(impact?.changes[i] ?? []).map((line) => `      ${line}`)]);
+    const sites = impact ? [...impact.sites.map((line) => `  ${line}`), ...impact.notes.map((note) => `  note: ${note}`)] : [];
+    const details = [...changes, ...sites, ...event.errors.map((e) => `  error: ${e}`), ...event.warnings.map((w) => `  warning: ${w}`)];
     return { headline: headline(event), details };
   }
   return { headline: headline(event), details: [] };

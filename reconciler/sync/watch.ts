@@ -5,7 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { passScheduler, type PassKind } from './pass-scheduler.ts';
-import { reconcile, type ReconcileOptions } from './reconcile.ts';
+import { reconcile, type ReconcileImpact, type ReconcileOptions } from './reconcile.ts';
 import { errorSignature, passReport, type PassTrigger, type Signature, type WatchEvent } from './watch-events.ts';
 import { watchConfigFiles } from './watch-files.ts';
 import { errorMessage } from '../../schemas/json-value.ts';
@@ -24,6 +24,8 @@ export interface WatchOptions extends Pick<ReconcileOptions, 'api' | 'path' | 's
   debounceMs?: number;
   /** Every report; must not throw. */
   onEvent: (event: WatchEvent) => void;
+  /** Preview each plan's impact on recorded traffic (absent: none); an unchanged plan reuses the last preview for a while. */
+  impact?: Omit<ReconcileImpact, 'previous'>;
 }
 
 export interface ConfigWatcher {
@@ -50,6 +52,7 @@ export async function watchConfig(options: WatchOptions): Promise<ConfigWatcher>
   // What the last pass left; drift checks report only when it changes (watch-events.ts).
   let signature: Signature | null = null;
   let driftTimer: NodeJS.Timeout | undefined;
+  let lastPreview: ReconcileImpact['previous'];
 
   const pass = async (kind: PassKind): Promise<void> => {
     const trigger: PassTrigger = kind === 'files' ? (started ? 'files' : 'start') : unapplied ? 'retry' : 'drift';
@@ -57,7 +60,11 @@ export async function watchConfig(options: WatchOptions): Promise<ConfigWatcher>
     const begun = performance.now();
     try {
       // A file pass (or its retry) always applies: the config changed, which is the request to apply it.
-      const outcome = await reconcile({ ...settings, apply: trigger !== 'drift' || selfHeal });
+      const impact = options.impact ? { impact: { ...options.impact, ...(lastPreview ? { previous: lastPreview } : {}) } } : {};
+      const outcome = await reconcile({ ...settings, ...impact, apply: trigger !== 'drift' || selfHeal });
+      // A reused preview (same window start) keeps the time it was made, so that it ages out.
+      const reused = lastPreview !== undefined && outcome.impact?.since === lastPreview.impact.since;
+      if (outcome.impact && outcome.plan && !reused) lastPreview = { plan: outcome.plan, impact: outcome.impact, at: Date.now() };
       const report = passReport(trigger, outcome, signature, { at: new Date(), durationMs: performance.now() - begun });
       signature = report.signature;
       if (trigger !== 'drift') unapplied = outcome.result === 'failed';

@@ -151,7 +151,7 @@ describe('completion', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
       expect(out).toContain(word);
     }
     // fish names long options without their dashes (-l terraform-json).
-    for (const option of ['terraform-json', 'no-prune', 'max-change-percent', 'org']) expect(out).toContain(shell === 'fish' ? `-l ${option}` : `--${option}`);
+    for (const option of ['terraform-json', 'no-prune', 'max-change-percent', 'impact-window', 'no-impact', 'max-new-blocks', 'org']) expect(out).toContain(shell === 'fish' ? `-l ${option}` : `--${option}`);
   });
 
   // bash is everywhere; zsh and fish only where installed.
@@ -178,7 +178,7 @@ t aegis ke; t aegis keys ''; t aegis keys create --o; t aegis plan ./config --no
       const lines = await new Promise<string[]>((resolve, reject) =>
         execFile('bash', ['-c', probe], (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout.trimEnd().split('\n')))),
       );
-      expect(lines).toEqual(['keys', 'create help', '--org', '--no-prune', 'bash zsh fish', 'plan']);
+      expect(lines).toEqual(['keys', 'create help', '--org', '--no-prune --no-impact', 'bash zsh fish', 'plan']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
