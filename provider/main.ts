@@ -3,6 +3,7 @@
 import { createAegisClient } from '../client/client.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import type { Diagnostic, ProviderDefinition, TfObject, TfValue } from './framework/contract.ts';
+import { createImpactPreviewer, parseImpactWindow } from './resources/impact.ts';
 import { aegisResources, NotConfiguredError, type Connection } from './resources/index.ts';
 
 export interface AegisProviderOptions {
@@ -34,17 +35,32 @@ export function aegisProvider(options: AegisProviderOptions = {}): ProviderDefin
       attributes: [
         { name: 'api_url', type: 'string', optional: true, description: 'Base URL of the Aegis API, e.g. `https://aegis.example.com` (paths start with `/api/v1`). Default: the AEGIS_API_URL environment variable.' },
         { name: 'api_key', type: 'string', optional: true, sensitive: true, description: 'API key (`svc_live_…`) with write scopes for the managed kinds. Default: the AEGIS_API_KEY environment variable.' },
+        {
+          name: 'impact_window',
+          type: 'string',
+          optional: true,
+          description:
+            'How much recorded traffic `terraform plan` replays to show, as a warning on each changed Shield site or rule, what the change would have done (e.g. `24h`, `90m`, `7d`). Default: the AEGIS_IMPACT_WINDOW environment variable, else `24h`.',
+        },
       ],
     },
     async configure(config: TfObject, terraformVersion: string): Promise<Diagnostic[]> {
       const url = setting(config.api_url, 'api_url', 'AEGIS_API_URL', env);
       const key = setting(config.api_key, 'api_key', 'AEGIS_API_KEY', env);
-      const diagnostics = [url, key].flatMap((s) => (s.ok ? [] : [s.diagnostic]));
+      const window = setting(config.impact_window, 'impact_window', 'AEGIS_IMPACT_WINDOW', env);
+      const windowMs = window.ok && window.value !== undefined ? parseImpactWindow(window.value) : undefined;
+      const diagnostics = [url, key, window].flatMap((s) => (s.ok ? [] : [s.diagnostic]));
+      if (window.ok && window.value !== undefined && windowMs === undefined) {
+        diagnostics.push({ severity: 'error', summary: 'Invalid impact_window', detail: `Expected a duration such as 24h, 90m or 7d, got ${JSON.stringify(window.value)}.`, attribute: ['impact_window'] });
+      }
       if (url.ok && !url.value) diagnostics.push({ severity: 'error', summary: 'Missing Aegis API URL', detail: 'Set api_url in the provider block or AEGIS_API_URL in the environment.', attribute: ['api_url'] });
       if (key.ok && !key.value) diagnostics.push({ severity: 'error', summary: 'Missing Aegis API key', detail: 'Set api_key in the provider block or AEGIS_API_KEY in the environment.', attribute: ['api_key'] });
       if (diagnostics.length > 0 || !url.ok || !key.ok || !url.value || !key.value) return diagnostics;
-      const client = createAegisClient({ baseUrl: url.value.replace(/\/+$/, ''), apiKey: key.value, userAgent: `terraform-provider-aegis/0.1 terraform/${terraformVersion || 'unknown'}` });
-      connection = { client, api: restResources(client) };
+      const clientOptions = { baseUrl: url.value.replace(/\/+$/, ''), apiKey: key.value, userAgent: `terraform-provider-aegis/0.1 terraform/${terraformVersion || 'unknown'}` };
+      const client = createAegisClient(clientOptions);
+      // Previews never retry: a rate-limited or slow preview is skipped rather than waited for.
+      const impact = createImpactPreviewer({ client: createAegisClient({ ...clientOptions, maxRetries: 0 }), ...(windowMs !== undefined ? { windowMs } : {}) });
+      connection = { client, api: restResources(client), impact };
       return [];
     },
     resources,

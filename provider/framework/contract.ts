@@ -119,6 +119,12 @@ export interface ResourceDefinition {
   schema: BlockSchema;
   validate(config: TfObject): Diagnostic[];
   plan(request: PlanRequest): PlanResponse;
+  /**
+   * Optional warnings about a plan that stands (no errors), asked after `plan`: what the change
+   * would do beyond its own values (the Shield impact preview). May call the API; resolves to no
+   * diagnostics rather than fail, so it can never fail a plan.
+   */
+  planWarnings?(request: PlanRequest, plan: PlanResponse): Promise<Diagnostic[]>;
   /** Create (prior null), update, or delete (planned null). */
   apply(request: ApplyRequest): Promise<StateResponse>;
   /** Null state: the object is gone (Terraform drops it from state). */

@@ -6,10 +6,13 @@ import { AegisApiError } from '../../client/client.ts';
 import type { ResourceApi } from '../../reconciler/live/resources.ts';
 import type { AttributePath, Diagnostic } from '../framework/contract.ts';
 import { errorMessage } from '../../schemas/json-value.ts';
+import type { ImpactPreviewer } from './impact.ts';
 
 export interface Connection {
   client: AegisClient;
   api: ResourceApi;
+  /** Plan-time impact previews of Shield changes; without it, plans show none. */
+  impact?: ImpactPreviewer;
 }
 
 export type Connect = () => Connection;

@@ -10,12 +10,15 @@
 //   create and replacement: the API chooses it);
 // - apply: the result is wholly known and every value known at plan time comes back unchanged;
 // - read: null state means the object is gone.
+// Shield sites and their rules also warn, at plan time, what the change would have done to the
+// site's recorded traffic (impact.ts), proposing exactly the bodies apply sends.
 import { createHash } from 'node:crypto';
 import { kindEntry } from '../../reconciler/kinds/index.ts';
 import type { Fields } from '../../reconciler/live/resources.ts';
-import { UNKNOWN, type AttributePath, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework/contract.ts';
+import { UNKNOWN, type AttributePath, type Diagnostic, type PlanRequest, type PlanResponse, type ResourceDefinition, type StateResponse, type TfObject, type TfValue } from '../framework/contract.ts';
 import { errorDiagnostics, isNotFound, type Connect, type Connection } from './context.ts';
 import { getObject } from './get.ts';
+import { IMPACT_RULE_KINDS, ruleProposal, siteProposal, type PlannedChange, type RequestBodies, type SiteProposal } from './impact.ts';
 import type { AttributeMapping, KindSchema } from './schema.ts';
 import { pathForApiField, validateConfig } from './validate.ts';
 import { apiJson, attr, canonicalJson, containsUnknown, fromJson, parseJsonObject, sameValue, withNestedDefaults } from './values.ts';
@@ -116,6 +119,53 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
     return apiJson(mapping, value);
   }
 
+  /** The body of a create: every configured value (unknown ones left to the API), write-only ones included. */
+  function createBody(planned: TfObject, config: TfObject | null): Record<string, Json> {
+    const body: Record<string, Json> = {};
+    for (const mapping of kind.attributes) {
+      if (!mapping.configurable || mapping.parent || mapping.writeOnly) continue;
+      const value = attr(planned, mapping.schema.name);
+      // Unknown: left out of config, the API chooses (keepWhenOmitted).
+      if (value === null || containsUnknown(value)) continue;
+      body[mapping.field] = bodyValue(mapping, value);
+    }
+    return { ...body, ...writeOnlyBody(config) };
+  }
+
+  /** The body of an update in place: the fields whose value changes (empty: nothing to send). */
+  function updateBody(prior: TfObject, planned: TfObject, config: TfObject | null): Record<string, Json> {
+    const changes: Record<string, Json> = {};
+    for (const mapping of kind.attributes) {
+      if (!mapping.configurable || mapping.parent) continue;
+      const name = mapping.schema.name;
+      if (mapping.writeOnly) {
+        // A changed digest means a new value; it is sent below with every write-only field.
+        const digest = digestMapping(mapping.field);
+        if (digest && attr(planned, digest.schema.name) !== attr(prior, digest.schema.name)) changes[mapping.field] = null;
+        continue;
+      }
+      const value = attr(planned, name);
+      if (containsUnknown(value)) continue; // keepWhenOmitted without a prior value: nothing to ask for
+      if (!same(mapping, attr(prior, name), value)) changes[mapping.field] = bodyValue(mapping, value);
+    }
+    if (Object.keys(changes).length > 0) Object.assign(changes, writeOnlyBody(config));
+    return changes;
+  }
+
+  const bodies: RequestBodies = { create: createBody, update: updateBody };
+  /** `aegis_ip_access_rule ip 192.0.2.50 (deny)`: the object a state holds, as the kind describes it. */
+  const describeState = (state: TfObject): string => {
+    const fields = Object.fromEntries(kind.attributes.flatMap((m) => {
+      const value = attr(state, m.schema.name);
+      return typeof value === 'string' ? [[m.field, value]] : [];
+    }));
+    return `${label} ${entry.describe({ id: stringOrUndefined(attr(state, 'id')) ?? '', fields })}`;
+  };
+  // The Shield site and the rules the impact preview takes; other kinds change no verdict on traffic.
+  const impactRuleKind = kind.kind in IMPACT_RULE_KINDS ? IMPACT_RULE_KINDS[kind.kind as keyof typeof IMPACT_RULE_KINDS] : undefined;
+  const proposalFor: ((change: PlannedChange) => SiteProposal | undefined) | undefined =
+    impactRuleKind !== undefined ? (change) => ruleProposal(impactRuleKind, change, bodies, describeState) : kind.kind === 'ShieldSite' ? (change) => siteProposal(change, bodies) : undefined;
+
   function withConnection<T>(run: (connection: Connection) => Promise<T>, onError: (error: unknown) => T): Promise<T> {
     let connection: Connection;
     try {
@@ -194,6 +244,17 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
       return { planned, requiresReplace, diagnostics: [] };
     },
 
+    ...(proposalFor
+      ? {
+          // The impact preview: the change as the API would take it on apply (the same bodies), replayed over the site's recorded traffic.
+          async planWarnings({ prior, config }: PlanRequest, plan: PlanResponse): Promise<Diagnostic[]> {
+            const change = proposalFor({ prior, planned: plan.planned, config, replacing: plan.requiresReplace.length > 0 });
+            if (!change) return [];
+            return withConnection((connection) => connection.impact?.preview(change) ?? Promise.resolve([]), () => []);
+          },
+        }
+      : {}),
+
     apply({ prior, planned, config }): Promise<StateResponse> {
       return withConnection(
         async (connection): Promise<StateResponse> => {
@@ -213,15 +274,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
           const siteId = stringOrUndefined(attr(planned, 'site_id'));
           // Create.
           if (prior === null) {
-            const body: Record<string, Json> = {};
-            for (const mapping of kind.attributes) {
-              if (!mapping.configurable || mapping.parent || mapping.writeOnly) continue;
-              const value = attr(planned, mapping.schema.name);
-              // Unknown: left out of config, the API chooses (keepWhenOmitted).
-              if (value === null || containsUnknown(value)) continue;
-              body[mapping.field] = bodyValue(mapping, value);
-            }
-            const created = await api.create(kind.kind, { ...body, ...writeOnlyBody(config) }, siteId);
+            const created = await api.create(kind.kind, createBody(planned, config), siteId);
             const id = singleton ? siteId : stringOrUndefined(fromJson(created.id, 'string'));
             const fields = id ? await readBack(connection, created, { id, siteId }) : created;
             return { state: toState(fields, siteId, planned, null), diagnostics: [] };
@@ -229,21 +282,7 @@ export function createKindResource(kind: KindSchema, connect: Connect): Resource
           // Update in place: send the fields whose value changes.
           const ids = idsOf(prior);
           if (!ids) return { state: prior, diagnostics: [{ severity: 'error', summary: `${label}: the prior state has no id` }] };
-          const changes: Record<string, Json> = {};
-          for (const mapping of kind.attributes) {
-            if (!mapping.configurable || mapping.parent) continue;
-            const name = mapping.schema.name;
-            if (mapping.writeOnly) {
-              // A changed digest means a new value; it is sent below with every write-only field.
-              const digest = digestMapping(mapping.field);
-              if (digest && attr(planned, digest.schema.name) !== attr(prior, digest.schema.name)) changes[mapping.field] = null;
-              continue;
-            }
-            const value = attr(planned, name);
-            if (containsUnknown(value)) continue; // keepWhenOmitted without a prior value: nothing to ask for
-            if (!same(mapping, attr(prior, name), value)) changes[mapping.field] = bodyValue(mapping, value);
-          }
-          if (Object.keys(changes).length > 0) Object.assign(changes, writeOnlyBody(config));
+          const changes = updateBody(prior, planned, config);
           let fields: Fields;
           if (Object.keys(changes).length > 0) {
             fields = await readBack(connection, await api.update(kind.kind, ids.id, changes, ids.siteId), ids);

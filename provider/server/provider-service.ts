@@ -61,7 +61,8 @@ export function createProviderService(definition: ProviderDefinition): ProviderS
         resource_schemas: Object.fromEntries(definition.resources.map((r) => [r.typeName, schemaMessage(r.schema, r.version)])),
         data_source_schemas: Object.fromEntries(definition.dataSources.map((d) => [d.typeName, schemaMessage(d.schema)])),
         diagnostics: [],
-        server_capabilities: { plan_destroy: false },
+        // Terraform asks PlanResourceChange about deletions too, so their impact can be previewed.
+        server_capabilities: { plan_destroy: true },
       };
     },
 
@@ -140,16 +141,19 @@ export function createProviderService(definition: ProviderDefinition): ProviderS
       const r = resource(request.type_name);
       if (!r) return { requires_replace: [], diagnostics: [unknownType('resource', request.type_name)] };
       try {
-        const result = r.plan({
+        const planRequest = {
           prior: decodeObject(request.prior_state, r.schema),
           proposed: decodeObject(request.proposed_new_state, r.schema),
           config: decodeObject(request.config, r.schema),
-        });
+        };
+        const result = r.plan(planRequest);
+        // Warnings (the impact preview) only on a plan that stands, and never at its expense.
+        const warnings = r.planWarnings && !hasErrors(result.diagnostics) ? await r.planWarnings(planRequest, result).catch((): Diagnostic[] => []) : [];
         return {
           planned_state: encodeObject(result.planned, r.schema),
           requires_replace: result.requiresReplace.map((path) => attributePathMessage(path, r.schema)),
           planned_private: request.prior_private,
-          diagnostics: diagnostics(result.diagnostics, r.schema),
+          diagnostics: diagnostics([...result.diagnostics, ...warnings], r.schema),
         };
       } catch (error) {
         return { requires_replace: [], diagnostics: [errorDiagnostic(`Planning ${r.typeName} failed`, error, r.schema)] };

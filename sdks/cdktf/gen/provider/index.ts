@@ -21,6 +21,12 @@ export interface AegisProviderConfig {
   */
   readonly apiUrl?: string;
   /**
+  * How much recorded traffic `terraform plan` replays to show, as a warning on each changed Shield site or rule, what the change would have done (e.g. `24h`, `90m`, `7d`). Default: the AEGIS_IMPACT_WINDOW environment variable, else `24h`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs#impact_window AegisProvider#impact_window}
+  */
+  readonly impactWindow?: string;
+  /**
   * Alias name
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs#alias AegisProvider#alias}
@@ -73,6 +79,7 @@ export class AegisProvider extends cdktf.TerraformProvider {
     });
     this._apiKey = config.apiKey;
     this._apiUrl = config.apiUrl;
+    this._impactWindow = config.impactWindow;
     this._alias = config.alias;
   }
 
@@ -112,6 +119,22 @@ export class AegisProvider extends cdktf.TerraformProvider {
     return this._apiUrl;
   }
 
+  // impact_window - computed: false, optional: true, required: false
+  private _impactWindow?: string; 
+  public get impactWindow() {
+    return this._impactWindow;
+  }
+  public set impactWindow(value: string | undefined) {
+    this._impactWindow = value;
+  }
+  public resetImpactWindow() {
+    this._impactWindow = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get impactWindowInput() {
+    return this._impactWindow;
+  }
+
   // alias - computed: false, optional: true, required: false
   private _alias?: string; 
   public override get alias() {
@@ -136,6 +159,7 @@ export class AegisProvider extends cdktf.TerraformProvider {
     return {
       api_key: cdktf.stringToTerraform(this._apiKey),
       api_url: cdktf.stringToTerraform(this._apiUrl),
+      impact_window: cdktf.stringToTerraform(this._impactWindow),
       alias: cdktf.stringToTerraform(this._alias),
     };
   }
@@ -150,6 +174,12 @@ export class AegisProvider extends cdktf.TerraformProvider {
       },
       api_url: {
         value: cdktf.stringToHclTerraform(this._apiUrl),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      impact_window: {
+        value: cdktf.stringToHclTerraform(this._impactWindow),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
