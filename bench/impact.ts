@@ -1,6 +1,7 @@
 // How long an impact preview takes (issue 43): POST /api/v1/shield/sites/:id/impact proposing one
 // new rule, over a traffic record of BENCH_RECORDS requests (default 1 000 000) spread over the last
-// 20 hours, 1 % of them with sealed values (the record's default sample). Measured over the whole
+// 20 hours in batches as the gateway writes them, 1 % of them with sealed values (the record's
+// default sample). Measured over the whole
 // record and over half of it (a window half as long) in the same run: the cost should grow
 // linearly with the window (ratio ≈ 2).
 //
@@ -16,6 +17,7 @@ import { startServer } from '../api/server.ts';
 import { loadServerKey, seal } from '../platform/crypto/secret-box.ts';
 import { ensureTrafficPartition, trafficPartitionDay } from '../gateway/traffic/partitions.ts';
 import type { RecordedValues } from '../gateway/traffic/traffic-record.ts';
+import { BatchBuilder } from '../gateway/traffic/record-batch.ts';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const SPAN_MS = 20 * 3_600_000;
@@ -60,44 +62,45 @@ try {
     await ensureTrafficPartition(db, day);
   }
   const loading = performance.now();
-  // Metadata rows made by the database itself: 5 000 clients in 500 networks, a few routes, mostly 200.
-  await sql`
-    insert into shield_traffic (site_id, at, client_ip, network, asn, country, method, path, status, latency_ms, has_session, api_keys, action, rule_kind, rule_id, would, values_reason, values_sealed)
-    select ${siteId}, to_timestamp((${start}::float8 + (g::float8 * ${SPAN_MS}::float8 / ${RECORDS}::float8)) / 1000.0),
-      '198.' || (g % 500 / 250) || '.' || (g % 250) || '.' || (g % 10),
-      '198.' || (g % 500 / 250) || '.' || (g % 250) || '.0/24', null, null,
-      case when g % 5 = 0 then 'POST' else 'GET' end,
-      case when g % 7 = 0 then '/api/orders' when g % 3 = 0 then '/search' else '/products/' || (g % 1000) end,
-      case when g % 50 = 0 then 404 else 200 end, 12, g % 4 = 0, null, 'allow', null, null, null, null, null
-    from generate_series(1, ${RECORDS}) g`.execute(db);
-  // The sampled values, sealed as the writer seals them.
+  // Batches as a gateway writes them (one per second of traffic here): 5 000 clients in 500
+  // networks, a few routes, mostly 200; 1 % of requests keep (sealed) values.
   const serverKey = await loadServerKey(join(dir, 'data'), undefined);
-  const withValues = Math.round(RECORDS * VALUE_SHARE);
-  for (let offset = 0; offset < withValues; offset += 1000) {
-    const rows = Array.from({ length: Math.min(1000, withValues - offset) }, (_, j) => {
-      const i = offset + j;
-      const values: RecordedValues = { query: `q=${i % 3 === 0 ? 'x1' + i : 'shoes'}&page=${i % 9}`, headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' }, contentType: '', body: null };
-      return {
-        site_id: siteId,
-        at: new Date(start + Math.floor((i * SPAN_MS) / withValues)),
-        client_ip: `198.51.${i % 250}.${i % 10}`,
-        network: `198.51.${i % 250}.0/24`,
-        asn: null,
-        country: null,
-        method: 'GET',
-        path: '/search',
-        status: 200,
-        latency_ms: 9,
-        has_session: false,
-        api_keys: null,
-        action: 'allow',
-        rule_kind: null,
-        rule_id: null,
-        would: null,
-        values_reason: 'sample',
-        values_sealed: seal(serverKey, JSON.stringify(values), siteId),
-      };
-    });
+  const PER_BATCH = Math.max(1, Math.round(RECORDS / (SPAN_MS / 1000)));
+  let withValues = 0;
+  for (let first = 0; first < RECORDS; ) {
+    const rows = [];
+    for (let b = 0; b < 50 && first < RECORDS; b++) {
+      const batch = new BatchBuilder(siteId);
+      for (let g = first; g < Math.min(first + PER_BATCH, RECORDS); g++) {
+        const sampled = g % 100 === 0;
+        const values: RecordedValues | null = sampled ? { query: `q=${g % 3 === 0 ? `x1${g}` : 'shoes'}&page=${g % 9}`, headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' }, contentType: '', body: null } : null;
+        if (sampled) withValues++;
+        const ip = `198.${(g % 500) >> 8}.${g % 250}.${g % 10}`;
+        batch.add({
+          siteId,
+          at: start + Math.floor((g * SPAN_MS) / RECORDS),
+          clientIp: ip,
+          network: `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`,
+          asn: null,
+          country: null,
+          method: sampled || g % 5 !== 0 ? 'GET' : 'POST',
+          path: sampled ? '/search' : g % 7 === 0 ? '/api/orders' : g % 3 === 0 ? '/search' : `/products/${g % 1000}`,
+          status: g % 50 === 0 ? 404 : 200,
+          latencyMs: 12,
+          hasSession: g % 4 === 0,
+          apiKeys: [],
+          action: 'allow',
+          ruleKind: null,
+          ruleId: null,
+          would: null,
+          values,
+          valuesReason: sampled ? 'sample' : null,
+        });
+      }
+      first += batch.size;
+      const sealed = batch.hasValues ? seal(serverKey, JSON.stringify(batch.values), siteId) : null;
+      rows.push({ site_id: siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, records: batch.encode(), values_sealed: sealed });
+    }
     await db.insertInto('shield_traffic').values(rows).execute();
   }
   await sql`analyze shield_traffic`.execute(db);
@@ -126,7 +129,7 @@ try {
   console.log(`\none new virtual patch over ${last.records.toLocaleString('en')} records: ${fullMs.toFixed(0)} ms (median of ${ROUNDS}; newly blocked ${last.blocked}) — target ≤ ${target} ms ${fullMs <= target ? 'PASS' : 'ABOVE TARGET'}`);
   console.log(`half the window: ${median(half).toFixed(0)} ms; full / half ${ratio.toFixed(2)} (linear: ≈ 2)`);
   const size = await sql<{ bytes: string }>`select sum(pg_total_relation_size(c.oid))::text as bytes from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'shield_traffic'`.execute(db);
-  const bytesPerRecord = Number(size.rows[0]?.bytes ?? 0) / (RECORDS + withValues);
+  const bytesPerRecord = Number(size.rows[0]?.bytes ?? 0) / RECORDS;
   console.log(`storage: ${bytesPerRecord.toFixed(0)} bytes per record with indexes → at 1 000 req/s about ${((bytesPerRecord * 86_400_000) / 1e9).toFixed(1)} GB per day of metadata`);
 } finally {
   await server.close();

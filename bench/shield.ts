@@ -39,6 +39,7 @@
 //   BENCH_DATABASE_URL=postgres://… BENCH_REDIS_URL=redis://… npm run bench:shield   (with the worker rows)
 //   BENCH_ONLY=workers …     only the worker rows (and the set-up they need)
 //   BENCH_ONLY=tls …         only the TLS rows
+//   BENCH_ONLY=record …      only the full-rules GET with and without the traffic record
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -68,6 +69,7 @@ const anyCore = (cmd: string, args: string[]): [string, string[]] => (PIN ? ['ta
 const onCore0 = (cmd: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args]);
 const ONLY_WORKERS = process.env.BENCH_ONLY === 'workers';
 const ONLY_TLS = process.env.BENCH_ONLY === 'tls';
+const ONLY_RECORD = process.env.BENCH_ONLY === 'record';
 /** The domain of the gateway's no-rules site, and the name on the certificate it and nginx serve. */
 const TLS_DOMAIN = 'plain.bench.test';
 
@@ -312,7 +314,7 @@ try {
   const order = JSON.stringify({ customer: { name: "Anne O'Neil", email: 'anne@example.com' }, items: [{ sku: 'RS-42', qty: 1 }, { sku: 'SK-7', qty: 2 }], note: 'Leave it at the door, please' });
   await writeFile(post, `wrk.method = "POST"\nwrk.path = "/api/orders"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(order)}\n`);
   if (!ONLY_WORKERS && !ONLY_TLS) {
-    const targets: [string, string, string, string?][] = [
+    const allTargets: [string, string, string, string?][] = [
       ['bare proxy', `http://127.0.0.1:${bare.port}${path}`, 'bare.bench.test'],
       ['gateway, no rules', `${gateway.url}${path}`, 'plain.bench.test'],
       ['gateway, full rules', `${gateway.url}${path}`, 'full.bench.test'],
@@ -324,6 +326,7 @@ try {
       ['POST gateway, managed', `${gateway.url}/`, 'managed.bench.test', post],
       ...(nginx.modsec === null ? [] : ([['POST nginx + ModSec', `http://127.0.0.1:${nginx.modsec}/`, 'nginx', post]] as [string, string, string, string][])),
     ];
+    const targets = ONLY_RECORD ? allTargets.filter(([label]) => label.startsWith('gateway, full')) : allTargets;
     if (nginx.modsec === null) console.log('ModSecurity not installed (apt-get install libnginx-mod-http-modsecurity modsecurity-crs): skipping nginx + ModSecurity + CRS');
     // Both WAFs must actually be blocking, or the comparison means nothing.
     const attack = `/search?q=${encodeURIComponent("1' union select password from users --")}`;
@@ -362,60 +365,64 @@ try {
       console.log(`${label.padEnd(20)} ${Math.round(m.rps).toString().padStart(7)} req/s   p50@1conn ${(o.p50ms * 1000).toFixed(0).padStart(4)} µs   p99@${CONNECTIONS} ${m.p99ms.toFixed(2)} ms   (rounds: ${many.map((x) => Math.round(x.rps)).join(', ')})`);
     }
     const r = (label: string) => results.get(label)!;
-    const noRules = r('gateway, no rules').many.rps / r('bare proxy').many.rps;
-    const fullRatio = r('gateway, full rules').many.rps / r('gateway, no rules').many.rps;
-    const addedP50 = r('gateway, full rules').one.p50ms - r('bare proxy').one.p50ms;
-    console.log(`\nno rules / bare     ${noRules.toFixed(2)}  (target ≥ 0.85) ${noRules >= 0.85 ? 'PASS' : 'BELOW TARGET'}`);
-    console.log(`full / no rules     ${fullRatio.toFixed(2)}  (target ≥ 0.85) ${fullRatio >= 0.85 ? 'PASS' : 'BELOW TARGET'}`);
     const recorded = r('gateway, full, recorded').many.rps / r('gateway, full rules').many.rps;
     const traffic = server.shieldEvents.traffic?.stats();
     console.log(`recorded / full     ${recorded.toFixed(2)}  (target ≥ 0.95) ${recorded >= 0.95 ? 'PASS' : 'BELOW TARGET'}   traffic record: ${traffic?.written ?? 0} written, ${traffic?.shed ?? 0} shed`);
-    console.log(`added p50 (full vs bare, 1 connection) ${(addedP50 * 1000).toFixed(0)} µs (target ≤ 500 µs) ${addedP50 <= 0.5 ? 'PASS' : 'ABOVE TARGET'}`);
-    const managedGet = r('gateway, full + managed').many.rps / r('gateway, full rules').many.rps;
-    const managedPost = r('POST gateway, managed').many.rps / r('POST gateway, full').many.rps;
-    console.log(`managed / full, GET ${managedGet.toFixed(2)}  POST ${managedPost.toFixed(2)}  (target ≥ 0.75) ${Math.min(managedGet, managedPost) >= 0.75 ? 'PASS' : 'BELOW TARGET'}`);
-    console.log(`gateway full / nginx ${(r('gateway, full rules').many.rps / r('nginx proxy_pass').many.rps).toFixed(2)}   bare Node / nginx ${(r('bare proxy').many.rps / r('nginx proxy_pass').many.rps).toFixed(2)}`);
-    if (nginx.modsec !== null) {
-      const get = r('gateway, full + managed').many.rps / r('nginx + ModSec CRS').many.rps;
-      const postRatio = r('POST gateway, managed').many.rps / r('POST nginx + ModSec').many.rps;
-      console.log(`gateway full + managed / nginx + ModSecurity + CRS: GET ${get.toFixed(2)}  POST ${postRatio.toFixed(2)}`);
-    }
-
-    // Hostile input: a pattern that backtracks catastrophically on V8, and 8 KB values that trigger it.
-    await api(server.url, key, 'POST', `/api/v1/shield/sites/${full}/virtual-patches`, { url_pattern: '/*', method: 'ANY', match_param: 'q', match_regex: '^(a+)+$', action: 'block' });
-    await gateway.registry.refresh();
-    const script = join(dir, 'hostile.lua');
-    await writeFile(script, `wrk.path = "/search?q=${'a'.repeat(8000)}!"\n`);
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    const hostile = await wrk(`${gateway.url}/`, 'full.bench.test', CONNECTIONS, Math.ceil(SECONDS / 2), script);
-    loop.disable();
-    const p99 = loop.percentile(99) / 1e6;
-    console.log(`\nhostile 8 KB input vs ^(a+)+$: ${Math.round(hostile.rps)} req/s, event-loop p99 ${p99.toFixed(1)} ms (target ≤ 20 ms) ${p99 <= 20 ? 'PASS' : 'ABOVE TARGET'}`);
-
-    // Propagation: rule written through the API → enforced by the gateway.
-    const delays: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      const ip = `192.0.2.${i + 1}`;
-      const started = performance.now();
-      await api(server.url, key, 'POST', `/api/v1/shield/sites/${plain}/ip-access`, { type: 'ip', value: ip, action: 'deny' });
-      for (;;) {
-        const res = await request(`${gateway.url}/`, { headers: { 'x-forwarded-for': ip, host: 'plain.bench.test' } });
-        await res.body.dump();
-        if (res.statusCode === 403) break;
-        await new Promise((r) => setTimeout(r, 5));
+    if (!ONLY_RECORD) {
+      const noRules = r('gateway, no rules').many.rps / r('bare proxy').many.rps;
+      const fullRatio = r('gateway, full rules').many.rps / r('gateway, no rules').many.rps;
+      const addedP50 = r('gateway, full rules').one.p50ms - r('bare proxy').one.p50ms;
+      console.log(`\nno rules / bare     ${noRules.toFixed(2)}  (target ≥ 0.85) ${noRules >= 0.85 ? 'PASS' : 'BELOW TARGET'}`);
+      console.log(`full / no rules     ${fullRatio.toFixed(2)}  (target ≥ 0.85) ${fullRatio >= 0.85 ? 'PASS' : 'BELOW TARGET'}`);
+      console.log(`added p50 (full vs bare, 1 connection) ${(addedP50 * 1000).toFixed(0)} µs (target ≤ 500 µs) ${addedP50 <= 0.5 ? 'PASS' : 'ABOVE TARGET'}`);
+      const managedGet = r('gateway, full + managed').many.rps / r('gateway, full rules').many.rps;
+      const managedPost = r('POST gateway, managed').many.rps / r('POST gateway, full').many.rps;
+      console.log(`managed / full, GET ${managedGet.toFixed(2)}  POST ${managedPost.toFixed(2)}  (target ≥ 0.75) ${Math.min(managedGet, managedPost) >= 0.75 ? 'PASS' : 'BELOW TARGET'}`);
+      console.log(`gateway full / nginx ${(r('gateway, full rules').many.rps / r('nginx proxy_pass').many.rps).toFixed(2)}   bare Node / nginx ${(r('bare proxy').many.rps / r('nginx proxy_pass').many.rps).toFixed(2)}`);
+      if (nginx.modsec !== null) {
+        const get = r('gateway, full + managed').many.rps / r('nginx + ModSec CRS').many.rps;
+        const postRatio = r('POST gateway, managed').many.rps / r('POST nginx + ModSec').many.rps;
+        console.log(`gateway full + managed / nginx + ModSecurity + CRS: GET ${get.toFixed(2)}  POST ${postRatio.toFixed(2)}`);
       }
-      delays.push(performance.now() - started);
     }
-    delays.sort((a, b) => a - b);
-    console.log(`rule propagation API → gateway: median ${delays[5]!.toFixed(0)} ms, max ${delays[9]!.toFixed(0)} ms (target ≤ 1000 ms)`);
+
+    if (!ONLY_RECORD) {
+      // Hostile input: a pattern that backtracks catastrophically on V8, and 8 KB values that trigger it.
+      await api(server.url, key, 'POST', `/api/v1/shield/sites/${full}/virtual-patches`, { url_pattern: '/*', method: 'ANY', match_param: 'q', match_regex: '^(a+)+$', action: 'block' });
+      await gateway.registry.refresh();
+      const script = join(dir, 'hostile.lua');
+      await writeFile(script, `wrk.path = "/search?q=${'a'.repeat(8000)}!"\n`);
+      const loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
+      const hostile = await wrk(`${gateway.url}/`, 'full.bench.test', CONNECTIONS, Math.ceil(SECONDS / 2), script);
+      loop.disable();
+      const p99 = loop.percentile(99) / 1e6;
+      console.log(`\nhostile 8 KB input vs ^(a+)+$: ${Math.round(hostile.rps)} req/s, event-loop p99 ${p99.toFixed(1)} ms (target ≤ 20 ms) ${p99 <= 20 ? 'PASS' : 'ABOVE TARGET'}`);
+
+      // Propagation: rule written through the API → enforced by the gateway.
+      const delays: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const ip = `192.0.2.${i + 1}`;
+        const started = performance.now();
+        await api(server.url, key, 'POST', `/api/v1/shield/sites/${plain}/ip-access`, { type: 'ip', value: ip, action: 'deny' });
+        for (;;) {
+          const res = await request(`${gateway.url}/`, { headers: { 'x-forwarded-for': ip, host: 'plain.bench.test' } });
+          await res.body.dump();
+          if (res.statusCode === 403) break;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        delays.push(performance.now() - started);
+      }
+      delays.sort((a, b) => a - b);
+      console.log(`rule propagation API → gateway: median ${delays[5]!.toFixed(0)} ms, max ${delays[9]!.toFixed(0)} ms (target ≤ 1000 ms)`);
+    }
   }
 
-  if (!ONLY_WORKERS) await measureTls({ dir, origin: nginx.origin, gatewayPort: gateway.port, tlsPort: gateway.tlsPort!, cert, path });
+  if (!ONLY_WORKERS && !ONLY_RECORD) await measureTls({ dir, origin: nginx.origin, gatewayPort: gateway.port, tlsPort: gateway.tlsPort!, cert, path });
 
   // Worker processes: `aegis shield --workers 1` and `--workers N` against nginx with 1 and N
   // worker_processes, the full-rules GET, unpinned (see the header).
-  if (!ONLY_TLS) {
+  if (!ONLY_TLS && !ONLY_RECORD) {
     const scaling: [string, string, string][] = [];
     const stops: (() => Promise<void>)[] = [];
     try {

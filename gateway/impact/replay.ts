@@ -153,6 +153,8 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   let softened = 0;
   let differs = 0;
   let otherSites = 0;
+  /** Clients repeat: each address is parsed once per replay. */
+  const parsedIps = new Map<string, ParsedIp>();
 
   const groupFor = (kind: ImpactObjectKind, id: string | null): GroupTally => {
     const key = `${kind}\u0000${id ?? ''}`;
@@ -188,7 +190,8 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
     records++;
     if (record.values !== null) withValues++;
     clock = record.at;
-    const parsedIp = parseIp(record.clientIp) ?? UNSPECIFIED_IP;
+    let parsedIp = parsedIps.get(record.clientIp);
+    if (parsedIp === undefined) parsedIps.set(record.clientIp, (parsedIp = parseIp(record.clientIp) ?? UNSPECIFIED_IP));
     const values = record.values;
     let currentRequest: LazyInspectedRequest;
     let proposedRequest: LazyInspectedRequest;

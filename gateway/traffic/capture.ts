@@ -29,6 +29,19 @@ const cut = (value: string, max = MAX_VALUE_CHARS): string => (value.length > ma
 /** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation. */
 export const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
 
+/** Networks of recent clients: most requests come from an address seen a moment ago. */
+const networks = new Map<string, string>();
+const MAX_CACHED_NETWORKS = 10_000;
+
+function networkOfClient(text: string, ip: ParsedIp): string {
+  let network = networks.get(text);
+  if (network === undefined) {
+    if (networks.size >= MAX_CACHED_NETWORKS) networks.clear();
+    networks.set(text, (network = clientNetwork(ip)));
+  }
+  return network;
+}
+
 /** `name=value` pairs of a query string or form, credential names dropped, values cut, re-encoded. */
 function keptPairs(pairs: Iterable<[string, string]>): string {
   const out: string[] = [];
@@ -106,7 +119,7 @@ export function captureRecord(input: CaptureInput): TrafficRecord {
     siteId: input.siteId,
     at: input.arrived,
     clientIp: input.clientIp,
-    network: clientNetwork(input.parsedIp),
+    network: networkOfClient(input.clientIp, input.parsedIp),
     asn: input.asn,
     country: input.country,
     method: request.method,

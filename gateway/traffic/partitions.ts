@@ -63,7 +63,7 @@ export async function pruneTraffic(db: Db, options: { days: number; valueHours: 
     .updateTable('shield_traffic')
     .set({ values_sealed: null })
     .where('values_sealed', 'is not', null)
-    .where('at', '<', new Date(now - options.valueHours * 3_600_000))
+    .where('until_at', '<', new Date(now - options.valueHours * 3_600_000))
     .execute();
   return dropped;
 }

@@ -1,18 +1,16 @@
-// Reads a site's traffic record back for a replay (../impact/replay.ts), oldest first, a page at a
-// time so that a day of traffic is never held in memory at once; kept values are opened as read.
-//
-// Each row comes back as one text value, its fields joined by U+001F: on the embedded database
-// every column of every row costs a conversion on the way out of it, and one column per row reads
-// a million requests several times faster than eighteen.
-import { sql } from 'kysely';
+// Reads a site's traffic record back for a replay (../impact/replay.ts), in arrival order, a page
+// of batches at a time so that a day of traffic is never held in memory at once; kept values are
+// opened as their batch is read. Batches written by different gateway processes overlap in time,
+// so their requests are merged: a request is handed out once no batch still unread can hold an
+// earlier one (batches are read in order of their first request).
 import type { Db } from '../../platform/db/database.ts';
-import type { DecisionAction, RuleKind } from '../decision.ts';
-import type { RecordedValues, TrafficRecord, ValuesReason } from './traffic-record.ts';
+import { decodeBatch } from './record-batch.ts';
+import type { RecordedValues, TrafficRecord } from './traffic-record.ts';
 
-/** Rows fetched per query. */
-const PAGE = 20_000;
-const SEPARATOR = '\u001f';
-const NULL = '\\N';
+/** Batch rows fetched per query (a batch holds about a second of one process's requests). */
+const PAGE = 64;
+/** A batch spans about a second (the writer's flush); one starting this long before a window cannot reach into it. */
+const MAX_BATCH_SPAN_MS = 10 * 60_000;
 
 export interface TrafficWindow {
   since: number;
@@ -22,92 +20,102 @@ export interface TrafficWindow {
 /** Opens a sealed values column (the server's SecretBox, bound to the site). */
 export type OpenValues = (sealed: string, siteId: string) => string;
 
-const nullable = (text: string | undefined): string | null => (text === undefined || text === NULL ? null : text);
-
-/** Rows with `at` in [from, until), oldest first, at most PAGE; each one text line (see the header). */
-async function page(db: Db, siteId: string, from: number, until: number, size: number): Promise<string[]> {
-  const field = (column: string) => sql.raw(`coalesce(${column}::text, '${NULL}')`);
-  const result = await sql<{ r: string }>`
-    select concat_ws(${SEPARATOR},
-      floor(extract(epoch from at) * 1000)::bigint, client_ip, network, ${field('asn')}, ${field('country')}, method,
-      replace(path, ${SEPARATOR}, '%1F'), status, latency_ms, has_session, ${field('api_keys')}, action,
-      ${field('rule_kind')}, ${field('rule_id')}, ${field('would')}, ${field('values_reason')}, ${field('values_sealed')}) as r
-    from shield_traffic
-    where site_id = ${siteId} and at >= ${new Date(from)} and at < ${new Date(until)}
-    order by at
-    limit ${size}`.execute(db);
-  return result.rows.map((row) => row.r);
+interface BatchRow {
+  at: Date;
+  records: string;
+  values_sealed: string | null;
 }
 
-function parse(line: string, siteId: string, open: OpenValues): TrafficRecord {
-  const f = line.split(SEPARATOR);
-  const sealed = nullable(f[16]);
-  let values: RecordedValues | null = null;
-  if (sealed !== null) {
+/** Batches whose first request is in [from, until), oldest first, at most `size`. */
+function page(db: Db, siteId: string, window: TrafficWindow, from: number, size: number): Promise<BatchRow[]> {
+  return db
+    .selectFrom('shield_traffic')
+    .select(['at', 'records', 'values_sealed'])
+    .where('site_id', '=', siteId)
+    .where('at', '>=', new Date(from))
+    .where('at', '<', new Date(window.until))
+    .where('until_at', '>=', new Date(window.since))
+    .orderBy('at')
+    .limit(size)
+    .execute();
+}
+
+function decode(row: BatchRow, siteId: string, open: OpenValues): TrafficRecord[] {
+  let values: Record<string, RecordedValues> | null = null;
+  if (row.values_sealed !== null) {
     try {
-      values = JSON.parse(open(sealed, siteId)) as RecordedValues;
+      values = JSON.parse(open(row.values_sealed, siteId)) as Record<string, RecordedValues>;
     } catch {
       // Sealed under another key (AEGIS_SECRET_KEY changed): replayed on its metadata alone.
       values = null;
     }
   }
-  const asn = nullable(f[3]);
-  const apiKeys = nullable(f[10]);
-  return {
-    siteId,
-    at: Number(f[0]),
-    clientIp: f[1] ?? '',
-    network: f[2] ?? '',
-    asn: asn === null ? null : Number(asn),
-    country: nullable(f[4]),
-    method: f[5] ?? 'GET',
-    path: f[6] ?? '/',
-    status: Number(f[7]),
-    latencyMs: Number(f[8]),
-    hasSession: f[9] === 'true' || f[9] === 't',
-    apiKeys: apiKeys ? apiKeys.split(' ') : [],
-    action: f[11] as DecisionAction,
-    ruleKind: nullable(f[12]) as RuleKind | null,
-    ruleId: nullable(f[13]),
-    would: nullable(f[14]) as TrafficRecord['would'],
-    values,
-    valuesReason: values ? (nullable(f[15]) as ValuesReason | null) : null,
-  };
+  return decodeBatch(siteId, row.records, values);
+}
+
+/** Requests of several batches, each in arrival order, handed out merged. */
+class Merge {
+  readonly #cursors: { records: TrafficRecord[]; next: number }[] = [];
+
+  add(records: TrafficRecord[]): void {
+    // A batch is written in arrival order, but a request's `at` is when it arrived and it is added
+    // when answered: a slow request comes after faster ones that arrived later.
+    records.sort((a, b) => a.at - b.at);
+    if (records.length > 0) this.#cursors.push({ records, next: 0 });
+  }
+
+  /** Requests that arrived before `bound` (all, when undefined), in arrival order. */
+  *drain(bound?: number): Generator<TrafficRecord> {
+    for (;;) {
+      let best = -1;
+      let bestAt = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < this.#cursors.length; i++) {
+        const cursor = this.#cursors[i]!;
+        const at = cursor.records[cursor.next]!.at;
+        if (at < bestAt) {
+          bestAt = at;
+          best = i;
+        }
+      }
+      if (best < 0 || (bound !== undefined && bestAt >= bound)) return;
+      const cursor = this.#cursors[best]!;
+      yield cursor.records[cursor.next++]!;
+      if (cursor.next === cursor.records.length) this.#cursors.splice(best, 1);
+    }
+  }
 }
 
 /**
- * The site's requests in [since, until), in arrival order. Pages continue from the last page's
- * final millisecond, re-read whole: the rows of that millisecond are yielded with the next page,
- * so none is lost or repeated however many share it. The next page is asked for before this one is
- * handed out, so that on PostgreSQL the database reads it while the caller replays this one.
+ * The site's requests of the window, in arrival order (those of batches overlapping its edges
+ * included: the replay keeps what falls inside). Pages continue from the last page's final
+ * instant, re-read whole, so no batch is lost or repeated however many share it.
  */
 export async function* readTraffic(db: Db, siteId: string, window: TrafficWindow, open: OpenValues, pageSize = PAGE): AsyncGenerator<TrafficRecord> {
-  const atOf = (line: string) => Number(line.slice(0, line.indexOf(SEPARATOR)));
-  // A page asked for ahead may be left unread (the caller stopped): its failure is then nobody's.
-  const ahead = (from: number) => {
-    const next = page(db, siteId, from, window.until, pageSize);
-    next.catch(() => undefined);
-    return next;
-  };
-  let pending: Promise<string[]> | null = page(db, siteId, window.since, window.until, pageSize);
-  while (pending) {
-    let lines = await pending;
-    pending = null;
-    if (lines.length === pageSize) {
-      const last = atOf(lines[lines.length - 1]!);
-      const before = lines.findIndex((line) => atOf(line) >= last);
+  const merge = new Merge();
+  let from = window.since - MAX_BATCH_SPAN_MS;
+  for (;;) {
+    let rows = await page(db, siteId, window, from, pageSize);
+    const full = rows.length === pageSize;
+    if (full) {
+      const last = rows[rows.length - 1]!.at.getTime();
+      const before = rows.findIndex((row) => row.at.getTime() >= last);
       if (before > 0) {
-        // This page up to its final millisecond; that millisecond comes first in the next page.
-        lines = lines.slice(0, before);
-        pending = ahead(last);
+        rows = rows.slice(0, before);
+        from = last;
       } else {
-        // A whole page within one millisecond (a page's worth of requests at once): read that millisecond whole.
-        lines = await page(db, siteId, last, last + 1, Number.MAX_SAFE_INTEGER);
-        pending = ahead(last + 1);
+        // A whole page of batches starting in one millisecond: read that millisecond whole.
+        rows = await page(db, siteId, window, last, Number.MAX_SAFE_INTEGER).then((all) => all.filter((row) => row.at.getTime() < last + 1));
+        from = last + 1;
       }
     }
-    for (const line of lines) yield parse(line, siteId, open);
+    for (const row of rows) {
+      // No batch after this one holds a request that arrived before it began.
+      yield* merge.drain(row.at.getTime());
+      merge.add(decode(row, siteId, open));
+    }
+    if (!full) break;
   }
+  yield* merge.drain();
 }
 
 /** When the site's record begins (its oldest request still kept), or null when it has none. */

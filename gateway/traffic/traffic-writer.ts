@@ -1,15 +1,14 @@
 // Writes the traffic record (docs/impact-preview.md). `capture` runs on the proxy's hot path: it
-// builds the record and queues it, synchronously, and never throws or waits. A timer writes the
-// queue with COPY into the day's partition, sealing kept values on the way. When the database falls
-// behind, the queue stops at `maxQueue` and further requests are shed — counted, never waited for:
-// recording must never slow or break proxying. A preview says how many were shed in its window.
+// adds the request to its site's open batch (record-batch.ts), synchronously, and never throws or
+// waits. A timer closes the batches and writes one row per site into the day's partition, sealing
+// kept values on the way. When the database falls behind, requests waiting reach `maxQueue` and
+// further ones are shed — counted, never waited for: recording must never slow or break proxying.
 import type { BaseLogger } from 'pino';
 import { seal } from '../../platform/crypto/secret-box.ts';
-import { copyField, CopyText, transactionWithCopy } from '../../platform/db/copy.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { captureRecord, type CaptureInput } from './capture.ts';
 import { ensureTrafficPartition, trafficPartitionDay } from './partitions.ts';
-import type { TrafficRecord } from './traffic-record.ts';
+import { BatchBuilder } from './record-batch.ts';
 import { ValueSampler, type ValueSamplerOptions } from './value-sampler.ts';
 
 export interface TrafficWriterOptions extends ValueSamplerOptions {
@@ -19,9 +18,7 @@ export interface TrafficWriterOptions extends ValueSamplerOptions {
   serverKey: Buffer;
   /** Interval between writes (ms); default 1 000. */
   flushMs?: number | undefined;
-  /** Records per COPY; default 5 000. */
-  batchSize?: number | undefined;
-  /** Records waiting beyond which new ones are shed; default 100 000. */
+  /** Requests waiting beyond which new ones are shed; default 100 000. */
   maxQueue?: number | undefined;
   /** Attempts at writing one batch before it is given up (its records counted as shed); default 4. */
   maxAttempts?: number | undefined;
@@ -35,52 +32,14 @@ export interface TrafficWriterStats {
   failedWrites: number;
 }
 
-const COLUMNS = [
-  'site_id',
-  'at',
-  'client_ip',
-  'network',
-  'asn',
-  'country',
-  'method',
-  'path',
-  'status',
-  'latency_ms',
-  'has_session',
-  'api_keys',
-  'action',
-  'rule_kind',
-  'rule_id',
-  'would',
-  'values_reason',
-  'values_sealed',
-] as const;
-
-/** The record as one row of COPY text. */
-function copyRow(record: TrafficRecord, serverKey: Buffer): string {
-  const sealed = record.values ? seal(serverKey, JSON.stringify(record.values), record.siteId) : null;
-  return (
-    [
-      copyField(record.siteId),
-      new Date(record.at).toISOString(),
-      copyField(record.clientIp),
-      copyField(record.network),
-      record.asn === null ? '\\N' : String(record.asn),
-      copyField(record.country),
-      copyField(record.method),
-      copyField(record.path),
-      String(record.status),
-      String(record.latencyMs),
-      record.hasSession ? 't' : 'f',
-      copyField(record.apiKeys.length > 0 ? record.apiKeys.join(' ') : null),
-      record.action,
-      copyField(record.ruleKind),
-      copyField(record.ruleId),
-      copyField(record.would),
-      copyField(record.valuesReason),
-      copyField(sealed),
-    ].join('\t') + '\n'
-  );
+/** A closed batch, ready to be written. */
+interface BatchRow {
+  site_id: string;
+  at: Date;
+  until_at: Date;
+  requests: number;
+  records: string;
+  values_sealed: string | null;
 }
 
 export class TrafficWriter {
@@ -88,11 +47,14 @@ export class TrafficWriter {
   readonly #log: BaseLogger;
   readonly #serverKey: Buffer;
   readonly #sampler: ValueSampler;
-  readonly #batchSize: number;
   readonly #maxQueue: number;
   readonly #maxAttempts: number;
   readonly #timer: NodeJS.Timeout;
-  #queue: TrafficRecord[] = [];
+  /** Open batches by site, and closed ones waiting to be written. */
+  #open = new Map<string, BatchBuilder>();
+  #openRequests = 0;
+  #closedRows: { row: BatchRow; attempts: number }[] = [];
+  #closedRequests = 0;
   #writing: Promise<void> | null = null;
   #closed = false;
   #enabled = true;
@@ -105,7 +67,6 @@ export class TrafficWriter {
     this.#log = options.log;
     this.#serverKey = options.serverKey;
     this.#sampler = new ValueSampler(options);
-    this.#batchSize = options.batchSize ?? 5_000;
     this.#maxQueue = options.maxQueue ?? 100_000;
     this.#maxAttempts = options.maxAttempts ?? 4;
     this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 1_000);
@@ -115,13 +76,16 @@ export class TrafficWriter {
   /** Records one answered request. Synchronous and O(size of what is kept); never throws. */
   capture(input: Omit<CaptureInput, 'valuesReason'>): void {
     if (!this.#enabled) return;
-    if (this.#closed || this.#queue.length >= this.#maxQueue) {
+    if (this.#closed || this.#openRequests + this.#closedRequests >= this.#maxQueue) {
       this.#stats.shed++;
       return;
     }
     try {
       const valuesReason = this.#sampler.pick(input.siteId, input.request.method, input.request.path, input.verdict, input.arrived);
-      this.#queue.push(captureRecord({ ...input, valuesReason }));
+      let batch = this.#open.get(input.siteId);
+      if (!batch) this.#open.set(input.siteId, (batch = new BatchBuilder(input.siteId)));
+      batch.add(captureRecord({ ...input, valuesReason }));
+      this.#openRequests++;
     } catch (err) {
       // A request the capture cannot read is shed, not a crash of the proxy.
       this.#stats.shed++;
@@ -135,54 +99,72 @@ export class TrafficWriter {
   }
 
   stats(): TrafficWriterStats {
-    return { ...this.#stats, queued: this.#queue.length };
+    return { ...this.#stats, queued: this.#openRequests + this.#closedRequests };
   }
 
-  /** Writes everything queued so far (one write at a time). */
+  /** Closes the open batches and writes every waiting one (one write at a time). */
   async flush(): Promise<void> {
     while (this.#writing) await this.#writing;
-    if (this.#queue.length === 0) return;
+    this.#closeBatches();
+    if (this.#closedRows.length === 0) return;
     this.#writing = this.#writeAll().finally(() => (this.#writing = null));
     await this.#writing;
   }
 
+  #closeBatches(): void {
+    if (this.#open.size === 0) return;
+    const open = this.#open;
+    this.#open = new Map();
+    for (const batch of open.values()) {
+      try {
+        const values = batch.hasValues ? seal(this.#serverKey, JSON.stringify(batch.values), batch.siteId) : null;
+        this.#closedRows.push({
+          row: { site_id: batch.siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, records: batch.encode(), values_sealed: values },
+          attempts: 0,
+        });
+        this.#closedRequests += batch.size;
+      } catch (err) {
+        this.#stats.shed += batch.size;
+        this.#log.error({ err }, 'shield: a traffic-record batch could not be encoded');
+      }
+    }
+    this.#openRequests = 0;
+  }
+
   async #writeAll(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, this.#batchSize);
-      let attempt = 0;
-      for (;;) {
-        try {
-          await this.#write(batch);
-          this.#stats.written += batch.length;
-          break;
-        } catch (err) {
-          this.#stats.failedWrites++;
-          if (++attempt >= this.#maxAttempts) {
-            this.#stats.shed += batch.length;
-            this.#log.error({ err, records: batch.length }, 'shield: traffic record batch given up');
-            break;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    while (this.#closedRows.length > 0) {
+      const rows = this.#closedRows.splice(0, 20);
+      const requests = rows.reduce((sum, r) => sum + r.row.requests, 0);
+      try {
+        await this.#write(rows.map((r) => r.row));
+        this.#stats.written += requests;
+        this.#closedRequests -= requests;
+      } catch (err) {
+        this.#stats.failedWrites++;
+        const retry = rows.filter((r) => ++r.attempts < this.#maxAttempts);
+        const givenUp = requests - retry.reduce((sum, r) => sum + r.row.requests, 0);
+        if (givenUp > 0) {
+          this.#stats.shed += givenUp;
+          this.#closedRequests -= givenUp;
+          this.#log.error({ err, requests: givenUp }, 'shield: traffic-record batch given up');
         }
+        // Back at the front, after a pause that grows with the attempts; the timer's next flush retries.
+        this.#closedRows.unshift(...retry);
+        if (retry.length > 0) await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (retry[0]?.attempts ?? 1)));
+        return;
       }
     }
   }
 
-  async #write(batch: readonly TrafficRecord[]): Promise<void> {
-    for (const record of batch) {
-      const day = trafficPartitionDay(record.at);
+  async #write(rows: readonly BatchRow[]): Promise<void> {
+    for (const row of rows) {
+      const day = trafficPartitionDay(row.at.getTime());
       if (!this.#partitions.has(day)) {
         await ensureTrafficPartition(this.#db, day);
         this.#partitions.add(day);
       }
     }
-    const text = new CopyText();
-    for (const record of batch) text.row(copyRow(record, this.#serverKey));
-    await transactionWithCopy(this.#db, async (_trx, copyIn) => {
-      if (copyIn) return copyIn('shield_traffic', COLUMNS, [text.bytes()]);
-      // A database not opened by openDatabase (none in the product): plain inserts.
-      throw new Error('the traffic record needs a database opened by openDatabase (COPY)');
-    });
+    await this.#db.insertInto('shield_traffic').values([...rows]).execute();
   }
 
   /** Stops taking records and writes what is queued. */

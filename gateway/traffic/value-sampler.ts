@@ -33,7 +33,9 @@ export class ValueSampler {
   readonly #maxRoutes: number;
   readonly #random: () => number;
   #hour = -1;
-  readonly #perRoute = new Map<string, number>();
+  /** Requests whose values the floor kept this hour, by site, then `METHOD route`. */
+  readonly #perRoute = new Map<string, Map<string, number>>();
+  #routes = 0;
 
   constructor(options: ValueSamplerOptions = {}) {
     this.#rate = options.sampleRate ?? 0.01;
@@ -51,16 +53,20 @@ export class ValueSampler {
     if (hour !== this.#hour) {
       this.#hour = hour;
       this.#perRoute.clear();
+      this.#routes = 0;
     }
-    const key = `${siteId} ${method} ${routeOf(path)}`;
-    const seen = this.#perRoute.get(key);
+    let routes = this.#perRoute.get(siteId);
+    if (!routes) this.#perRoute.set(siteId, (routes = new Map()));
+    const key = method === 'GET' ? routeOf(path) : `${method} ${routeOf(path)}`;
+    const seen = routes.get(key);
     if (seen === undefined) {
-      if (this.#perRoute.size >= this.#maxRoutes) return null;
-      this.#perRoute.set(key, 1);
+      if (this.#routes >= this.#maxRoutes) return null;
+      this.#routes++;
+      routes.set(key, 1);
       return 'floor';
     }
     if (seen >= this.#floor) return null;
-    this.#perRoute.set(key, seen + 1);
+    routes.set(key, seen + 1);
     return 'floor';
   }
 }

@@ -232,27 +232,16 @@ export interface ShieldEventsTable {
   anomaly: ColumnType<{ score: number; signals: string[] } | null, string | null | undefined, string | null>;
 }
 
-/** The traffic record (migration 0020, gateway/traffic/): one row per request answered, partitioned by day. */
+/** The traffic record (migration 0020, gateway/traffic/): one row per batch of a site's requests, partitioned by day. */
 export interface ShieldTrafficTable {
   site_id: string;
+  /** The batch's first and last request. */
   at: Timestamp;
-  client_ip: string;
-  network: string;
-  asn: number | null;
-  country: string | null;
-  method: string;
-  path: string;
-  status: number;
-  latency_ms: number;
-  has_session: boolean;
-  /** Digests of the API keys the request carried, space-separated; null for none. */
-  api_keys: string | null;
-  action: string;
-  rule_kind: string | null;
-  rule_id: string | null;
-  would: string | null;
-  values_reason: string | null;
-  /** RecordedValues as JSON, sealed with the server key (context: the site id); null when not kept or swept. */
+  until_at: Timestamp;
+  requests: number;
+  /** The batch, encoded (gateway/traffic/record-batch.ts). */
+  records: string;
+  /** The kept values by request index, JSON sealed with the server key (context: the site id); null when none or swept. */
   values_sealed: string | null;
 }
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerKey, open } from '../../platform/crypto/secret-box.ts';
 import { readTraffic } from '../../gateway/traffic/traffic-reader.ts';
 import { ensureTrafficPartition, pruneTraffic, trafficPartitionDay, trafficPartitionDays } from '../../gateway/traffic/partitions.ts';
-import type { RecordedValues } from '../../gateway/traffic/traffic-record.ts';
+import type { TrafficRecord } from '../../gateway/traffic/traffic-record.ts';
+import { BatchBuilder } from '../../gateway/traffic/record-batch.ts';
 import { routeOf, ValueSampler } from '../../gateway/traffic/value-sampler.ts';
 import { isCredentialName } from '../../gateway/traffic/capture.ts';
 import { ALLOW } from '../../gateway/pipeline.ts';
@@ -44,9 +45,26 @@ async function createSite(host: string): Promise<string> {
   return res.body.id as string;
 }
 
+/** The stored batch rows of a site, as the database holds them. */
 async function rows(siteId: string) {
   await t.server.shieldEvents.traffic!.flush();
   return t.server.database.db.selectFrom('shield_traffic').selectAll().where('site_id', '=', siteId).orderBy('at').execute();
+}
+
+/** The site's recorded requests, read back as a preview reads them. */
+async function records(siteId: string, key: Buffer): Promise<TrafficRecord[]> {
+  await t.server.shieldEvents.traffic!.flush();
+  const out: TrafficRecord[] = [];
+  for await (const record of readTraffic(t.server.database.db, siteId, { since: 0, until: Date.now() + 60_000 }, (sealed, site) => open(key, sealed, site))) out.push(record);
+  return out;
+}
+
+/** A stored batch of requests (for rows a test writes itself). */
+function batchRow(siteId: string, requests: { at: number; path: string }[]) {
+  const batch = new BatchBuilder(siteId);
+  for (const r of requests)
+    batch.add({ siteId, at: r.at, clientIp: '192.0.2.1', network: '192.0.2.0/24', asn: null, country: null, method: 'GET', path: r.path, status: 200, latencyMs: 1, hasSession: false, apiKeys: [], action: 'allow', ruleKind: null, ruleId: null, would: null, values: null, valuesReason: null });
+  return { site_id: siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, records: batch.encode(), values_sealed: null };
 }
 
 describe('traffic record', () => {
@@ -65,31 +83,35 @@ describe('traffic record', () => {
     const login = await viaGateway(gateway, '/login', { host, from: '203.0.113.66', method: 'POST', json: { user: 'bob', password: 'hunter2', comment: '<script>alert(1)</script>' } });
     expect(login.status).toBe(403);
 
-    const recorded = await rows(siteId);
+    const key = await loadServerKey(t.database.dataDir, undefined);
+    const recorded = await records(siteId, key);
     expect(recorded).toHaveLength(14);
     expect(recorded.filter((r) => r.status === 200)).toHaveLength(10);
     expect(recorded.filter((r) => r.status === 404).map((r) => r.path)).toEqual(['/missing/a', '/missing/b']);
-    expect(recorded.filter((r) => r.action === 'block').map((r) => r.rule_kind)).toEqual(['managed', 'managed']);
-    expect(recorded.find((r) => r.client_ip === '198.51.100.3')).toMatchObject({ network: '198.51.100.0/24', method: 'GET', path: '/products/4', has_session: false, values_reason: 'floor' });
-    expect(recorded.find((r) => r.path === '/search')).toMatchObject({ has_session: true, values_reason: 'flagged' });
+    expect(recorded.filter((r) => r.action === 'block').map((r) => r.ruleKind)).toEqual(['managed', 'managed']);
+    expect(recorded.find((r) => r.clientIp === '198.51.100.3')).toMatchObject({ network: '198.51.100.0/24', method: 'GET', path: '/products/4', hasSession: false, valuesReason: 'floor' });
+    expect(recorded.find((r) => r.path === '/search')).toMatchObject({ hasSession: true, valuesReason: 'flagged' });
     // The floor: five requests of the route /products/:id this hour keep values, the other five do not.
-    expect(recorded.filter((r) => r.path.startsWith('/products/') && r.values_sealed !== null)).toHaveLength(5);
+    expect(recorded.filter((r) => r.path.startsWith('/products/') && r.values !== null)).toHaveLength(5);
 
-    const key = await loadServerKey(t.database.dataDir, undefined);
-    for (const row of recorded) {
-      // Nothing in clear: neither the parameters nor the credentials.
-      expect(JSON.stringify(row)).not.toMatch(/hunter2|abc123secret|s3ss10n|UNION/);
-      if (row.values_sealed === null) continue;
-      expect(() => open(key, row.values_sealed!, 'another-site')).toThrow();
-      const values = JSON.parse(open(key, row.values_sealed, siteId)) as RecordedValues;
+    // In the database nothing is in clear: neither the parameters nor the credentials, and the values
+    // open only with the server key and for this site.
+    const stored = await rows(siteId);
+    expect(stored.reduce((sum, row) => sum + row.requests, 0)).toBe(14);
+    for (const row of stored) {
+      expect(JSON.stringify(row)).not.toMatch(/hunter2|abc123secret|s3ss10n|UNION|alert/);
+      if (row.values_sealed !== null) expect(() => open(key, row.values_sealed!, 'another-site')).toThrow();
+    }
+    for (const { values, path } of recorded) {
+      if (values === null) continue;
       expect(JSON.stringify(values)).not.toMatch(/hunter2|abc123secret|s3ss10n/);
       expect(values.query).not.toMatch(/(^|&)(password|token)=/);
       expect(Object.keys(values.headers)).not.toContain('cookie');
-      if (row.path === '/search') {
+      if (path === '/search') {
         expect(values.query).toBe(`q=${encodeURIComponent("' UNION SELECT password FROM users--")}`);
         expect(values.headers['user-agent']).toBe('sqlmap/1.7');
       }
-      if (row.path === '/login') expect(JSON.parse(values.body!)).toEqual({ user: 'bob', comment: '<script>alert(1)</script>' });
+      if (path === '/login') expect(JSON.parse(values.body!)).toEqual({ user: 'bob', comment: '<script>alert(1)</script>' });
     }
   });
 
@@ -104,44 +126,36 @@ describe('traffic record', () => {
     const old = Date.now() - 10 * 86_400_000;
     const writer = t.server.shieldEvents.traffic!;
     await ensureTrafficPartition(db, trafficPartitionDay(old));
-    await db
-      .insertInto('shield_traffic')
-      .values({ site_id: siteId, at: new Date(old), client_ip: '192.0.2.1', network: '192.0.2.0/24', asn: null, country: null, method: 'GET', path: '/old', status: 200, latency_ms: 1, has_session: false, api_keys: null, action: 'allow', rule_kind: null, rule_id: null, would: null, values_reason: 'sample', values_sealed: 'v1.x.y.z' })
-      .execute();
+    await db.insertInto('shield_traffic').values({ ...batchRow(siteId, [{ at: old, path: '/old' }]), values_sealed: 'v1.x.y.z' }).execute();
     const dropped = await pruneTraffic(db, { days: 7, valueHours: 0 });
     expect(dropped).toContain(trafficPartitionDay(old));
     expect(await trafficPartitionDays(db)).not.toContain(trafficPartitionDay(old));
-    const left = await rows(siteId);
-    expect(left.map((r) => r.path)).toEqual(['/a']);
-    expect(left[0]!.values_sealed).toBeNull();
+    const key = await loadServerKey(t.database.dataDir, undefined);
+    expect((await records(siteId, key)).map((r) => r.path)).toEqual(['/a']);
+    // The values sweep (0 hours here) cleared every batch's values.
+    expect((await rows(siteId)).map((r) => r.values_sealed)).toEqual([null]);
     expect(writer.stats()).toMatchObject({ shed: 0, queued: 0 });
     // A deleted site takes its recorded requests with it.
     expect((await t.call('DELETE', `/api/v1/shield/sites/${siteId}`)).status).toBeLessThan(300);
-    expect(await db.selectFrom('shield_traffic').select('path').where('site_id', '=', siteId).execute()).toEqual([]);
+    expect(await db.selectFrom('shield_traffic').select('at').where('site_id', '=', siteId).execute()).toEqual([]);
   });
 });
 
 describe('reading the record back', () => {
-  it('pages through requests that share a millisecond without losing or repeating one', async () => {
+  it('merges overlapping batches into arrival order, across pages of batches that share a millisecond, losing and repeating none', async () => {
     const db = t.server.database.db;
     const siteId = await createSite('paging.traffic.test');
     const base = Date.now() - 60_000;
     await ensureTrafficPartition(db, trafficPartitionDay(base));
     await ensureTrafficPartition(db, trafficPartitionDay(Date.now()));
-    // 50 requests, seven to a millisecond (and the last millisecond alone holding more than a page).
-    const rows = Array.from({ length: 50 }, (_, i) => ({
-      site_id: siteId, at: new Date(base + Math.floor(Math.min(i, 42) / 7)), client_ip: `192.0.2.${i}`, network: '192.0.2.0/24', asn: null, country: null,
-      method: 'GET', path: `/r/${i}`, status: 200, latency_ms: 1, has_session: false, api_keys: null, action: 'allow', rule_kind: null, rule_id: null, would: null, values_reason: null, values_sealed: null,
-    }));
-    await db.insertInto('shield_traffic').values(rows).execute();
-    const read: string[] = [];
-    let previous = 0;
-    for await (const record of readTraffic(db, siteId, { since: base - 1, until: Date.now() }, () => '', 5)) {
-      expect(record.at).toBeGreaterThanOrEqual(previous);
-      previous = record.at;
-      read.push(record.path);
-    }
-    expect(read.sort()).toEqual(rows.map((r) => r.path).sort());
+    // Twelve batches as several gateway processes write them: interleaved in time, and seven of
+    // them starting in the same millisecond (more than a page of five).
+    const batches = Array.from({ length: 12 }, (_, b) => batchRow(siteId, Array.from({ length: 4 }, (_, i) => ({ at: base + (b < 7 ? 0 : b) + i * 3, path: `/b${b}/r${i}` }))));
+    await db.insertInto('shield_traffic').values(batches).execute();
+    const read: { at: number; path: string }[] = [];
+    for await (const record of readTraffic(db, siteId, { since: base - 1, until: Date.now() }, () => '', 5)) read.push({ at: record.at, path: record.path });
+    expect(read.map((r) => r.path).sort()).toEqual(batches.flatMap((_, b) => [0, 1, 2, 3].map((i) => `/b${b}/r${i}`)).sort());
+    expect(read.map((r) => r.at)).toEqual([...read.map((r) => r.at)].sort((a, b) => a - b));
   });
 });
 
