@@ -40,6 +40,8 @@ const NEVER_SWEEP_MS = 2 ** 31 - 1;
 const UNSPECIFIED_IP: ParsedIp = { version: 4, value: 0 };
 const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
 const NOT_CLEARED = (): boolean => false;
+/** Records replayed between two turns of the event loop. */
+const YIELD_EVERY = 2_000;
 
 type Outcome = 'pass' | 'block' | 'challenge';
 const outcomeOf = (action: Verdict['action']): Outcome => (action === 'block' ? 'block' : action === 'challenge' ? 'challenge' : 'pass');
@@ -224,8 +226,18 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   };
 
   try {
-    if (isAsync(input.records)) for await (const record of input.records) await step(record);
-    else for (const record of input.records) await step(record);
+    // A replay of millions of requests runs in the API's process, beside the gateway on a single
+    // server: it lets the event loop turn every few thousand, so requests keep being answered.
+    let sinceYield = 0;
+    const each = async (record: TrafficRecord): Promise<void> => {
+      await step(record);
+      if (++sinceYield === YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    };
+    if (isAsync(input.records)) for await (const record of input.records) await each(record);
+    else for (const record of input.records) await each(record);
   } finally {
     await Promise.all([current.state.close(), proposed.state.close()]);
   }

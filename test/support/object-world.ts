@@ -158,6 +158,7 @@ export const BODIES: Record<string, unknown> = {
   'POST /api/v1/shield/sites/{id}/rate-limits': { identity: 'ip', url_pattern: '/x', method: 'GET', budget: 1, window_seconds: 60, action: 'block' },
   'PATCH /api/v1/shield/sites/{id}/rate-limits/{rule_id}': { budget: 9 },
   'POST /api/v1/shield/sites/{id}/rules/batch': { operations: [{ op: 'create', kind: 'ip_access_rule', spec: { type: 'ip', value: '203.0.113.7', action: 'deny' } }] },
+  'POST /api/v1/shield/sites/{id}/impact': { operations: [{ op: 'create', kind: 'ip_access_rule', spec: { type: 'ip', value: '203.0.113.9', action: 'deny' } }] },
   'PATCH /api/v1/vulnerabilities/{id}': { status: 'acknowledged' },
   'POST /api/v1/vulnerabilities/{id}/virtual-patch': {},
   'PATCH /api/v1/config-repos/{id}': { auto_sync: false },
