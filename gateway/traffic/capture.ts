@@ -8,7 +8,7 @@ import type { Verdict } from '../pipeline.ts';
 import type { RecordedValues, TrafficRecord, ValuesReason } from './traffic-record.ts';
 
 /** Longest value kept (characters): enough to see an attack's shape, not a document. */
-export const MAX_VALUE_CHARS = 256;
+const MAX_VALUE_CHARS = 256;
 /** Longest text body kept when it is not parsed into fields (XML, plain text). */
 const MAX_TEXT_BODY_CHARS = 1024;
 const MAX_HEADERS = 32;
@@ -27,7 +27,7 @@ export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(
 const cut = (value: string, max = MAX_VALUE_CHARS): string => (value.length > max ? value.slice(0, max) : value);
 
 /** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation. */
-export const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
+const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
 
 /** Networks of recent clients: most requests come from an address seen a moment ago. */
 const networks = new Map<string, string>();
@@ -75,7 +75,7 @@ function keptJson(value: unknown, budget: { left: number }, depth = 0): unknown 
 }
 
 /** The values rules read, credentials dropped and every value cut (RecordedValues). */
-export function captureValues(request: InspectedRequest): RecordedValues {
+function captureValues(request: InspectedRequest): RecordedValues {
   const headers: Record<string, string> = {};
   let count = 0;
   for (const [name, value] of Object.entries(request.headers)) {
@@ -109,10 +109,10 @@ export interface CaptureInput {
   status: number;
   arrived: number;
   latencyMs: number;
-  valuesReason: ValuesReason | null;
 }
 
-export function captureRecord(input: CaptureInput): TrafficRecord {
+/** The request's record; its values only when `valuesReason` says they are kept. */
+export function captureRecord(input: CaptureInput, valuesReason: ValuesReason | null): TrafficRecord {
   const { request, verdict } = input;
   const headers = request.headers;
   return {
@@ -132,7 +132,7 @@ export function captureRecord(input: CaptureInput): TrafficRecord {
     ruleKind: verdict.ruleKind,
     ruleId: verdict.ruleId,
     would: verdict.would,
-    values: input.valuesReason ? captureValues(request) : null,
-    valuesReason: input.valuesReason,
+    values: valuesReason ? captureValues(request) : null,
+    valuesReason,
   };
 }

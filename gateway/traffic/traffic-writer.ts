@@ -74,7 +74,7 @@ export class TrafficWriter {
   }
 
   /** Records one answered request. Synchronous and O(size of what is kept); never throws. */
-  capture(input: Omit<CaptureInput, 'valuesReason'>): void {
+  capture(input: CaptureInput): void {
     if (!this.#enabled) return;
     if (this.#closed || this.#openRequests + this.#closedRequests >= this.#maxQueue) {
       this.#stats.shed++;
@@ -84,7 +84,7 @@ export class TrafficWriter {
       const valuesReason = this.#sampler.pick(input.siteId, input.request.method, input.request.path, input.verdict, input.arrived);
       let batch = this.#open.get(input.siteId);
       if (!batch) this.#open.set(input.siteId, (batch = new BatchBuilder(input.siteId)));
-      batch.add(captureRecord({ ...input, valuesReason }));
+      batch.add(captureRecord(input, valuesReason));
       this.#openRequests++;
     } catch (err) {
       // A request the capture cannot read is shed, not a crash of the proxy.
