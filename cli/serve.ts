@@ -5,7 +5,7 @@ import { startServer } from '../api/server.ts';
 import { syncConfigDirectory } from '../reconciler/sync/config-repo-sync.ts';
 import { DEFAULT_DRIFT_INTERVAL_MS, type ConfigWatcher } from '../reconciler/sync/watch.ts';
 import { secondsFlag, untilSignal } from '../reconciler/cli/watch-command.ts';
-import { watchConfigDir } from './serve-config-dir.ts';
+import { configDirImpact, watchConfigDir } from './serve-config-dir.ts';
 import { DataDirBusyError, holdDataDir, type HeldDataDir } from '../platform/control-socket.ts';
 import { loadServerKey } from '../platform/crypto/secret-box.ts';
 import { dumpEmbedded } from '../platform/db/backup.ts';
@@ -34,6 +34,15 @@ export async function serveCommand(values: ServeOptions): Promise<number> {
     return 1;
   }
   const driftIntervalMs = secondsFlag('drift-interval', values.driftInterval, DEFAULT_DRIFT_INTERVAL_MS);
+  if (configDir) {
+    // Checked before the server starts: a mistyped AEGIS_CONFIG_DIR_… setting is said at once.
+    try {
+      configDirImpact();
+    } catch (err) {
+      process.stderr.write(`aegis serve: ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
+  }
   const gatewayFlags = { shieldPort: values.shieldPort, shieldTlsPort: values.shieldTlsPort, dataDir: values.dataDir, host: values.host, asnDb: values.asnDb };
   let config;
   try {
@@ -117,7 +126,10 @@ async function serveHolding(
       throw err;
     }
     const drift = driftIntervalMs > 0 ? `drift check every ${driftIntervalMs / 1000} s, ` : 'no drift checks, ';
+    const { window, maxNewBlocks } = configDirImpact();
     lines.push(`  Config     watching ${configDir} (${drift}self-heal ${selfHeal ? 'on' : 'off'})`);
+    const gate = maxNewBlocks !== undefined ? `; refused past ${maxNewBlocks} newly blocked requests on a site` : '';
+    lines.push(`  Impact     ${window ? `each plan previewed against the ${window.label} of recorded traffic${gate}` : 'no preview (AEGIS_CONFIG_DIR_IMPACT_WINDOW=off)'}`);
   }
   const embedded = server.database.embedded;
   if (held && embedded) {

@@ -3266,7 +3266,7 @@ export interface paths {
         put?: never;
         /**
          * Sync a config repository now
-         * @description Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds and the weakening rule — for a sync that was `refused`, after reviewing its plan.
+         * @description Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds, the weakening rule and `max_new_blocks` — for a sync that was `refused`, after reviewing its plan.
          */
         post: operations["configRepos.sync"];
         delete?: never;
@@ -5981,6 +5981,8 @@ export interface webhooks {
                                 } | null;
                                 /** @description The planned changes, one line each (at most 200). */
                                 changes: string[];
+                                /** @description The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off). */
+                                impact: string[];
                                 errors: string[];
                                 warnings: string[];
                                 /** Format: date-time */
@@ -6082,6 +6084,8 @@ export interface webhooks {
                                 } | null;
                                 /** @description The planned changes, one line each (at most 200). */
                                 changes: string[];
+                                /** @description The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off). */
+                                impact: string[];
                                 errors: string[];
                                 warnings: string[];
                                 /** Format: date-time */
@@ -29792,6 +29796,10 @@ export interface operations {
                             deny_weakening: boolean;
                             max_changes: number;
                             max_change_percent: number;
+                            /** @description The window syncs preview their impact over; null: no preview. */
+                            impact_window: string | null;
+                            /** @description Newly blocked requests per site past which a sync is refused; null: no gate. */
+                            max_new_blocks: number | null;
                             poll_interval_seconds: number;
                             credentials_ref: string | null;
                             /** @description The source-control connection that clones the repository. */
@@ -29956,6 +29964,10 @@ export interface operations {
                     max_changes?: number;
                     /** @description …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`. */
                     max_change_percent?: number;
+                    /** @description How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview. */
+                    impact_window?: string | null;
+                    /** @description Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate. */
+                    max_new_blocks?: number | null;
                     /** @description How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %). */
                     poll_interval_seconds?: number;
                     /** @description Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only. */
@@ -29992,6 +30004,10 @@ export interface operations {
                         deny_weakening: boolean;
                         max_changes: number;
                         max_change_percent: number;
+                        /** @description The window syncs preview their impact over; null: no preview. */
+                        impact_window: string | null;
+                        /** @description Newly blocked requests per site past which a sync is refused; null: no gate. */
+                        max_new_blocks: number | null;
                         poll_interval_seconds: number;
                         credentials_ref: string | null;
                         /** @description The source-control connection that clones the repository. */
@@ -30196,6 +30212,10 @@ export interface operations {
                         deny_weakening: boolean;
                         max_changes: number;
                         max_change_percent: number;
+                        /** @description The window syncs preview their impact over; null: no preview. */
+                        impact_window: string | null;
+                        /** @description Newly blocked requests per site past which a sync is refused; null: no gate. */
+                        max_new_blocks: number | null;
                         poll_interval_seconds: number;
                         credentials_ref: string | null;
                         /** @description The source-control connection that clones the repository. */
@@ -30557,6 +30577,10 @@ export interface operations {
                     max_changes?: number;
                     /** @description …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`. */
                     max_change_percent?: number;
+                    /** @description How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview. */
+                    impact_window?: string | null;
+                    /** @description Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate. */
+                    max_new_blocks?: number | null;
                     /** @description How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %). */
                     poll_interval_seconds?: number;
                     /** @description Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only. */
@@ -30591,6 +30615,10 @@ export interface operations {
                         deny_weakening: boolean;
                         max_changes: number;
                         max_change_percent: number;
+                        /** @description The window syncs preview their impact over; null: no preview. */
+                        impact_window: string | null;
+                        /** @description Newly blocked requests per site past which a sync is refused; null: no gate. */
+                        max_new_blocks: number | null;
                         poll_interval_seconds: number;
                         credentials_ref: string | null;
                         /** @description The source-control connection that clones the repository. */
@@ -30829,6 +30857,8 @@ export interface operations {
                         } | null;
                         /** @description The planned changes, one line each (at most 200). */
                         changes: string[];
+                        /** @description The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off). */
+                        impact: string[];
                         errors: string[];
                         warnings: string[];
                         /** Format: date-time */
@@ -31058,6 +31088,8 @@ export interface operations {
                             } | null;
                             /** @description The planned changes, one line each (at most 200). */
                             changes: string[];
+                            /** @description The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off). */
+                            impact: string[];
                             errors: string[];
                             warnings: string[];
                             /** Format: date-time */
@@ -31245,6 +31277,8 @@ export interface operations {
                         } | null;
                         /** @description The planned changes, one line each (at most 200). */
                         changes: string[];
+                        /** @description The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off). */
+                        impact: string[];
                         errors: string[];
                         warnings: string[];
                         /** Format: date-time */

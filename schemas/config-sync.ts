@@ -23,6 +23,12 @@ export interface ConfigSyncRequest {
   force: boolean;
   thresholds: { floor: number; percent: number };
   denyWeakening: boolean;
+  /**
+   * Preview the plan's impact on recorded traffic over `window` (`24h`: the reconciler's
+   * --impact-window grammar), and refuse, unless forced, a plan that makes one site newly block
+   * more than `maxNewBlocks` recorded requests (null: no gate). Null: no preview.
+   */
+  impact: { window: string; maxNewBlocks: number | null } | null;
 }
 
 export interface ConfigSyncSummary {
@@ -44,6 +50,11 @@ export interface ConfigSyncOutcome {
   warnings: string[];
   /** Present when the plan was applied (steps done and failed). */
   applied?: { steps: number; failed: number };
+  /**
+   * The impact preview in words, when one was made: each previewed change's line followed by its
+   * impact lines (indented), the per-site section, and a `note:` line per reason impact is missing.
+   */
+  impactLines?: string[];
 }
 
 export type ConfigSync = (request: ConfigSyncRequest) => Promise<ConfigSyncOutcome>;

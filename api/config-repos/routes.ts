@@ -15,6 +15,7 @@ import { listResponseSchema, pageQueryProperties } from '../../platform/http/sch
 import { announceEnqueued } from '../../platform/jobs/signals.ts';
 import type { CloneAccess } from '../integrations/connections/clone-access.ts';
 import { ConfigRepoCreate, ConfigRepoCreated, ConfigRepoResource, ConfigRepoUpdate, REPO_STATUSES, SYNC_RESULTS, SYNC_TRIGGERS, SyncResource } from './schemas.ts';
+import { DEFAULT_IMPACT_WINDOW, impactWindowProblem } from '../../schemas/impact-window.ts';
 import { cloneUrlOf, defaultSource, deleteRepo, findRepo, findSync, insertRepo, listRepos, listSyncs, requestSync, toConfigRepo, toSync, updateRepo } from './store.ts';
 
 export interface ConfigRepoRoutesOptions {
@@ -66,6 +67,16 @@ function canonicalRepoPath(path: string): string {
  */
 function checkOneCredentialSource(connection: string | null, credentialsRef: string | null): void {
   if (connection !== null && credentialsRef !== null) throw invalidField('connection', 'cannot be combined with credentials_ref: give one source of credentials (set the other to null)');
+}
+
+/**
+ * The impact settings as they will be: a window the reconciler reads (`24h`), and a gate on newly
+ * blocked requests only with a preview to check it against.
+ */
+function checkImpact(window: string | null, maxNewBlocks: number | null): void {
+  const problem = window === null ? null : impactWindowProblem(window);
+  if (problem) throw invalidField('impact_window', problem);
+  if (window === null && maxNewBlocks !== null) throw invalidField('max_new_blocks', 'needs the impact preview: set impact_window too (or max_new_blocks to null)');
 }
 
 /** The audit trail never names credentials: the stored URL has none. */
@@ -125,6 +136,8 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       const ownership = body.source ?? defaultSource(source, path);
       const connection = body.connection ?? null;
       checkOneCredentialSource(connection, body.credentials_ref ?? null);
+      const impactWindow = body.impact_window === undefined ? DEFAULT_IMPACT_WINDOW : body.impact_window;
+      checkImpact(impactWindow, body.max_new_blocks ?? null);
       if (connection !== null) await cloneAccess.checkRequest(principal.orgId, connection, source.url);
       const created = await db.transaction().execute(async (trx) => {
         const clash = await trx
@@ -148,6 +161,8 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
           deny_weakening: body.deny_weakening ?? false,
           max_changes: body.max_changes ?? 5,
           max_change_percent: body.max_change_percent ?? 25,
+          impact_window: impactWindow,
+          max_new_blocks: body.max_new_blocks ?? null,
           poll_interval_seconds: body.poll_interval_seconds ?? defaultPollSeconds,
           credentials_ref: body.credentials_ref ?? null,
           connection_id: connection,
@@ -180,6 +195,13 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       const source = url !== undefined ? checkSource(url, allowLocalSources, outbound) : undefined;
       if (settings.branch !== undefined) checkBranch(settings.branch);
       const path = settings.path !== undefined ? canonicalRepoPath(settings.path) : undefined;
+      if (settings.impact_window !== undefined || settings.max_new_blocks !== undefined) {
+        // Checked as they will be: a gate needs the window the repository keeps, or the one given.
+        const needsRow = settings.impact_window === undefined || settings.max_new_blocks === undefined;
+        const before = needsRow ? await findRepo(db, orgId, request.params.id) : undefined;
+        if (needsRow && !before) throw notFound('config repository');
+        checkImpact(settings.impact_window !== undefined ? settings.impact_window : before!.impact_window, settings.max_new_blocks !== undefined ? settings.max_new_blocks : before!.max_new_blocks);
+      }
       if (connection !== undefined || source !== undefined || settings.credentials_ref !== undefined) {
         // Checked against the repository as it will be: a new URL must suit the connection it keeps.
         const before = await findRepo(db, orgId, request.params.id);
@@ -242,7 +264,7 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
         tags,
         summary: 'Sync a config repository now',
         description:
-          'Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds and the weakening rule — for a sync that was `refused`, after reviewing its plan.',
+          'Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds, the weakening rule and `max_new_blocks` — for a sync that was `refused`, after reviewing its plan.',
         params: idParams,
         querystring: { type: 'object', properties: { force: { type: 'boolean', default: false } } },
         response: { 202: SyncResource },

@@ -36,6 +36,19 @@ const settings = {
   deny_weakening: { type: 'boolean', description: 'Refuse automatic syncs that weaken protection (a deleted rule, block → log…) until forced (default false).' },
   max_changes: { type: 'integer', minimum: 0, maximum: 1_000_000, description: 'Updates + replacements + deletions a sync may make regardless of size (default 5)…' },
   max_change_percent: { type: 'integer', minimum: 0, maximum: 100, description: '…and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`.' },
+  impact_window: {
+    type: ['string', 'null'],
+    maxLength: 16,
+    description:
+      "How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.",
+  },
+  max_new_blocks: {
+    type: ['integer', 'null'],
+    minimum: 0,
+    maximum: 1_000_000_000_000,
+    description:
+      'Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.',
+  },
   poll_interval_seconds: { type: 'integer', minimum: 5, maximum: 86_400, description: 'How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).' },
   credentials_ref: {
     type: ['string', 'null'],
@@ -87,7 +100,7 @@ export const ConfigRepoResource = {
   type: 'object',
   required: ['livemode', 
     'id', 'name', 'url', 'branch', 'path', 'source', 'auto_sync', 'prune', 'self_heal', 'deny_weakening', 'max_changes', 'max_change_percent',
-    'poll_interval_seconds', 'credentials_ref', 'connection', 'webhook_secret_last4', 'api_key_id', 'status', 'status_message', 'last_synced_commit', 'last_synced_at',
+    'impact_window', 'max_new_blocks', 'poll_interval_seconds', 'credentials_ref', 'connection', 'webhook_secret_last4', 'api_key_id', 'status', 'status_message', 'last_synced_commit', 'last_synced_at',
     'last_checked_at', 'next_poll_at', 'created_at', 'updated_at',
   ],
   properties: {
@@ -104,6 +117,8 @@ export const ConfigRepoResource = {
     deny_weakening: { type: 'boolean' },
     max_changes: { type: 'integer' },
     max_change_percent: { type: 'integer' },
+    impact_window: { type: ['string', 'null'], description: 'The window syncs preview their impact over; null: no preview.' },
+    max_new_blocks: { type: ['integer', 'null'], description: 'Newly blocked requests per site past which a sync is refused; null: no gate.' },
     poll_interval_seconds: { type: 'integer' },
     credentials_ref: { type: ['string', 'null'] },
     connection: { type: ['string', 'null'], description: 'The source-control connection that clones the repository.' },
@@ -134,7 +149,7 @@ const lines = { type: 'array', items: { type: 'string' } } as const;
 
 export const SyncResource = {
   type: 'object',
-  required: ['livemode', 'id', 'repo_id', 'trigger', 'status', 'result', 'failure_stage', 'forced', 'delivery_id', 'commit_sha', 'summary', 'changes', 'errors', 'warnings', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
+  required: ['livemode', 'id', 'repo_id', 'trigger', 'status', 'result', 'failure_stage', 'forced', 'delivery_id', 'commit_sha', 'summary', 'changes', 'impact', 'errors', 'warnings', 'created_at', 'started_at', 'finished_at', 'duration_ms'],
   properties: {
     livemode: livemodeSchema,
     id: { type: 'string' },
@@ -156,6 +171,11 @@ export const SyncResource = {
       properties: { create: count, update: count, replace: count, delete: count, unchanged: count, checksum: { type: ['string', 'null'] } },
     },
     changes: { ...lines, description: 'The planned changes, one line each (at most 200).' },
+    impact: {
+      ...lines,
+      description:
+        "The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off).",
+    },
     errors: lines,
     warnings: lines,
     created_at: timestampSchema,

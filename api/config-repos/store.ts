@@ -40,6 +40,10 @@ export interface RepoSettings {
   deny_weakening: boolean;
   max_changes: number;
   max_change_percent: number;
+  /** Null: no impact preview. */
+  impact_window: string | null;
+  /** Null: no gate on newly blocked requests. */
+  max_new_blocks: number | null;
   poll_interval_seconds: number;
   credentials_ref: string | null;
   /** The source-control connection that clones the repository (its integration id). */
@@ -71,6 +75,8 @@ export function toConfigRepo(row: ConfigRepoRow) {
     deny_weakening: row.deny_weakening,
     max_changes: row.max_changes,
     max_change_percent: row.max_change_percent,
+    impact_window: row.impact_window,
+    max_new_blocks: row.max_new_blocks,
     poll_interval_seconds: row.poll_interval_seconds,
     credentials_ref: row.credentials_ref,
     connection: row.connection_id,
@@ -104,6 +110,7 @@ export function toSync(row: ConfigRepoSyncRow) {
     commit_sha: row.commit_sha,
     summary: row.summary as { create: number; update: number; replace: number; delete: number; unchanged: number; checksum: string | null } | null,
     changes: row.changes,
+    impact: row.impact ?? [],
     errors: row.errors,
     warnings: row.warnings,
     created_at: iso(row.created_at),
@@ -147,6 +154,8 @@ export async function insertRepo(trx: Db, box: SecretBox, repo: NewRepo): Promis
       deny_weakening: repo.deny_weakening,
       max_changes: repo.max_changes,
       max_change_percent: repo.max_change_percent,
+      impact_window: repo.impact_window,
+      max_new_blocks: repo.max_new_blocks,
       poll_interval_seconds: repo.poll_interval_seconds,
       credentials_ref: repo.credentials_ref,
       connection_id: repo.connection_id,

@@ -10,7 +10,9 @@
 //
 // Polls run often and mostly find nothing: a poll that sees the last synced commit is a drift check
 // (trigger `drift`), and an automatic check whose outcome equals the repository's latest record
-// (same commit, result, plan and errors) leaves no new record, only last_checked_at.
+// (same commit, result, plan and errors) leaves no new record, only last_checked_at. A plan's
+// impact preview is kept on the record but is not part of that comparison: recorded traffic moves
+// on between polls, the plan does not.
 import { join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { sql } from 'kysely';
@@ -54,6 +56,8 @@ interface Outcome {
   failureStage: FailureStage | null;
   summary: ConfigSyncSummary | null;
   changes: string[];
+  /** The impact preview's lines; null when none was made. */
+  impact: string[] | null;
   errors: string[];
   warnings: string[];
 }
@@ -88,10 +92,12 @@ async function credentialedUrl(repo: ConfigRepoRow, options: SyncJobOptions, env
   return `${parsed[1]}${encodeURIComponent(user)}:${encodeURIComponent(token)}@${parsed[3]}`;
 }
 
-const cap = (lines: string[]) => (lines.length > MAX_LINES ? [...lines.slice(0, MAX_LINES - 1), `… and ${lines.length - MAX_LINES + 1} more`] : lines);
+const cap = (lines: string[], max = MAX_LINES) => (lines.length > max ? [...lines.slice(0, max - 1), `… and ${lines.length - max + 1} more`] : lines);
+/** A change's impact takes a few lines (its own, the sentence, coverage), and each site one. */
+const IMPACT_LINES = 4 * MAX_LINES;
 
 function fromReconcile(trigger: SyncTrigger, commit: string, outcome: ConfigSyncOutcome, repoId: string): Outcome {
-  const base = { trigger, commit, summary: outcome.summary, changes: cap(outcome.changes), warnings: cap(outcome.warnings) };
+  const base = { trigger, commit, summary: outcome.summary, changes: cap(outcome.changes), impact: outcome.impactLines ? cap(outcome.impactLines, IMPACT_LINES) : null, warnings: cap(outcome.warnings) };
   switch (outcome.result) {
     case 'invalid':
       return { ...base, result: 'failed', failureStage: 'validate', summary: null, errors: cap(outcome.errors) };
@@ -102,7 +108,7 @@ function fromReconcile(trigger: SyncTrigger, commit: string, outcome: ConfigSync
         ...base,
         result: 'refused',
         failureStage: null,
-        errors: cap([...outcome.errors, `Review the plan, then POST /api/v1/config-repos/${repoId}/sync?force=true (or raise max_changes / max_change_percent).`]),
+        errors: cap([...outcome.errors, `Review the plan, then POST /api/v1/config-repos/${repoId}/sync?force=true (or raise the limit that refused it: max_changes / max_change_percent, max_new_blocks).`]),
       };
     default:
       return { ...base, result: outcome.result, failureStage: null, errors: [] };
@@ -130,7 +136,14 @@ function repoStatus(outcome: Outcome, repo: ConfigRepoRow): { status: RepoStatus
   }
 }
 
-/** Same commit, result, plan and errors as the latest record: nothing new to tell. */
+/**
+ * Errors as compared between records. A plan refused by max_new_blocks names the counts it went
+ * past, which grow with recorded traffic while the plan (same checksum) stays the same: a refusal
+ * is the same news whatever the counts.
+ */
+const comparedErrors = (result: string | null, errors: readonly string[]): string => JSON.stringify(result === 'refused' ? errors.map((e) => e.replace(/\d[\d ]*/g, '#')) : errors);
+
+/** Same commit, result, plan and errors as the latest record: nothing new to tell (the impact preview's counts are not news). */
 function repeats(outcome: Outcome, latest: ConfigRepoSyncRow | undefined): boolean {
   if (!latest || latest.status !== 'completed') return false;
   const checksum = (latest.summary as { checksum?: string | null } | null)?.checksum ?? null;
@@ -138,7 +151,7 @@ function repeats(outcome: Outcome, latest: ConfigRepoSyncRow | undefined): boole
     latest.commit_sha === outcome.commit &&
     latest.result === outcome.result &&
     checksum === (outcome.summary?.checksum ?? null) &&
-    JSON.stringify(latest.errors) === JSON.stringify(outcome.errors)
+    comparedErrors(latest.result, latest.errors) === comparedErrors(outcome.result, outcome.errors)
   );
 }
 
@@ -190,6 +203,7 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
         force: payload.force === true,
         thresholds: { floor: repo.max_changes, percent: repo.max_change_percent },
         denyWeakening: repo.deny_weakening,
+        impact: repo.impact_window === null ? null : { window: repo.impact_window, maxNewBlocks: repo.max_new_blocks },
       });
       return fromReconcile(trigger, commit, outcome, repo.id);
     });
@@ -197,7 +211,7 @@ async function fetchAndReconcile(options: SyncJobOptions, repo: ConfigRepoRow, p
     if (err instanceof JobAbortedError || ctx.signal.aborted) throw err;
     const stage = err instanceof SyncFailure ? err.stage : 'plan';
     const message = errorMessage(err);
-    return { trigger, commit, result: 'failed', failureStage: stage, summary: null, changes: [], errors: [message], warnings: [] };
+    return { trigger, commit, result: 'failed', failureStage: stage, summary: null, changes: [], impact: null, errors: [message], warnings: [] };
   }
 }
 
@@ -225,6 +239,7 @@ async function runSync(options: SyncJobOptions, job: Job<SyncJobPayload>, ctx: J
       commit_sha: outcome.commit,
       summary: outcome.summary ? JSON.stringify(outcome.summary) : null,
       changes: JSON.stringify(outcome.changes),
+      impact: outcome.impact ? JSON.stringify(outcome.impact) : null,
       errors: JSON.stringify(outcome.errors),
       warnings: JSON.stringify(outcome.warnings),
       started_at: startedAt,

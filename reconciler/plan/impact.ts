@@ -14,6 +14,7 @@ import { isParentKind } from '../kinds/index.ts';
 import { RULE_BATCH_LIMIT, type Fields } from '../live/resources.ts';
 import { batchRequestOperations, isBatchKind } from '../live/rest-resources.ts';
 import { errorMessage } from '../../schemas/json-value.ts';
+import { DEFAULT_IMPACT_WINDOW, readImpactWindow } from '../../schemas/impact-window.ts';
 import type { Plan, PlannedChange } from './plan.ts';
 
 const IMPACT_PATH = '/api/v1/shield/sites/{id}/impact';
@@ -46,21 +47,13 @@ export interface ImpactWindow {
   ms: number;
 }
 
-export const DEFAULT_IMPACT_WINDOW = '24h';
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export { DEFAULT_IMPACT_WINDOW };
 const UNIT_TEXT = { m: 'min', h: 'h', d: 'd' } as const;
-/** Longer than any traffic record is kept (7 days by default): a larger number is a typo. */
-const MAX_WINDOW_MS = 90 * UNIT_MS.d;
 
-/** `30m`, `6h`, `24h`, `7d`: a whole number of minutes, hours or days; null when it is not one. */
+/** `30m`, `6h`, `24h`, `7d`: a whole number of minutes, hours or days (at most 90); null when it is not one. */
 export function parseImpactWindow(value: string): ImpactWindow | null {
-  const match = /^([1-9]\d{0,5})([mhd])$/.exec(value.trim());
-  if (!match) return null;
-  const amount = Number(match[1]);
-  const unit = match[2] as keyof typeof UNIT_MS;
-  const ms = amount * UNIT_MS[unit];
-  if (ms > MAX_WINDOW_MS) return null;
-  return { flag: `${amount}${unit}`, label: `last ${amount} ${UNIT_TEXT[unit]}`, ms };
+  const window = readImpactWindow(value);
+  return window && { flag: `${window.amount}${window.unit}`, label: `last ${window.amount} ${UNIT_TEXT[window.unit]}`, ms: window.ms };
 }
 
 // ---- proposals -----------------------------------------------------------------------------------

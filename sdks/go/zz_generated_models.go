@@ -178,16 +178,20 @@ type ConfigRepo struct {
 	ID       string `json:"id"`
 	Name     string `json:"name"`
 	// Without credentials.
-	URL                 string  `json:"url"`
-	Branch              string  `json:"branch"`
-	Path                string  `json:"path"`
-	Source              string  `json:"source"`
-	AutoSync            bool    `json:"auto_sync"`
-	Prune               bool    `json:"prune"`
-	SelfHeal            bool    `json:"self_heal"`
-	DenyWeakening       bool    `json:"deny_weakening"`
-	MaxChanges          int64   `json:"max_changes"`
-	MaxChangePercent    int64   `json:"max_change_percent"`
+	URL              string `json:"url"`
+	Branch           string `json:"branch"`
+	Path             string `json:"path"`
+	Source           string `json:"source"`
+	AutoSync         bool   `json:"auto_sync"`
+	Prune            bool   `json:"prune"`
+	SelfHeal         bool   `json:"self_heal"`
+	DenyWeakening    bool   `json:"deny_weakening"`
+	MaxChanges       int64  `json:"max_changes"`
+	MaxChangePercent int64  `json:"max_change_percent"`
+	// The window syncs preview their impact over; null: no preview.
+	ImpactWindow *string `json:"impact_window"`
+	// Newly blocked requests per site past which a sync is refused; null: no gate.
+	MaxNewBlocks        *int64  `json:"max_new_blocks"`
 	PollIntervalSeconds int64   `json:"poll_interval_seconds"`
 	CredentialsRef      *string `json:"credentials_ref"`
 	// The source-control connection that clones the repository.
@@ -228,6 +232,10 @@ type ConfigRepoCreateParams struct {
 	MaxChanges *int64 `json:"max_changes,omitempty"`
 	// …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`.
 	MaxChangePercent *int64 `json:"max_change_percent,omitempty"`
+	// How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.
+	ImpactWindow *string `json:"impact_window,omitempty"`
+	// Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.
+	MaxNewBlocks *int64 `json:"max_new_blocks,omitempty"`
 	// How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).
 	PollIntervalSeconds *int64 `json:"poll_interval_seconds,omitempty"`
 	// Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only.
@@ -247,16 +255,20 @@ type ConfigRepoCreateResponse struct {
 	ID       string `json:"id"`
 	Name     string `json:"name"`
 	// Without credentials.
-	URL                 string  `json:"url"`
-	Branch              string  `json:"branch"`
-	Path                string  `json:"path"`
-	Source              string  `json:"source"`
-	AutoSync            bool    `json:"auto_sync"`
-	Prune               bool    `json:"prune"`
-	SelfHeal            bool    `json:"self_heal"`
-	DenyWeakening       bool    `json:"deny_weakening"`
-	MaxChanges          int64   `json:"max_changes"`
-	MaxChangePercent    int64   `json:"max_change_percent"`
+	URL              string `json:"url"`
+	Branch           string `json:"branch"`
+	Path             string `json:"path"`
+	Source           string `json:"source"`
+	AutoSync         bool   `json:"auto_sync"`
+	Prune            bool   `json:"prune"`
+	SelfHeal         bool   `json:"self_heal"`
+	DenyWeakening    bool   `json:"deny_weakening"`
+	MaxChanges       int64  `json:"max_changes"`
+	MaxChangePercent int64  `json:"max_change_percent"`
+	// The window syncs preview their impact over; null: no preview.
+	ImpactWindow *string `json:"impact_window"`
+	// Newly blocked requests per site past which a sync is refused; null: no gate.
+	MaxNewBlocks        *int64  `json:"max_new_blocks"`
 	PollIntervalSeconds int64   `json:"poll_interval_seconds"`
 	CredentialsRef      *string `json:"credentials_ref"`
 	// The source-control connection that clones the repository.
@@ -306,7 +318,9 @@ type ConfigRepoSync struct {
 	CommitSha  *string                `json:"commit_sha"`
 	Summary    *ConfigRepoSyncSummary `json:"summary"`
 	// The planned changes, one line each (at most 200).
-	Changes    []string `json:"changes"`
+	Changes []string `json:"changes"`
+	// The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off).
+	Impact     []string `json:"impact"`
 	Errors     []string `json:"errors"`
 	Warnings   []string `json:"warnings"`
 	CreatedAt  string   `json:"created_at"`
@@ -347,6 +361,10 @@ type ConfigRepoUpdateParams struct {
 	MaxChanges *int64 `json:"max_changes,omitempty"`
 	// …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`.
 	MaxChangePercent *int64 `json:"max_change_percent,omitempty"`
+	// How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.
+	ImpactWindow *string `json:"impact_window,omitempty"`
+	// Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.
+	MaxNewBlocks *int64 `json:"max_new_blocks,omitempty"`
 	// How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).
 	PollIntervalSeconds *int64 `json:"poll_interval_seconds,omitempty"`
 	// Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only.

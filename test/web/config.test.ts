@@ -1,7 +1,8 @@
 // The Config-as-code pages in Chromium against a real server (local sources allowed): a bare git
 // repository of YAML registered from the form (webhook secret shown once), its first sync in the
-// history, a new commit synced with Sync now and its plan shown (a VirtualPatch to create), the
-// repository removed; a viewer only reads what "managed" means; every page axe-clean.
+// history, a new commit synced with Sync now and its plan shown (a VirtualPatch to create) with its
+// impact on recorded traffic, the repository removed; a viewer only reads what "managed" means;
+// every page axe-clean.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,6 +90,8 @@ browserSuite('the Config-as-code pages', { timeout: 120_000 }, () => {
     await page.getByTestId('sync-result').filter({ hasText: 'applied' }).waitFor({ timeout: 30_000 });
     const changes = page.getByTestId('sync-changes');
     expect(await changes.textContent()).toMatch(/Create VirtualPatch shop\/search-sqli/);
+    // Its impact on recorded traffic (the site has none recorded, and the section says so).
+    expect(await page.getByTestId('sync-impact').textContent()).toMatch(/Impact on recorded traffic[\s\S]*shop/);
     const planUrl = new URL(page.url()).pathname;
     await checkPage(owner, planUrl, 'config-sync-plan', 'Sync of shop-config');
 

@@ -416,7 +416,7 @@ export class ConfigReposResource {
   /**
    * Sync a config repository now
    *
-   * Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds and the weakening rule — for a sync that was `refused`, after reviewing its plan.
+   * Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds, the weakening rule and `max_new_blocks` — for a sync that was `refused`, after reviewing its plan.
    *
    * Required scope: `admin`.
    *

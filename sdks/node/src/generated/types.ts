@@ -266,6 +266,14 @@ export interface ConfigRepo {
   deny_weakening: boolean;
   max_changes: number;
   max_change_percent: number;
+  /**
+   * The window syncs preview their impact over; null: no preview.
+   */
+  impact_window: string | null;
+  /**
+   * Newly blocked requests per site past which a sync is refused; null: no gate.
+   */
+  max_new_blocks: number | null;
   poll_interval_seconds: number;
   credentials_ref: string | null;
   /**
@@ -332,6 +340,14 @@ export interface ConfigRepoCreateParams {
    */
   max_change_percent?: number;
   /**
+   * How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.
+   */
+  impact_window?: string | null;
+  /**
+   * Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.
+   */
+  max_new_blocks?: number | null;
+  /**
    * How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).
    */
   poll_interval_seconds?: number;
@@ -377,6 +393,14 @@ export interface ConfigRepoCreateResponse {
   deny_weakening: boolean;
   max_changes: number;
   max_change_percent: number;
+  /**
+   * The window syncs preview their impact over; null: no preview.
+   */
+  impact_window: string | null;
+  /**
+   * Newly blocked requests per site past which a sync is refused; null: no gate.
+   */
+  max_new_blocks: number | null;
   poll_interval_seconds: number;
   credentials_ref: string | null;
   /**
@@ -442,6 +466,10 @@ export interface ConfigRepoSync {
    * The planned changes, one line each (at most 200).
    */
   changes: string[];
+  /**
+   * The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off).
+   */
+  impact: string[];
   errors: string[];
   warnings: string[];
   created_at: string;
@@ -500,6 +528,14 @@ export interface ConfigRepoUpdateParams {
    * …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`.
    */
   max_change_percent?: number;
+  /**
+   * How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.
+   */
+  impact_window?: string | null;
+  /**
+   * Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.
+   */
+  max_new_blocks?: number | null;
   /**
    * How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).
    */

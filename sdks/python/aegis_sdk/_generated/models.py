@@ -426,6 +426,10 @@ class ConfigRepo(TypedDict):
     deny_weakening: bool
     max_changes: int
     max_change_percent: int
+    #: The window syncs preview their impact over; null: no preview.
+    impact_window: Optional[str]
+    #: Newly blocked requests per site past which a sync is refused; null: no gate.
+    max_new_blocks: Optional[int]
     poll_interval_seconds: int
     credentials_ref: Optional[str]
     #: The source-control connection that clones the repository.
@@ -470,6 +474,10 @@ class ConfigRepoCreateParams(_ConfigRepoCreateParamsRequired, total=False):
     max_changes: int
     #: …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`.
     max_change_percent: int
+    #: How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.
+    impact_window: Optional[str]
+    #: Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.
+    max_new_blocks: Optional[int]
     #: How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).
     poll_interval_seconds: int
     #: Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only.
@@ -498,6 +506,10 @@ class _ConfigRepoCreateResponseRequired(TypedDict):
     deny_weakening: bool
     max_changes: int
     max_change_percent: int
+    #: The window syncs preview their impact over; null: no preview.
+    impact_window: Optional[str]
+    #: Newly blocked requests per site past which a sync is refused; null: no gate.
+    max_new_blocks: Optional[int]
     poll_interval_seconds: int
     credentials_ref: Optional[str]
     #: The source-control connection that clones the repository.
@@ -556,6 +568,8 @@ class ConfigRepoSync(TypedDict):
     summary: Optional[ConfigRepoSyncSummary]
     #: The planned changes, one line each (at most 200).
     changes: List[str]
+    #: The plan's impact on recorded traffic over the repository's `impact_window`, in words: each previewed change's line with its impact indented under it, the per-site totals, and a `note:` line where impact is unavailable. Empty when nothing was previewed (no changes to existing sites, previews off).
+    impact: List[str]
     errors: List[str]
     warnings: List[str]
     created_at: str
@@ -598,6 +612,10 @@ class ConfigRepoUpdateParams(TypedDict, total=False):
     max_changes: int
     #: …and as a share of the objects the repository owns (default 25). Past both, the sync is refused until `POST …/sync?force=true`.
     max_change_percent: int
+    #: How much recorded Shield traffic each sync's impact preview replays: a whole number of minutes, hours or days up to 90 days (`30m`, `6h`, `24h`, `7d`; default `24h`). Every change to an existing site's settings or rules is previewed, and the sync record's `impact` says what it would have done. `null`: no preview.
+    impact_window: Optional[str]
+    #: Refuse a sync (result `refused`, until `POST …/sync?force=true`) whose plan would make any one site newly block more recorded requests than this, or whose impact could not be previewed. Needs `impact_window`. `null` (default): no gate.
+    max_new_blocks: Optional[int]
     #: How often the repository is fetched and live state checked for drift (default 180, jittered ±10 %).
     poll_interval_seconds: int
     #: Names git credentials the workers hold: the environment variable `AEGIS_GIT_CREDENTIAL_<NAME>` (`token` or `user:token`), sent to https URLs only.

@@ -569,7 +569,7 @@ class ConfigReposResource:
     ) -> ConfigRepoSync:
         """Sync a config repository now.
 
-        Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds and the weakening rule — for a sync that was `refused`, after reviewing its plan.
+        Queues a sync (trigger `manual`) and returns its record; follow it at `…/syncs/:syncId`. `force=true` applies past the change thresholds, the weakening rule and `max_new_blocks` — for a sync that was `refused`, after reviewing its plan.
 
         `POST /api/v1/config-repos/{id}/sync` — required scope: `admin`.
 

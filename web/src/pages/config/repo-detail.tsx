@@ -14,6 +14,7 @@ import { formatDuration } from '../scans/model.ts';
 import { LIVE_INTERVAL_MS, isMoving, syncOutcome, type ConfigRepo, type Sync } from './model.ts';
 import { WatchSummary } from './repo-list.tsx';
 import { SyncNowButton } from './sync-now.tsx';
+import { ImpactSettings } from './repo-form.tsx';
 
 export function RepoDetail({ id }: { id: string }) {
   // A sync on screen still moving, or a repository not synced yet (its first sync leaves a record
@@ -33,6 +34,10 @@ export function RepoDetail({ id }: { id: string }) {
         <p className="muted scan-target">{r.url}</p>
       </PageHeader>
       <RepoFacts repo={r} />
+      <section aria-labelledby="repo-impact">
+        <h2 id="repo-impact">Impact preview</h2>
+        <ImpactSettings key={`${r.impact_window}:${r.max_new_blocks}`} repo={r} />
+      </section>
       <SyncHistory repo={r} live={syncMoving || r.status === 'unknown'} onMoving={setSyncMoving} />
     </>
   );
@@ -58,7 +63,12 @@ function RepoFacts({ repo }: { repo: ConfigRepo }) {
         <dt>Watch</dt>
         <dd><WatchSummary repo={repo} />{repo.deny_weakening ? ' · holds back weakening' : ''}</dd>
         <dt>Change limits</dt>
-        <dd>{repo.max_changes} changes or {repo.max_change_percent} % of its objects</dd>
+        <dd>
+          {repo.max_changes} changes or {repo.max_change_percent} % of its objects
+          {repo.max_new_blocks !== null && <> · at most {repo.max_new_blocks} newly blocked requests per site</>}
+        </dd>
+        <dt>Impact preview</dt>
+        <dd>{repo.impact_window ? `each plan against the last ${repo.impact_window} of recorded traffic` : 'off'}</dd>
         <dt>Webhook secret</dt>
         <dd>…{repo.webhook_secret_last4}</dd>
         {repo.connection && <><dt>Connection</dt><dd><code>{repo.connection}</code></dd></>}

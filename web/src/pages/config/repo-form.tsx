@@ -1,5 +1,7 @@
 // Register a config repository (admin). The webhook secret the API generates is shown once, with
-// the push webhook's address; the first sync is already queued.
+// the push webhook's address; the first sync is already queued. The impact settings (the window
+// each sync's plan is previewed against recorded traffic, and the gate on newly blocked requests)
+// are also edited later, on the repository's page (ImpactSettings).
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { api, ok } from '../../api/client.ts';
@@ -11,6 +13,7 @@ import { ErrorMessage, problemWith } from '../../components/status.tsx';
 
 type Create = BodyOf<'/api/v1/config-repos', 'post'>;
 type Created = Answer<'/api/v1/config-repos', 'post'>;
+type Update = BodyOf<'/api/v1/config-repos/{id}', 'patch'>;
 
 interface Input {
   name: string;
@@ -21,13 +24,20 @@ interface Input {
   pollSeconds: string;
   maxChanges: string;
   maxPercent: string;
+  impactWindow: string;
+  maxNewBlocks: string;
   autoSync: boolean;
   prune: boolean;
   selfHeal: boolean;
   denyWeakening: boolean;
 }
 
-const initial: Input = { name: '', url: '', branch: 'main', path: '', connection: '', pollSeconds: '', maxChanges: '', maxPercent: '', autoSync: true, prune: true, selfHeal: false, denyWeakening: false };
+const initial: Input = { name: '', url: '', branch: 'main', path: '', connection: '', pollSeconds: '', maxChanges: '', maxPercent: '', impactWindow: '24h', maxNewBlocks: '', autoSync: true, prune: true, selfHeal: false, denyWeakening: false };
+
+/** The two impact settings as the API takes them: an empty window turns previews off, an empty limit the gate. */
+function impactBody(impactWindow: string, maxNewBlocks: string): Pick<Create, 'impact_window' | 'max_new_blocks'> {
+  return { impact_window: impactWindow.trim() || null, max_new_blocks: maxNewBlocks.trim() ? Number(maxNewBlocks) : null };
+}
 
 function bodyOf(input: Input): Create {
   const number = (text: string) => (text.trim() ? { value: Number(text) } : null);
@@ -43,6 +53,7 @@ function bodyOf(input: Input): Create {
     ...(poll ? { poll_interval_seconds: poll.value } : {}),
     ...(maxChanges ? { max_changes: maxChanges.value } : {}),
     ...(maxPercent ? { max_change_percent: maxPercent.value } : {}),
+    ...impactBody(input.impactWindow, input.maxNewBlocks),
     auto_sync: input.autoSync,
     prune: input.prune,
     self_heal: input.selfHeal,
@@ -95,12 +106,59 @@ export function AddRepo() {
             {(props) => <input {...props} name="max_change_percent" type="number" min={0} max={100} value={input.maxPercent} onChange={(e) => set('maxPercent', e.target.value)} />}
           </Field>
         </fieldset>
+        <ImpactFields
+          error={add.error}
+          impactWindow={input.impactWindow}
+          maxNewBlocks={input.maxNewBlocks}
+          onWindow={(v) => set('impactWindow', v)}
+          onMaxNewBlocks={(v) => set('maxNewBlocks', v)}
+        />
         <ErrorMessage error={add.error} title="The repository was not added" />
         <div className="actions">
           <button type="submit" className="button-primary" disabled={add.isPending}>{add.isPending ? 'Adding…' : 'Add repository'}</button>
         </div>
       </form>
     </>
+  );
+}
+
+const WINDOW_HINT = 'How much recorded Shield traffic each sync replays its plan against: 30m, 6h, 24h, 7d (at most 90d). Empty: no preview.';
+const GATE_HINT = 'Refuse a sync, until forced, that would make one site newly block more recorded requests than this. Empty: no limit.';
+
+function ImpactFields(props: { error: unknown; impactWindow: string; maxNewBlocks: string; onWindow(value: string): void; onMaxNewBlocks(value: string): void }) {
+  return (
+    <fieldset>
+      <legend>Impact on recorded traffic</legend>
+      <Field label="Impact preview window" hint={WINDOW_HINT}>
+        {(p) => <input {...p} name="impact_window" value={props.impactWindow} aria-invalid={problemWith(props.error, 'impact_window') ? true : undefined} onChange={(e) => props.onWindow(e.target.value)} />}
+      </Field>
+      <Field label="Most newly blocked requests per site (optional)" hint={GATE_HINT}>
+        {(p) => <input {...p} name="max_new_blocks" type="number" min={0} value={props.maxNewBlocks} aria-invalid={problemWith(props.error, 'max_new_blocks') ? true : undefined} onChange={(e) => props.onMaxNewBlocks(e.target.value)} />}
+      </Field>
+    </fieldset>
+  );
+}
+
+/** A repository's impact settings, edited on its page (PATCH). */
+export function ImpactSettings({ repo }: { repo: { id: string; impact_window: string | null; max_new_blocks: number | null } }) {
+  const [impactWindow, setWindow] = useState(repo.impact_window ?? '');
+  const [maxNewBlocks, setMaxNewBlocks] = useState(repo.max_new_blocks === null ? '' : String(repo.max_new_blocks));
+  const [saved, setSaved] = useState(false);
+  const save = useWrite((body: Update) => ok(api.PATCH('/api/v1/config-repos/{id}', { params: { path: { id: repo.id } }, body })), [['config-repos']], () => setSaved(true));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSaved(false);
+    save.mutate(impactBody(impactWindow, maxNewBlocks));
+  };
+  return (
+    <form onSubmit={submit} aria-label="Impact settings" noValidate>
+      <ImpactFields error={save.error} impactWindow={impactWindow} maxNewBlocks={maxNewBlocks} onWindow={setWindow} onMaxNewBlocks={setMaxNewBlocks} />
+      <ErrorMessage error={save.error} title="The impact settings were not saved" />
+      {saved && <p className="success" role="status">Impact settings saved.</p>}
+      <div className="actions">
+        <button type="submit" disabled={save.isPending}>{save.isPending ? 'Saving…' : 'Save impact settings'}</button>
+      </div>
+    </form>
   );
 }
 

@@ -1,6 +1,7 @@
 // One sync and its plan: what it would create, update, replace and delete (with the fields an
-// update changes), its errors and warnings; polled until it completes. A refused sync can be
-// applied anyway after review (force).
+// update changes), its errors and warnings, and what the changes would have done to recorded
+// traffic (the impact preview's lines); polled until it completes. A refused sync can be applied
+// anyway after review (force).
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { api, ok } from '../../api/client.ts';
@@ -42,7 +43,7 @@ export function SyncPlan({ repoId, syncId }: { repoId: string; syncId: string })
         <dd><PlanCounts sync={s} />{s.summary?.unchanged !== undefined && <span className="muted">{s.summary.unchanged} unchanged</span>}</dd>
       </dl>
       {s.result === 'refused' && (
-        <p className="notice">This sync was held back by the change limits or the weakening rule. Review the plan below; “Apply anyway” syncs again past them.</p>
+        <p className="notice">This sync was held back by the change limits, the weakening rule or the limit on newly blocked requests. Review the plan below; “Apply anyway” syncs again past them.</p>
       )}
       {s.result === 'planned' && (
         <p className="notice">These changes were found but not applied (plan only, or drift without self-heal). Sync now applies them.</p>
@@ -50,7 +51,19 @@ export function SyncPlan({ repoId, syncId }: { repoId: string; syncId: string })
       <Problems title="Errors" lines={s.errors} />
       <Problems title="Warnings" lines={s.warnings} />
       <Plan sync={s} />
+      <Impact lines={s.impact} />
     </>
+  );
+}
+
+/** The impact preview as the sync recorded it: changes with their impact indented under them, per-site totals, notes. */
+function Impact({ lines }: { lines: string[] }) {
+  if (lines.length === 0) return null;
+  return (
+    <section aria-labelledby="sync-impact-heading" data-testid="sync-impact">
+      <h2 id="sync-impact-heading">Impact on recorded traffic</h2>
+      <pre className="impact-lines">{lines.join('\n')}</pre>
+    </section>
   );
 }
 
