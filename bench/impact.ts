@@ -18,11 +18,12 @@ import { loadServerKey, seal } from '../platform/crypto/secret-box.ts';
 import { ensureTrafficPartition, trafficPartitionDay } from '../gateway/traffic/partitions.ts';
 import type { RecordedValues } from '../gateway/traffic/traffic-record.ts';
 import { BatchBuilder } from '../gateway/traffic/record-batch.ts';
+import { BATCH_MS, BATCH_REQUESTS } from '../gateway/traffic/traffic-writer.ts';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const SPAN_MS = 20 * 3_600_000;
 const VALUE_SHARE = 0.01;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const dir = await mkdtemp(join(tmpdir(), 'aegis-bench-impact-'));
@@ -45,7 +46,7 @@ const call = async (path: string, body: unknown): Promise<Record<string, unknown
 try {
   const db = server.database.db;
   console.log(`database: ${server.database.kind}`);
-  const site = await call('/api/v1/shield/sites', { domain: 'bench.impact.test', origin_url: 'http://127.0.0.1:9', mode: 'block', managed_rules: { enabled: true, paranoia_level: 1 } });
+  const site = await call('/api/v1/shield/sites', { domain: `bench-${Date.now()}.impact.test`, origin_url: 'http://127.0.0.1:9', mode: 'block', managed_rules: { enabled: true, paranoia_level: 1 } });
   const siteId = site.id as string;
   // Some rules in the current configuration, as a real site has.
   await call(`/api/v1/shield/sites/${siteId}/rules/batch`, {
@@ -62,10 +63,11 @@ try {
     await ensureTrafficPartition(db, day);
   }
   const loading = performance.now();
-  // Batches as a gateway writes them (one per second of traffic here): 5 000 clients in 500
-  // networks, a few routes, mostly 200; 1 % of requests keep (sealed) values.
+  // Batches as a gateway writes them (traffic-writer.ts: BATCH_MS of traffic, at most
+  // BATCH_REQUESTS): 5 000 clients in 500 networks, a few routes, mostly 200; 1 % of requests keep
+  // (sealed) values.
   const serverKey = await loadServerKey(join(dir, 'data'), undefined);
-  const PER_BATCH = Math.max(1, Math.round(RECORDS / (SPAN_MS / 1000)));
+  const PER_BATCH = Math.min(BATCH_REQUESTS, Math.max(1, Math.round(RECORDS / (SPAN_MS / BATCH_MS))));
   let withValues = 0;
   for (let first = 0; first < RECORDS; ) {
     const rows = [];
@@ -99,7 +101,7 @@ try {
       }
       first += batch.size;
       const sealed = batch.hasValues ? seal(serverKey, JSON.stringify(batch.values), siteId) : null;
-      rows.push({ site_id: siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, records: batch.encode(), values_sealed: sealed });
+      rows.push({ site_id: siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, columns: batch.encode(), values_sealed: sealed });
     }
     await db.insertInto('shield_traffic').values(rows).execute();
   }

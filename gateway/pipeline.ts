@@ -62,12 +62,17 @@ export const ALLOW: Verdict = { action: 'allow', ruleKind: null, ruleId: null, w
 
 type RuleAction = 'block' | 'challenge' | 'log';
 
-class Evaluation {
+/**
+ * One request's evaluation: the first rule that only logged, and whether the client holds a
+ * clearance (asked once). decide() runs the stages below on one evaluation; the impact replay runs
+ * them on evaluations of its own to reuse the answers of the stages that read no counters.
+ */
+export class Evaluation {
   /** The first rule that only logged; the verdict when nothing acts. */
   logged: Verdict | null = null;
   #cleared: boolean | undefined;
 
-  constructor(private readonly site: CompiledSite, private readonly facts: RequestFacts) {}
+  constructor(private readonly site: CompiledSite, readonly facts: RequestFacts) {}
 
   /** The verdict if the rule ends evaluation, else null (recorded or cleared, carry on). */
   apply(ruleAction: RuleAction, kind: RuleKind, ruleId: string | null, status = 403, retryAfter?: number, anomaly?: ManagedAnomaly): Verdict | null {
@@ -95,53 +100,58 @@ function firstOf<T>(views: readonly InspectedRequest[], check: (view: InspectedR
   return null;
 }
 
-export async function decide(site: CompiledSite, facts: RequestFacts, deps: PipelineDeps): Promise<Verdict> {
-  const evaluation = new Evaluation(site, facts);
-  const { request } = facts;
+/** The request and each method an override names, as the views method-reading rules are asked about. */
+export function requestViews(request: InspectedRequest): readonly InspectedRequest[] {
   const overrides = overrideMethods(request);
-  const views = overrides.length === 0 ? [request] : [request, ...overrides.map((method) => asMethod(request, method))];
+  return overrides.length === 0 ? [request] : [request, ...overrides.map((method) => asMethod(request, method))];
+}
 
-  if (site.ipAccess) {
-    const origin = site.ipAccess.needsAsn && deps.asnDb ? deps.asnDb.lookup(facts.parsedIp) : null;
-    const match = site.ipAccess.match(facts.parsedIp, origin);
-    if (match?.action === 'allow') return { ...ALLOW, ruleKind: 'ip_access', ruleId: match.ruleId };
-    if (match) {
-      const verdict = evaluation.apply(match.action === 'deny' ? 'block' : 'challenge', 'ip_access', match.ruleId);
+/** Stages 1–2: the client's address, network, ASN and country. Reads neither counters nor the request. */
+export function accessStage(site: CompiledSite, facts: RequestFacts, deps: PipelineDeps, evaluation: Evaluation): Verdict | null {
+  if (!site.ipAccess) return null;
+  const origin = site.ipAccess.needsAsn && deps.asnDb ? deps.asnDb.lookup(facts.parsedIp) : null;
+  const match = site.ipAccess.match(facts.parsedIp, origin);
+  if (match?.action === 'allow') return { ...ALLOW, ruleKind: 'ip_access', ruleId: match.ruleId };
+  if (!match) return null;
+  return evaluation.apply(match.action === 'deny' ? 'block' : 'challenge', 'ip_access', match.ruleId);
+}
+
+/** Stages 3–4: standing denies and rate limits, the only stages that read and write counters. */
+export async function rateStage(site: CompiledSite, facts: RequestFacts, deps: PipelineDeps, views: readonly InspectedRequest[], evaluation: Evaluation): Promise<Verdict | null> {
+  const { request } = facts;
+  const now = deps.now?.() ?? Date.now();
+  try {
+    const keys = escalationKeys(site, request.headers, facts.clientIp);
+    // The in-process store answers synchronously: awaiting only real promises saves a microtask per rule.
+    const pending = keys.length > 0 ? deps.state.deniedUntil(keys, now) : null;
+    const standing = pending instanceof Promise ? await pending : pending;
+    if (standing) {
+      const verdict = evaluation.apply('block', 'escalation', standing.ruleId);
       if (verdict) return verdict;
     }
-  }
-
-  if (site.rateLimits.length > 0) {
-    const now = deps.now?.() ?? Date.now();
-    try {
-      const keys = escalationKeys(site, request.headers, facts.clientIp);
-      // The in-process store answers synchronously: awaiting only real promises saves a microtask per rule.
-      const pending = keys.length > 0 ? deps.state.deniedUntil(keys, now) : null;
-      const standing = pending instanceof Promise ? await pending : pending;
-      if (standing) {
-        const verdict = evaluation.apply('block', 'escalation', standing.ruleId);
-        if (verdict) return verdict;
+    for (const rule of site.rateLimitsByPath.candidates(request.path)) {
+      if (!views.some((view) => ruleApplies(rule, view.method, request.path))) continue;
+      // Over budget when any identity the request carries is (each API key it presents is counted).
+      const over: string[] = [];
+      for (const identity of identityKeys(rule, request.headers, facts.clientIp)) {
+        const hit = deps.state.hit(`${site.id}:${rule.id}:${identity}`, rule.windowMs, now);
+        const counts = hit instanceof Promise ? await hit : hit;
+        if (slidingCount(counts, rule.windowMs, now) > rule.budget) over.push(identity);
       }
-      for (const rule of site.rateLimitsByPath.candidates(request.path)) {
-        if (!views.some((view) => ruleApplies(rule, view.method, request.path))) continue;
-        // Over budget when any identity the request carries is (each API key it presents is counted).
-        const over: string[] = [];
-        for (const identity of identityKeys(rule, request.headers, facts.clientIp)) {
-          const hit = deps.state.hit(`${site.id}:${rule.id}:${identity}`, rule.windowMs, now);
-          const counts = hit instanceof Promise ? await hit : hit;
-          if (slidingCount(counts, rule.windowMs, now) > rule.budget) over.push(identity);
-        }
-        if (over.length === 0) continue;
-        if (rule.escalateMs > 0) for (const identity of over) await deps.state.deny(`${site.id}:${identity}`, { until: now + rule.escalateMs, ruleId: rule.id });
-        const retryAfter = Math.ceil((rule.escalateMs > 0 ? rule.escalateMs : rule.windowMs - (now % rule.windowMs)) / 1000);
-        const verdict = evaluation.apply(rule.action, 'rate_limit', rule.id, 429, retryAfter);
-        if (verdict) return verdict;
-      }
-    } catch (err) {
-      deps.onStateError(err);
+      if (over.length === 0) continue;
+      if (rule.escalateMs > 0) for (const identity of over) await deps.state.deny(`${site.id}:${identity}`, { until: now + rule.escalateMs, ruleId: rule.id });
+      const retryAfter = Math.ceil((rule.escalateMs > 0 ? rule.escalateMs : rule.windowMs - (now % rule.windowMs)) / 1000);
+      const verdict = evaluation.apply(rule.action, 'rate_limit', rule.id, 429, retryAfter);
+      if (verdict) return verdict;
     }
+  } catch (err) {
+    deps.onStateError(err);
   }
+  return null;
+}
 
+/** Stages 5–8: what the request carries — inspection refusals, virtual patches, managed rules, the schema. Reads no counters. */
+export function contentStage(site: CompiledSite, request: InspectedRequest, views: readonly InspectedRequest[], evaluation: Evaluation): Verdict | null {
   // Refused only when some rule reads the request: patches on this path, managed rules, or the schema's body check.
   const bodyRead = request.bodyState !== 'none' && request.bodyState !== 'not_inspected';
   if (bodyRead || site.managed || views.some((view) => site.patches?.inspectsBody(view.method, request.path))) {
@@ -179,6 +189,17 @@ export async function decide(site: CompiledSite, facts: RequestFacts, deps: Pipe
       if (verdict) return verdict;
     }
   }
+  return null;
+}
 
-  return evaluation.logged ?? ALLOW;
+export async function decide(site: CompiledSite, facts: RequestFacts, deps: PipelineDeps): Promise<Verdict> {
+  const evaluation = new Evaluation(site, facts);
+  const access = accessStage(site, facts, deps, evaluation);
+  if (access) return access;
+  const views = requestViews(facts.request);
+  if (site.rateLimits.length > 0) {
+    const limited = await rateStage(site, facts, deps, views, evaluation);
+    if (limited) return limited;
+  }
+  return contentStage(site, facts.request, views, evaluation) ?? evaluation.logged ?? ALLOW;
 }

@@ -12,21 +12,22 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 import { bufferLimit, inspectBody, opaqueBody, type BodyLimits } from '../inspect/body.ts';
 import { headerOverrides } from '../inspect/method-override.ts';
-import { LazyInspectedRequest } from '../inspected-request.ts';
+import { LazyInspectedRequest, type InspectedRequest } from '../inspected-request.ts';
 import { mediaType } from '../proxy/request-body.ts';
-import { ALLOW, decide, type PipelineDeps, type Verdict } from '../pipeline.ts';
+import { ALLOW, accessStage, contentStage, Evaluation, rateStage, requestViews, type PipelineDeps, type RequestFacts, type Verdict } from '../pipeline.ts';
 import type { AsnDatabase } from '../rules/asn-db.ts';
 import { bodyReaders, compileSite, type CompiledSite } from '../sites/compile.ts';
 import type { SiteConfig } from '../sites/load.ts';
 import { MemoryRateState } from '../state/memory-rate-state.ts';
 import { GroupTally, type ChangeKind, type ImpactObject, type ImpactObjectKind, type ImpactReport } from './impact-report.ts';
+import { RecordList, type RecordedRequests, type RecordRun } from '../traffic/record-batch.ts';
 import type { RecordedValues, TrafficRecord } from '../traffic/traffic-record.ts';
 
 export interface ReplayInput {
   current: SiteConfig;
   proposed: SiteConfig;
-  /** One site's records, in ascending `at` order. */
-  records: Iterable<TrafficRecord> | AsyncIterable<TrafficRecord>;
+  /** One site's records in ascending `at` order: whole, or a page of runs at a time as traffic-reader.ts reads them. */
+  records: Iterable<TrafficRecord> | AsyncIterable<readonly RecordRun[]>;
   /** Epoch ms; records outside [since, until) are skipped. */
   window: { since: number; until: number };
   /** For ASN and country rules; without it they match nothing. */
@@ -49,10 +50,34 @@ const outcomeOf = (action: Verdict['action']): Outcome => (action === 'block' ? 
 /** What one configuration does with a recorded body: not read, inspected, or refused as too large (the gateway's choice). */
 type BodyPlan = 'skip' | 'inspect' | 'too_large';
 
-/** One configuration under replay: compiled once, with counters of its own and the replay's clock. */
+/** A stateless stage's answer: the verdict that ends evaluation, or the first rule that only logged. */
+interface StageAnswer {
+  verdict: Verdict | null;
+  logged: Verdict | null;
+}
+/** What a side remembers of a bare request's `METHOD path`. */
+interface TargetMemo {
+  method: string;
+  path: string;
+  /** Whether its decision reads counters: a rate limit on the path, or standing denies. */
+  counted: boolean;
+  /** Stages 5–8, once asked. */
+  content: StageAnswer | null;
+}
+/** Distinct clients and requests a side remembers answers for; past it, the memo starts again. */
+const MEMO_LIMIT = 200_000;
+
+/**
+ * One configuration under replay: compiled once, with counters of its own and the replay's clock.
+ * Only rate limits read counters: what the address rules say of a client, and what the content
+ * rules say of a bare request (method and path alone), is the same every time, so those answers
+ * are remembered — most of a record is the same clients asking for the same paths.
+ */
 class Side {
   readonly state = new MemoryRateState(NEVER_SWEEP_MS);
   readonly deps: PipelineDeps;
+  readonly #byClient = new Map<string, StageAnswer>();
+  readonly #byTarget = new Map<string, TargetMemo>();
 
   constructor(
     readonly site: CompiledSite,
@@ -70,11 +95,77 @@ class Side {
     return readers.specific || !opaqueBody(contentType, bytes) ? 'too_large' : 'skip';
   }
 
+  /** The pipeline's decision (pipeline.ts decide), stage by stage, for a request that kept values or keys. */
   decide(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
-    if (!this.site.hasRules) return ALLOW;
-    return decide(this.site, { request, clientIp, parsedIp, hasClearance: NOT_CLEARED }, this.deps);
+    const site = this.site;
+    if (!site.hasRules) return ALLOW;
+    const access = this.#access(request, clientIp, parsedIp);
+    if (access.verdict) return access.verdict;
+    const finish = (logged: Verdict | null): Verdict => finishWith(this.#content(request, clientIp, parsedIp), logged);
+    if (!this.#counted(request.path)) return finish(access.logged);
+    return this.#rate(request, clientIp, parsedIp, access.logged).then((limited) => (limited instanceof Evaluation ? finish(limited.logged) : limited));
+  }
+
+  /** The same for a bare request (its method, path and client alone), whose content answer is remembered by `target`. */
+  decideBare(target: string, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
+    const site = this.site;
+    if (!site.hasRules) return ALLOW;
+    let memo = this.#byTarget.get(target);
+    if (memo === undefined) {
+      const space = target.indexOf(' ');
+      const path = target.slice(space + 1);
+      if (this.#byTarget.size >= MEMO_LIMIT) this.#byTarget.clear();
+      this.#byTarget.set(target, (memo = { method: target.slice(0, space), path, counted: this.#counted(path), content: null }));
+    }
+    const access = this.#access(memo, clientIp, parsedIp);
+    if (access.verdict) return access.verdict;
+    if (!memo.counted) return finishWith((memo.content ??= this.#content(bareRequest(memo.method, memo.path), clientIp, parsedIp)), access.logged);
+    const known = memo;
+    const request = bareRequest(known.method, known.path);
+    return this.#rate(request, clientIp, parsedIp, access.logged).then((limited) => (limited instanceof Evaluation ? finishWith((known.content ??= this.#content(request, clientIp, parsedIp)), limited.logged) : limited));
+  }
+
+  /** Stages 1–2, remembered by client. */
+  #access(request: { method: string; path: string }, clientIp: string, parsedIp: ParsedIp): StageAnswer {
+    let access = this.#byClient.get(clientIp);
+    if (access === undefined) {
+      const full = request instanceof LazyInspectedRequest ? request : bareRequest(request.method, request.path);
+      const evaluation = new Evaluation(this.site, { request: full, clientIp, parsedIp, hasClearance: NOT_CLEARED });
+      access = remember(this.#byClient, clientIp, { verdict: accessStage(this.site, evaluation.facts, this.deps, evaluation), logged: evaluation.logged });
+    }
+    return access;
+  }
+
+  /** Whether a request on this path reads counters: a rate limit on it, or standing denies. */
+  #counted(path: string): boolean {
+    return this.site.escalating.length > 0 || this.site.rateLimitsByPath.candidates(path).length > 0;
+  }
+
+  /** Stages 3–4: the verdict that ends evaluation, or the evaluation to go on with. */
+  async #rate(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp, logged: Verdict | null): Promise<Verdict | Evaluation> {
+    const evaluation = new Evaluation(this.site, { request, clientIp, parsedIp, hasClearance: NOT_CLEARED });
+    evaluation.logged = logged;
+    return (await rateStage(this.site, evaluation.facts, this.deps, requestViews(request), evaluation)) ?? evaluation;
+  }
+
+  /** Stages 5–8 on their own evaluation. */
+  #content(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp): StageAnswer {
+    const evaluation = new Evaluation(this.site, { request, clientIp, parsedIp, hasClearance: NOT_CLEARED });
+    return { verdict: contentStage(this.site, request, requestViews(request), evaluation), logged: evaluation.logged };
   }
 }
+
+/** The decision once the counters had their say: content's verdict, else what was logged first, else allow. */
+const finishWith = (content: StageAnswer, logged: Verdict | null): Verdict => content.verdict ?? logged ?? content.logged ?? ALLOW;
+
+function remember(memo: Map<string, StageAnswer>, key: string, answer: StageAnswer): StageAnswer {
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(key, answer);
+  return answer;
+}
+
+/** What the pipeline sees of a bare request: method and path, no query, headers or body. */
+const bareRequest = (method: string, path: string): LazyInspectedRequest => new LazyInspectedRequest(method, path, '', NO_HEADERS, '');
 
 /** The request headers as the record allows: kept values (if any) and the API keys' digests in credential headers. */
 function headersOf(record: TrafficRecord): IncomingHttpHeaders {
@@ -134,7 +225,7 @@ function classify(current: Outcome, proposed: Outcome): ChangeKind | 'softened' 
   return 'newly_allowed';
 }
 
-function isAsync<T>(source: Iterable<T> | AsyncIterable<T>): source is AsyncIterable<T> {
+function isAsync<T, P>(source: Iterable<T> | AsyncIterable<P>): source is AsyncIterable<P> {
   return Symbol.asyncIterator in source;
 }
 
@@ -183,33 +274,48 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
     return plans[0] === plans[1] ? [first, first] : [first, await build(plans[1]!)];
   };
 
-  const step = async (record: TrafficRecord): Promise<void> => {
-    if (record.at < input.window.since || record.at >= input.window.until) return;
-    if (record.siteId !== currentSite.id) {
+  /** Request i of a run replayed; a promise only when a side had to wait (a body to inspect, counters). */
+  const step = (requests: RecordedRequests, i: number): void | Promise<void> => {
+    const at = requests.at(i);
+    if (at < input.window.since || at >= input.window.until) return;
+    if (requests.siteId !== currentSite.id) {
       otherSites++;
       return;
     }
     records++;
-    if (record.values !== null) withValues++;
-    clock = record.at;
-    let parsedIp = parsedIps.get(record.clientIp);
-    if (parsedIp === undefined) parsedIps.set(record.clientIp, (parsedIp = parseIp(record.clientIp) ?? UNSPECIFIED_IP));
-    const values = record.values;
-    let currentRequest: LazyInspectedRequest;
-    let proposedRequest: LazyInspectedRequest;
-    if (values !== null && values.body !== null && values.body !== '') {
-      [currentRequest, proposedRequest] = await requestsWithBody(record, values, values.body);
-    } else {
-      // Most records: no body, nothing configuration-dependent to build, one request for both sides.
-      currentRequest = proposedRequest = new LazyInspectedRequest(record.method, record.path, values?.query ?? '', headersOf(record), values?.contentType ?? '');
+    clock = at;
+    const clientIp = requests.clientIp(i);
+    let parsedIp = parsedIps.get(clientIp);
+    if (parsedIp === undefined) parsedIps.set(clientIp, (parsedIp = parseIp(clientIp) ?? UNSPECIFIED_IP));
+    if (requests.bare(i)) {
+      // Most requests: nothing but method, path and client; built whole only if the change touches them.
+      const target = requests.target(i);
+      const before = current.decideBare(target, clientIp, parsedIp);
+      const after = proposed.decideBare(target, clientIp, parsedIp);
+      if (before instanceof Promise || after instanceof Promise) return Promise.all([before, after]).then(([b, a]) => tally(requests, i, requests.action(i), b, a));
+      return tally(requests, i, requests.action(i), before, after);
     }
-    // The in-memory counters answer synchronously: awaiting only real promises saves two microtasks a record.
-    const decidedBefore = current.decide(currentRequest, record.clientIp, parsedIp);
-    const before = decidedBefore instanceof Promise ? await decidedBefore : decidedBefore;
-    const decidedAfter = proposed.decide(proposedRequest, record.clientIp, parsedIp);
-    const after = decidedAfter instanceof Promise ? await decidedAfter : decidedAfter;
+    const record = requests.record(i);
+    withValues += record.values !== null ? 1 : 0;
+    const values = record.values;
+    if (values !== null && values.body !== null && values.body !== '') {
+      return requestsWithBody(record, values, values.body).then(([currentRequest, proposedRequest]) => judge(record, parsedIp, currentRequest, proposedRequest));
+    }
+    const request = new LazyInspectedRequest(record.method, record.path, values?.query ?? '', headersOf(record), values?.contentType ?? '');
+    return judge(record, parsedIp, request, request);
+  };
+
+  /** A request that kept values: each side decides in turn (a body may have been read differently). */
+  const judge = async (record: TrafficRecord, parsedIp: ParsedIp, currentRequest: LazyInspectedRequest, proposedRequest: LazyInspectedRequest): Promise<void> => {
+    const before = await current.decide(currentRequest, record.clientIp, parsedIp);
+    const after = await proposed.decide(proposedRequest, record.clientIp, parsedIp);
+    tally(record, 0, record.action, before, after);
+  };
+
+  /** Counts request i of `requests` (a record, or a run the record is built from only if it changed). */
+  const tally = (requests: RecordedRequests | TrafficRecord, i: number, recorded: Verdict['action'], before: Verdict, after: Verdict): void => {
     const was = outcomeOf(before.action);
-    if (was !== outcomeOf(record.action)) differs++;
+    if (was !== outcomeOf(recorded)) differs++;
     const change = classify(was, outcomeOf(after.action));
     if (change === null || change === 'softened') {
       unchanged++;
@@ -221,6 +327,7 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
     const responsible = change === 'newly_allowed' ? before : after;
     // A block or challenge always names its rule kind; `?? 'mode'` only satisfies the type.
     const group = byMode ? groupFor('mode', null) : groupFor(responsible.ruleKind ?? 'mode', responsible.ruleId);
+    const record = 'record' in requests ? requests.record(i) : requests;
     group.tallies[change].add(record);
     total.tallies[change].add(record);
   };
@@ -229,15 +336,23 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
     // A replay of millions of requests runs in the API's process, beside the gateway on a single
     // server: it lets the event loop turn every few thousand, so requests keep being answered.
     let sinceYield = 0;
-    const each = async (record: TrafficRecord): Promise<void> => {
-      await step(record);
-      if (++sinceYield === YIELD_EVERY) {
-        sinceYield = 0;
-        await new Promise<void>((resolve) => setImmediate(resolve));
+    const replayRun = async ({ requests, from, to }: RecordRun): Promise<void> => {
+      for (let i = from; i < to; i++) {
+        // Only a request that had to wait is awaited: most are decided without a microtask.
+        const pending = step(requests, i);
+        if (pending) await pending;
+        if (++sinceYield === YIELD_EVERY) {
+          sinceYield = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
     };
-    if (isAsync(input.records)) for await (const record of input.records) await each(record);
-    else for (const record of input.records) await each(record);
+    if (isAsync(input.records)) {
+      for await (const page of input.records) for (const run of page) await replayRun(run);
+    } else {
+      const list = new RecordList([...input.records]);
+      await replayRun({ requests: list, from: 0, to: list.length });
+    }
   } finally {
     await Promise.all([current.state.close(), proposed.state.close()]);
   }

@@ -26,8 +26,8 @@ export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(
 
 const cut = (value: string, max = MAX_VALUE_CHARS): string => (value.length > max ? value.slice(0, max) : value);
 
-/** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation. */
-const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
+/** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation: what the record groups clients by (a batch stores the address alone). */
+export const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
 
 /** Networks of recent clients: most requests come from an address seen a moment ago. */
 const networks = new Map<string, string>();

@@ -4,12 +4,12 @@
 // so their requests are merged: a request is handed out once no batch still unread can hold an
 // earlier one (batches are read in order of their first request).
 import type { Db } from '../../platform/db/database.ts';
-import { decodeBatch } from './record-batch.ts';
-import type { RecordedValues, TrafficRecord } from './traffic-record.ts';
+import { DecodedBatch, type RecordRun } from './record-batch.ts';
+import type { RecordedValues } from './traffic-record.ts';
 
-/** Batch rows fetched per query (a batch holds about a second of one process's requests). */
+/** Batch rows fetched per query (a batch holds up to 30 s of one process's requests: traffic-writer.ts BATCH_MS). */
 const PAGE = 64;
-/** A batch spans about a second (the writer's flush); one starting this long before a window cannot reach into it. */
+/** A batch spans at most BATCH_MS and its slowest request; one starting this long before a window cannot reach into it. */
 const MAX_BATCH_SPAN_MS = 10 * 60_000;
 
 export interface TrafficWindow {
@@ -22,7 +22,7 @@ export type OpenValues = (sealed: string, siteId: string) => string;
 
 interface BatchRow {
   at: Date;
-  records: string;
+  columns: string | null;
   values_sealed: string | null;
 }
 
@@ -30,7 +30,9 @@ interface BatchRow {
 function page(db: Db, siteId: string, window: TrafficWindow, from: number, size: number): Promise<BatchRow[]> {
   return db
     .selectFrom('shield_traffic')
-    .select(['at', 'records', 'values_sealed'])
+    .select(['at', 'columns', 'values_sealed'])
+    // Rows of an earlier release's gateway during a rolling upgrade (migration 0022) are not read.
+    .where('columns', 'is not', null)
     .where('site_id', '=', siteId)
     .where('at', '>=', new Date(from))
     .where('at', '<', new Date(window.until))
@@ -40,7 +42,7 @@ function page(db: Db, siteId: string, window: TrafficWindow, from: number, size:
     .execute();
 }
 
-function decode(row: BatchRow, siteId: string, open: OpenValues): TrafficRecord[] {
+function decode(row: BatchRow, siteId: string, open: OpenValues): DecodedBatch {
   let values: Record<string, RecordedValues> | null = null;
   if (row.values_sealed !== null) {
     try {
@@ -50,28 +52,35 @@ function decode(row: BatchRow, siteId: string, open: OpenValues): TrafficRecord[
       values = null;
     }
   }
-  return decodeBatch(siteId, row.records, values);
+  return new DecodedBatch(siteId, row.columns!, values);
 }
 
-/** Requests of several batches, each in arrival order, handed out merged. */
+/** Requests of several batches, each in arrival order, handed out merged as runs. */
 class Merge {
-  readonly #cursors: { records: TrafficRecord[]; next: number }[] = [];
+  readonly #cursors: { batch: DecodedBatch; next: number }[] = [];
 
-  add(records: TrafficRecord[]): void {
-    // A batch is written in arrival order, but a request's `at` is when it arrived and it is added
-    // when answered: a slow request comes after faster ones that arrived later.
-    records.sort((a, b) => a.at - b.at);
-    if (records.length > 0) this.#cursors.push({ records, next: 0 });
+  add(batch: DecodedBatch): void {
+    if (batch.length > 0) this.#cursors.push({ batch, next: 0 });
   }
 
-  /** Requests that arrived before `bound` (all, when undefined), in arrival order. */
-  *drain(bound?: number): Generator<TrafficRecord> {
+  /** Requests that arrived before `bound` (all, when undefined), in arrival order, appended to `out` as runs. */
+  drain(out: RecordRun[], bound?: number): void {
+    const before = (cursor: { batch: DecodedBatch; next: number }): boolean => cursor.next < cursor.batch.length && (bound === undefined || cursor.batch.at(cursor.next) < bound);
+    if (this.#cursors.length === 1) {
+      // One process's batches (the common case): no merging, the batch's requests as one run.
+      const cursor = this.#cursors[0]!;
+      const from = cursor.next;
+      while (before(cursor)) cursor.next++;
+      if (cursor.next > from) out.push({ requests: cursor.batch, from, to: cursor.next });
+      if (cursor.next === cursor.batch.length) this.#cursors.length = 0;
+      return;
+    }
     for (;;) {
       let best = -1;
       let bestAt = Number.POSITIVE_INFINITY;
       for (let i = 0; i < this.#cursors.length; i++) {
         const cursor = this.#cursors[i]!;
-        const at = cursor.records[cursor.next]!.at;
+        const at = cursor.batch.at(cursor.next);
         if (at < bestAt) {
           bestAt = at;
           best = i;
@@ -79,22 +88,29 @@ class Merge {
       }
       if (best < 0 || (bound !== undefined && bestAt >= bound)) return;
       const cursor = this.#cursors[best]!;
-      yield cursor.records[cursor.next++]!;
-      if (cursor.next === cursor.records.length) this.#cursors.splice(best, 1);
+      const last = out[out.length - 1];
+      // Consecutive requests of one batch extend its run.
+      if (last?.requests === cursor.batch && last.to === cursor.next) last.to++;
+      else out.push({ requests: cursor.batch, from: cursor.next, to: cursor.next + 1 });
+      cursor.next++;
+      if (cursor.next === cursor.batch.length) this.#cursors.splice(best, 1);
     }
   }
 }
 
 /**
- * The site's requests of the window, in arrival order (those of batches overlapping its edges
- * included: the replay keeps what falls inside). Pages continue from the last page's final
- * instant, re-read whole, so no batch is lost or repeated however many share it.
+ * The site's requests of the window, in arrival order, a page at a time (those of batches
+ * overlapping its edges included: the replay keeps what falls inside). Pages continue from the last
+ * page's final instant, re-read whole, so no batch is lost or repeated however many share it. The
+ * next page is asked for before this one is handed out, so the database reads while the caller replays.
  */
-export async function* readTraffic(db: Db, siteId: string, window: TrafficWindow, open: OpenValues, pageSize = PAGE): AsyncGenerator<TrafficRecord> {
+export async function* readTraffic(db: Db, siteId: string, window: TrafficWindow, open: OpenValues, pageSize = PAGE): AsyncGenerator<RecordRun[]> {
   const merge = new Merge();
   let from = window.since - MAX_BATCH_SPAN_MS;
-  for (;;) {
-    let rows = await page(db, siteId, window, from, pageSize);
+  let next: Promise<BatchRow[]> | null = page(db, siteId, window, from, pageSize);
+  while (next) {
+    let rows = await next;
+    next = null;
     const full = rows.length === pageSize;
     if (full) {
       const last = rows[rows.length - 1]!.at.getTime();
@@ -107,19 +123,21 @@ export async function* readTraffic(db: Db, siteId: string, window: TrafficWindow
         rows = await page(db, siteId, window, last, Number.MAX_SAFE_INTEGER).then((all) => all.filter((row) => row.at.getTime() < last + 1));
         from = last + 1;
       }
+      next = page(db, siteId, window, from, pageSize);
     }
+    const out: RecordRun[] = [];
     for (const row of rows) {
       // No batch after this one holds a request that arrived before it began.
-      yield* merge.drain(row.at.getTime());
+      merge.drain(out, row.at.getTime());
       merge.add(decode(row, siteId, open));
     }
-    if (!full) break;
+    if (!next) merge.drain(out);
+    if (out.length > 0) yield out;
   }
-  yield* merge.drain();
 }
 
 /** When the site's record begins (its oldest request still kept), or null when it has none. */
 export async function recordedSince(db: Db, siteId: string): Promise<number | null> {
-  const row = await db.selectFrom('shield_traffic').select((eb) => eb.fn.min('at').as('first')).where('site_id', '=', siteId).executeTakeFirst();
+  const row = await db.selectFrom('shield_traffic').select((eb) => eb.fn.min('at').as('first')).where('site_id', '=', siteId).where('columns', 'is not', null).executeTakeFirst();
   return row?.first ? new Date(row.first).getTime() : null;
 }

@@ -44,7 +44,7 @@ export interface TrafficRecord {
    * The API keys it carried, as digests (what rate limits count an `api_key` identity by): replay
    * counts the same client in the same bucket without knowing the key.
    */
-  apiKeys: string[];
+  apiKeys: readonly string[];
   /** What the live configuration decided. */
   action: DecisionAction;
   ruleKind: RuleKind | null;

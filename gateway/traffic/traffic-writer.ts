@@ -1,7 +1,9 @@
 // Writes the traffic record (docs/impact-preview.md). `capture` runs on the proxy's hot path: it
 // adds the request to its site's open batch (record-batch.ts), synchronously, and never throws or
-// waits. A timer closes the batches and writes one row per site into the day's partition, sealing
-// kept values on the way. When the database falls behind, requests waiting reach `maxQueue` and
+// waits. A timer closes each batch once it is BATCH_MS old or holds BATCH_REQUESTS requests and
+// writes it as one row into the day's partition, sealing kept values on the way. Batches of many
+// requests are what make a preview fast: a replay reads a day of a quiet site (a dozen requests a
+// second) as a few thousand rows, not as a row per second, and a busy gateway writes less often. When the database falls behind, requests waiting reach `maxQueue` and
 // further ones are shed — counted, never waited for: recording must never slow or break proxying.
 import type { BaseLogger } from 'pino';
 import { seal } from '../../platform/crypto/secret-box.ts';
@@ -16,8 +18,12 @@ export interface TrafficWriterOptions extends ValueSamplerOptions {
   log: BaseLogger;
   /** Seals kept values (platform/crypto/secret-box.ts), bound to the site. */
   serverKey: Buffer;
-  /** Interval between writes (ms); default 1 000. */
+  /** How often batches are looked at, closed and written (ms); default 1 000. */
   flushMs?: number | undefined;
+  /** A batch is closed once its first request is this old (ms); default BATCH_MS. */
+  batchMs?: number | undefined;
+  /** …or once it holds this many requests; default BATCH_REQUESTS. */
+  batchRequests?: number | undefined;
   /** Requests waiting beyond which new ones are shed; default 100 000. */
   maxQueue?: number | undefined;
   /** Attempts at writing one batch before it is given up (its records counted as shed); default 4. */
@@ -38,9 +44,13 @@ interface BatchRow {
   at: Date;
   until_at: Date;
   requests: number;
-  records: string;
+  columns: string;
   values_sealed: string | null;
 }
+
+/** The longest a request waits in an open batch: what a preview may not yet see, and what a crashed process loses. */
+export const BATCH_MS = 30_000;
+export const BATCH_REQUESTS = 20_000;
 
 export class TrafficWriter {
   readonly #db: Db;
@@ -49,6 +59,8 @@ export class TrafficWriter {
   readonly #sampler: ValueSampler;
   readonly #maxQueue: number;
   readonly #maxAttempts: number;
+  readonly #batchMs: number;
+  readonly #batchRequests: number;
   readonly #timer: NodeJS.Timeout;
   /** Open batches by site, and closed ones waiting to be written. */
   #open = new Map<string, BatchBuilder>();
@@ -69,7 +81,9 @@ export class TrafficWriter {
     this.#sampler = new ValueSampler(options);
     this.#maxQueue = options.maxQueue ?? 100_000;
     this.#maxAttempts = options.maxAttempts ?? 4;
-    this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 1_000);
+    this.#batchMs = options.batchMs ?? BATCH_MS;
+    this.#batchRequests = options.batchRequests ?? BATCH_REQUESTS;
+    this.#timer = setInterval(() => void this.#tick(), options.flushMs ?? 1_000);
     this.#timer.unref();
   }
 
@@ -102,24 +116,36 @@ export class TrafficWriter {
     return { ...this.#stats, queued: this.#openRequests + this.#closedRequests };
   }
 
-  /** Closes the open batches and writes every waiting one (one write at a time). */
+  /** Closes every open batch, however young, and writes every waiting one (one write at a time). */
   async flush(): Promise<void> {
     while (this.#writing) await this.#writing;
-    this.#closeBatches();
+    this.#closeBatches(() => true);
+    await this.#writeClosed();
+  }
+
+  /** The timer: batches old or full enough are closed and written; a write still running is left to finish. */
+  async #tick(): Promise<void> {
+    if (this.#writing) return;
+    const oldest = Date.now() - this.#batchMs;
+    this.#closeBatches((batch) => batch.first <= oldest || batch.size >= this.#batchRequests);
+    await this.#writeClosed();
+  }
+
+  async #writeClosed(): Promise<void> {
     if (this.#closedRows.length === 0) return;
     this.#writing = this.#writeAll().finally(() => (this.#writing = null));
     await this.#writing;
   }
 
-  #closeBatches(): void {
-    if (this.#open.size === 0) return;
-    const open = this.#open;
-    this.#open = new Map();
-    for (const batch of open.values()) {
+  #closeBatches(due: (batch: BatchBuilder) => boolean): void {
+    for (const [siteId, batch] of this.#open) {
+      if (!due(batch)) continue;
+      this.#open.delete(siteId);
+      this.#openRequests -= batch.size;
       try {
         const values = batch.hasValues ? seal(this.#serverKey, JSON.stringify(batch.values), batch.siteId) : null;
         this.#closedRows.push({
-          row: { site_id: batch.siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, records: batch.encode(), values_sealed: values },
+          row: { site_id: batch.siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, columns: batch.encode(), values_sealed: values },
           attempts: 0,
         });
         this.#closedRequests += batch.size;
@@ -128,7 +154,6 @@ export class TrafficWriter {
         this.#log.error({ err }, 'shield: a traffic-record batch could not be encoded');
       }
     }
-    this.#openRequests = 0;
   }
 
   async #writeAll(): Promise<void> {

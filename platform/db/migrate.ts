@@ -22,6 +22,8 @@ import * as identityBoundaries from './migrations/0017_identity_boundaries.ts';
 import * as shieldEdge from './migrations/0018_shield_edge.ts';
 import * as managedRuleScores from './migrations/0019_managed_rule_scores.ts';
 import * as shieldTraffic from './migrations/0020_shield_traffic.ts';
+import * as configRepoImpact from './migrations/0021_config_repo_impact.ts';
+import * as shieldTrafficColumns from './migrations/0022_shield_traffic_columns.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -44,6 +46,8 @@ const migrations: Record<string, Migration> = {
   '0018_shield_edge': shieldEdge,
   '0019_managed_rule_scores': managedRuleScores,
   '0020_shield_traffic': shieldTraffic,
+  '0021_config_repo_impact': configRepoImpact,
+  '0022_shield_traffic_columns': shieldTrafficColumns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -239,8 +239,10 @@ export interface ShieldTrafficTable {
   at: Timestamp;
   until_at: Timestamp;
   requests: number;
-  /** The batch, encoded (gateway/traffic/record-batch.ts). */
-  records: string;
+  /** The batch as JSON, written by releases before migration 0022 only (readers skip such rows). */
+  records: string | null;
+  /** The batch, encoded in base64 (gateway/traffic/record-batch.ts); null in a row of an earlier release. */
+  columns: string | null;
   /** The kept values by request index, JSON sealed with the server key (context: the site id); null when none or swept. */
   values_sealed: string | null;
 }
@@ -430,6 +432,10 @@ export interface ConfigReposTable {
   credentials_ref: string | null;
   /** The source-control connection whose token clones the repository (migration 0015). */
   connection_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The window each sync's impact preview replays (`24h`); null: no preview (migration 0021). */
+  impact_window: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Refuse a sync whose plan makes one site newly block more recorded requests than this; null: no gate (migration 0021). */
+  max_new_blocks: ColumnType<number | null, number | null | undefined, number | null>;
   webhook_secret_sealed: string;
   webhook_secret_last4: string;
   api_key_id: string;
@@ -462,6 +468,8 @@ export interface ConfigRepoSyncsTable {
   changes: ColumnType<string[], string | undefined, string>;
   errors: ColumnType<string[], string | undefined, string>;
   warnings: ColumnType<string[], string | undefined, string>;
+  /** The impact preview's lines (migration 0021); null: none was made. */
+  impact: ColumnType<string[] | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;

@@ -3,6 +3,7 @@ import type { SiteConfig } from '../../gateway/sites/load.ts';
 import { redactQuery, topFive, type ChangeStats, type ImpactReport } from '../../gateway/impact/impact-report.ts';
 import { replayImpact, type ReplayInput } from '../../gateway/impact/replay.ts';
 import type { RecordedValues, TrafficRecord } from '../../gateway/traffic/traffic-record.ts';
+import { RecordList, type RecordRun } from '../../gateway/traffic/record-batch.ts';
 
 const SITE_ID = 'site_replay';
 /** A fixed-window boundary of every window used here (10 s, 60 s, 1 h): counters start clean at it. */
@@ -243,9 +244,13 @@ describe('replayImpact', () => {
     expect(report.totals.newly_blocked.hourly).toEqual([{ hour: new Date(T0).toISOString(), requests: 3 }]);
   });
 
-  it('reads records from an async source', async () => {
-    async function* source(): AsyncGenerator<TrafficRecord> {
-      for (let i = 0; i < 50; i++) yield record({ clientIp: i % 2 === 0 ? '198.51.100.7' : '192.0.2.1', at: T0 + i });
+  it('reads records a page at a time from an async source', async () => {
+    async function* source(): AsyncGenerator<RecordRun[]> {
+      for (let p = 0; p < 5; p++) {
+        const requests = new RecordList(Array.from({ length: 10 }, (_, j) => p * 10 + j).map((i) => record({ clientIp: i % 2 === 0 ? '198.51.100.7' : '192.0.2.1', at: T0 + i })));
+        // Two runs a page, as the reader hands out the requests of two batches.
+        yield [{ requests, from: 0, to: 4 }, { requests, from: 4, to: 10 }];
+      }
     }
     const report = await replay({ current: config('block'), proposed: config('challenge', { ipRules: [ipDeny('new:bad', '198.51.100.7')] }), records: source() });
     expect(objectOf(report, 'ip_access', 'new:bad').newly_challenged.requests).toBe(25);
