@@ -53,15 +53,21 @@ export async function watchConfig(options: WatchOptions): Promise<ConfigWatcher>
   let signature: Signature | null = null;
   let driftTimer: NodeJS.Timeout | undefined;
   let lastPreview: ReconcileImpact['previous'];
+  // Files changed since the last file pass began: a drift check that overlaps an edit reads it half-way.
+  let filesChanged = false;
 
   const pass = async (kind: PassKind): Promise<void> => {
     const trigger: PassTrigger = kind === 'files' ? (started ? 'files' : 'start') : unapplied ? 'retry' : 'drift';
     started = true;
+    if (kind === 'files') filesChanged = false;
     const begun = performance.now();
     try {
       // A file pass (or its retry) always applies: the config changed, which is the request to apply it.
       const impact = options.impact ? { impact: { ...options.impact, ...(lastPreview ? { previous: lastPreview } : {}) } } : {};
       const outcome = await reconcile({ ...settings, ...impact, apply: trigger !== 'drift' || selfHeal });
+      // The config was edited while this check read it: what it found is the edit, not drift, and
+      // the file pass that follows applies and reports it.
+      if (trigger === 'drift' && (filesChanged || files.debouncing())) return;
       // A reused preview (same window start) keeps the time it was made, so that it ages out.
       const reused = lastPreview !== undefined && outcome.impact?.since === lastPreview.impact.since;
       if (outcome.impact && outcome.plan && !reused) lastPreview = { plan: outcome.plan, impact: outcome.impact, at: Date.now() };
@@ -89,7 +95,10 @@ export async function watchConfig(options: WatchOptions): Promise<ConfigWatcher>
   const scheduler = passScheduler(pass, armDriftCheck);
   const files = await watchConfigFiles(options.path, {
     debounceMs,
-    onChange: () => scheduler.request('files'),
+    onChange: () => {
+      filesChanged = true;
+      scheduler.request('files');
+    },
     onError: (error) => onEvent({ kind: 'error', trigger: 'watcher', at: new Date().toISOString(), message: error.message }),
   });
   onEvent({ kind: 'watching', at: new Date().toISOString(), path: options.path, source: options.source, selfHeal, driftIntervalMs: Math.max(0, driftIntervalMs), debounceMs });

@@ -163,6 +163,29 @@ describe('replayImpact', () => {
     expect(report.totals.unchanged).toBe(25);
   });
 
+  it('remembers what clients and paths decide, never what counters decide: a log-only deny, a deny and a rate limit on repeated bare requests', async () => {
+    // Three clients ask for the same two paths again and again within 3 s (bare records: no values).
+    // Current: one client's /24 is denied in log only, another client is denied. Proposed adds a
+    // 3-per-10 s limit on /api/*: only the counters tell a client's 4th request from its 3rd.
+    const logDeny = { ...ipDeny('ipr_log', '198.51.100.0/24'), action: 'log' } as SiteConfig['ipRules'][number];
+    const rateLimits: SiteConfig['rateLimits'] = [{ id: 'new:api', identity: 'ip', url_pattern: '/api/*', method: 'ANY', budget: 3, window_seconds: 10, action: 'block', escalate_to_deny_minutes: 0 }];
+    const clients = ['198.51.100.7', '192.0.2.1', '203.0.113.5'];
+    const records = Array.from({ length: 30 }, (_, i) => record({ clientIp: clients[i % 3]!, path: i % 2 === 0 ? '/api/items' : '/shop', at: T0 + i * 100 }));
+    const current = config('block', { ipRules: [logDeny, ipDeny('ipr_deny', '203.0.113.5')] });
+    const report = await replay({ current, proposed: { ...current, rateLimits }, records });
+    // The first two clients send 5 requests each to /api/items: the 4th and 5th are over budget. The
+    // denied client's are blocked before any counter, on both sides.
+    expect(objectOf(report, 'rate_limit', 'new:api').newly_blocked.requests).toBe(4);
+    expect(objectOf(report, 'rate_limit', 'new:api').newly_blocked.top_clients).toEqual([
+      { value: '192.0.2.1', requests: 2 },
+      { value: '198.51.100.7', requests: 2 },
+    ]);
+    expect(report.totals.newly_allowed.requests).toBe(0);
+    expect(report.totals.unchanged).toBe(26);
+    // Recorded as allowed, decided as blocked by the current deny: the denied client's 10.
+    expect(report.differs_from_recorded).toBe(10);
+  });
+
   it('counts an api_key rate limit by key across addresses, from the recorded key digests', async () => {
     const rateLimits: SiteConfig['rateLimits'] = [{ id: 'new:per-key', identity: 'api_key', url_pattern: '/*', method: 'ANY', budget: 3, window_seconds: 60, action: 'challenge', escalate_to_deny_minutes: 0 }];
     // One key from six addresses: counted as one client, over budget from the fourth request; another key within budget.
