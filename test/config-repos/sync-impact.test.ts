@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, viaGateway } from '../support/gateway.ts';
+import { eventually, viaGateway, recordingGateway } from '../support/gateway.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -85,11 +85,7 @@ beforeAll(async () => {
     allowLocalSources: true,
     rateLimitPerMinute: 100_000,
     analyticsRateLimitPerMinute: 100_000,
-    shieldEnabled: true,
-    shieldPort: 0,
-    trustedProxies: ['127.0.0.1', '::1'],
-    // Every request keeps its values: a value-reading patch's counts are then exact.
-    shieldTrafficValueSampleRate: 1,
+    ...recordingGateway(),
   });
   root = await mkdtemp(join(tmpdir(), 'aegis-sync-impact-'));
   bare = join(root, 'config.git');

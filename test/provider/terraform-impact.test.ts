@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { viaGateway } from '../support/gateway.ts';
+import { viaGateway, recordingGateway } from '../support/gateway.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { terraformWorkspace, type TerraformWorkspace } from '../support/terraform.ts';
@@ -77,10 +77,7 @@ beforeAll(async () => {
   origin = await listenOnLoopback(createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end('ok'))));
   t = await startTestServer({
     rateLimitPerMinute: 1_000_000,
-    shieldEnabled: true,
-    shieldPort: 0,
-    trustedProxies: ['127.0.0.1', '::1'],
-    shieldTrafficValueSampleRate: 1,
+    ...recordingGateway(),
   });
   emptyConfig = mkdtempSync(join(tmpdir(), 'aegis-tf-impact-'));
   tf = terraformWorkspace(emptyConfig, t.url, t.adminKey);

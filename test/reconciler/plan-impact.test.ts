@@ -15,7 +15,7 @@ import { changeImpactLines } from '../../reconciler/output/impact-text.ts';
 import { reconcile } from '../../reconciler/sync/reconcile.ts';
 import { describeEvent, passReport } from '../../reconciler/sync/watch-events.ts';
 import { runAegis } from '../support/cli.ts';
-import { viaGateway } from '../support/gateway.ts';
+import { viaGateway, recordingGateway } from '../support/gateway.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -84,10 +84,7 @@ beforeAll(async () => {
   t = await startTestServer({
     rateLimitPerMinute: 100_000,
     analyticsRateLimitPerMinute: 100_000,
-    shieldEnabled: true,
-    shieldPort: 0,
-    trustedProxies: ['127.0.0.1', '::1'],
-    shieldTrafficValueSampleRate: 1,
+    ...recordingGateway(),
   });
   env = { AEGIS_API_URL: t.url, AEGIS_API_KEY: t.adminKey };
   dir = mkdtempSync(join(tmpdir(), 'aegis-plan-impact-'));

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { viaGateway } from '../support/gateway.ts';
+import { viaGateway, recordingGateway } from '../support/gateway.ts';
 import { listenOnLoopback } from '../support/loopback.ts';
 import { keyInOrganization } from '../support/orgs.ts';
 import { request, startTestServer, type TestServer } from '../support/server.ts';
@@ -48,11 +48,7 @@ beforeAll(async () => {
   origin = await listenOnLoopback(createServer((req, res) => req.resume().on('end', () => res.writeHead(req.url?.startsWith('/missing') ? 404 : 200).end('ok'))));
   t = await startTestServer({
     rateLimitPerMinute: 100_000,
-    shieldEnabled: true,
-    shieldPort: 0,
-    trustedProxies: ['127.0.0.1', '::1'],
-    // Every request keeps its values: the counts of value-reading rules are then exact too.
-    shieldTrafficValueSampleRate: 1,
+    ...recordingGateway(),
   });
   const site = await t.call('POST', '/api/v1/shield/sites', { body: { domain: host, origin_url: origin.url, mode: 'block', managed_rules: { enabled: true, paranoia_level: 1 } } });
   expect(site.status, site.text).toBe(201);

@@ -41,3 +41,15 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5_00
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
+
+/**
+ * Test-server options for impact previews: the gateway listens, trusts loopback's X-Forwarded-For
+ * (tests send as many clients), and keeps every request's values, so that even value-reading rules
+ * are counted exactly.
+ */
+export const recordingGateway = (): { shieldEnabled: true; shieldPort: number; trustedProxies: string[]; shieldTrafficValueSampleRate: number } => ({
+  shieldEnabled: true,
+  shieldPort: 0,
+  trustedProxies: ['127.0.0.1', '::1'],
+  shieldTrafficValueSampleRate: 1,
+});
