@@ -82,7 +82,6 @@ try {
           siteId,
           at: start + Math.floor((g * SPAN_MS) / RECORDS),
           clientIp: ip,
-          network: `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`,
           asn: null,
           country: null,
           method: sampled || g % 5 !== 0 ? 'GET' : 'POST',

@@ -195,17 +195,17 @@ export const configRepoRoutes: FastifyPluginAsyncJsonSchemaToTs<{ Options: Confi
       const source = url !== undefined ? checkSource(url, allowLocalSources, outbound) : undefined;
       if (settings.branch !== undefined) checkBranch(settings.branch);
       const path = settings.path !== undefined ? canonicalRepoPath(settings.path) : undefined;
+      // The stored repository, read once for the checks that need it.
+      let stored: ReturnType<typeof findRepo> | undefined;
+      const current = async () => (await (stored ??= findRepo(db, orgId, request.params.id))) ?? Promise.reject(notFound('config repository'));
       if (settings.impact_window !== undefined || settings.max_new_blocks !== undefined) {
         // Checked as they will be: a gate needs the window the repository keeps, or the one given.
-        const needsRow = settings.impact_window === undefined || settings.max_new_blocks === undefined;
-        const before = needsRow ? await findRepo(db, orgId, request.params.id) : undefined;
-        if (needsRow && !before) throw notFound('config repository');
+        const before = settings.impact_window === undefined || settings.max_new_blocks === undefined ? await current() : undefined;
         checkImpact(settings.impact_window !== undefined ? settings.impact_window : before!.impact_window, settings.max_new_blocks !== undefined ? settings.max_new_blocks : before!.max_new_blocks);
       }
       if (connection !== undefined || source !== undefined || settings.credentials_ref !== undefined) {
         // Checked against the repository as it will be: a new URL must suit the connection it keeps.
-        const before = await findRepo(db, orgId, request.params.id);
-        if (!before) throw notFound('config repository');
+        const before = await current();
         const connectionId = connection !== undefined ? connection : before.connection_id;
         checkOneCredentialSource(connectionId, settings.credentials_ref !== undefined ? settings.credentials_ref : before.credentials_ref);
         if (connectionId !== null && (connection !== undefined || source !== undefined)) await cloneAccess.checkRequest(orgId, connectionId, source?.url ?? cloneUrlOf(secretBox, before));

@@ -292,8 +292,8 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
       const target = requests.target(i);
       const before = current.decideBare(target, clientIp, parsedIp);
       const after = proposed.decideBare(target, clientIp, parsedIp);
-      if (before instanceof Promise || after instanceof Promise) return Promise.all([before, after]).then(([b, a]) => tally(requests, i, requests.action(i), b, a));
-      return tally(requests, i, requests.action(i), before, after);
+      if (before instanceof Promise || after instanceof Promise) return Promise.all([before, after]).then(([b, a]) => tally(requests, i, b, a));
+      return tally(requests, i, before, after);
     }
     const record = requests.record(i);
     withValues += record.values !== null ? 1 : 0;
@@ -309,13 +309,13 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   const judge = async (record: TrafficRecord, parsedIp: ParsedIp, currentRequest: LazyInspectedRequest, proposedRequest: LazyInspectedRequest): Promise<void> => {
     const before = await current.decide(currentRequest, record.clientIp, parsedIp);
     const after = await proposed.decide(proposedRequest, record.clientIp, parsedIp);
-    tally(record, 0, record.action, before, after);
+    tally(new RecordList([record]), 0, before, after);
   };
 
-  /** Counts request i of `requests` (a record, or a run the record is built from only if it changed). */
-  const tally = (requests: RecordedRequests | TrafficRecord, i: number, recorded: Verdict['action'], before: Verdict, after: Verdict): void => {
+  /** Counts request i of `requests`; its whole record is built only if its verdict changed. */
+  const tally = (requests: RecordedRequests, i: number, before: Verdict, after: Verdict): void => {
     const was = outcomeOf(before.action);
-    if (was !== outcomeOf(recorded)) differs++;
+    if (was !== outcomeOf(requests.action(i))) differs++;
     const change = classify(was, outcomeOf(after.action));
     if (change === null || change === 'softened') {
       unchanged++;
@@ -327,7 +327,7 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
     const responsible = change === 'newly_allowed' ? before : after;
     // A block or challenge always names its rule kind; `?? 'mode'` only satisfies the type.
     const group = byMode ? groupFor('mode', null) : groupFor(responsible.ruleKind ?? 'mode', responsible.ruleId);
-    const record = 'record' in requests ? requests.record(i) : requests;
+    const record = requests.record(i);
     group.tallies[change].add(record);
     total.tallies[change].add(record);
   };

@@ -1,11 +1,11 @@
 // Turns one decided request into its traffic record (traffic-record.ts): metadata always, values
 // only for the requests the sampler picks — and never a credential. Runs on the hot path once the
 // answer has started, so it reads only what the request already parsed and builds small strings.
-import { formatIp, networkOf, type ParsedIp } from '../../schemas/checks/ip.ts';
+import type { ParsedIp } from '../../schemas/checks/ip.ts';
 import type { InspectedRequest } from '../inspected-request.ts';
 import { apiKeyDigests } from '../rules/rate-limits.ts';
 import type { Verdict } from '../pipeline.ts';
-import type { RecordedValues, TrafficRecord, ValuesReason } from './traffic-record.ts';
+import type { CapturedRequest, RecordedValues, ValuesReason } from './traffic-record.ts';
 
 /** Longest value kept (characters): enough to see an attack's shape, not a document. */
 const MAX_VALUE_CHARS = 256;
@@ -25,22 +25,6 @@ const CREDENTIAL_NAME =
 export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name);
 
 const cut = (value: string, max = MAX_VALUE_CHARS): string => (value.length > max ? value.slice(0, max) : value);
-
-/** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation: what the record groups clients by (a batch stores the address alone). */
-export const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
-
-/** Networks of recent clients: most requests come from an address seen a moment ago. */
-const networks = new Map<string, string>();
-const MAX_CACHED_NETWORKS = 10_000;
-
-function networkOfClient(text: string, ip: ParsedIp): string {
-  let network = networks.get(text);
-  if (network === undefined) {
-    if (networks.size >= MAX_CACHED_NETWORKS) networks.clear();
-    networks.set(text, (network = clientNetwork(ip)));
-  }
-  return network;
-}
 
 /** `name=value` pairs of a query string or form, credential names dropped, values cut, re-encoded. */
 function keptPairs(pairs: Iterable<[string, string]>): string {
@@ -112,14 +96,13 @@ export interface CaptureInput {
 }
 
 /** The request's record; its values only when `valuesReason` says they are kept. */
-export function captureRecord(input: CaptureInput, valuesReason: ValuesReason | null): TrafficRecord {
+export function captureRecord(input: CaptureInput, valuesReason: ValuesReason | null): CapturedRequest {
   const { request, verdict } = input;
   const headers = request.headers;
   return {
     siteId: input.siteId,
     at: input.arrived,
     clientIp: input.clientIp,
-    network: networkOfClient(input.clientIp, input.parsedIp),
     asn: input.asn,
     country: input.country,
     method: request.method,

@@ -15,16 +15,18 @@
 //              u16[count] origin status, u8[count] session (1: a session or credentials)
 //              the strings' JSON (BatchStrings), UTF-8
 import type { DecisionAction, RuleKind } from '../decision.ts';
-import { parseIp } from '../../schemas/checks/ip.ts';
-import { clientNetwork } from './capture.ts';
-import type { RecordedValues, TrafficRecord, ValuesReason } from './traffic-record.ts';
+import { formatIp, networkOf, parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
+import type { CapturedRequest, RecordedValues, TrafficRecord, ValuesReason } from './traffic-record.ts';
+
+/** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation: what the record groups clients by (a batch stores the address alone). */
+const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(networkOf(ip, 24))}/24` : `${formatIp(networkOf(ip, 48))}/48`);
 
 const VERSION = 2;
 const HEADER = 24;
 
 /** The strings of a batch, each once, referred to by index from the columns. */
 interface BatchStrings {
-  /** Distinct client addresses (their network is derived: capture.ts clientNetwork). */
+  /** Distinct client addresses (their network is derived: clientNetwork). */
   clients: string[];
   /** ASN and country of the clients that have either, by client index. */
   origins: Record<string, [asn: number | null, country: string | null]>;
@@ -61,7 +63,7 @@ export class BatchBuilder {
     return this.#at.length;
   }
 
-  add(record: TrafficRecord): void {
+  add(record: CapturedRequest): void {
     const s = this.#strings;
     const i = this.#at.length;
     this.#at.push(record.at);

@@ -26,7 +26,7 @@ export interface TrafficRecord {
   /** Epoch ms the request arrived. */
   at: number;
   clientIp: string;
-  /** The client's network: its /24 (IPv4) or /48 (IPv6), in CIDR notation. */
+  /** The client's network: its /24 (IPv4) or /48 (IPv6), in CIDR notation (derived from the address when read: record-batch.ts). */
   network: string;
   asn: number | null;
   country: string | null;
@@ -54,3 +54,6 @@ export interface TrafficRecord {
   values: RecordedValues | null;
   valuesReason: ValuesReason | null;
 }
+
+/** A request as the gateway captures it: the network is not worked out on the hot path, but when the record is read. */
+export type CapturedRequest = Omit<TrafficRecord, 'network'>;

@@ -66,7 +66,7 @@ async function records(siteId: string, key: Buffer): Promise<TrafficRecord[]> {
 function batchRow(siteId: string, requests: { at: number; path: string }[]) {
   const batch = new BatchBuilder(siteId);
   for (const r of requests)
-    batch.add({ siteId, at: r.at, clientIp: '192.0.2.1', network: '192.0.2.0/24', asn: null, country: null, method: 'GET', path: r.path, status: 200, latencyMs: 1, hasSession: false, apiKeys: [], action: 'allow', ruleKind: null, ruleId: null, would: null, values: null, valuesReason: null });
+    batch.add({ siteId, at: r.at, clientIp: '192.0.2.1', asn: null, country: null, method: 'GET', path: r.path, status: 200, latencyMs: 1, hasSession: false, apiKeys: [], action: 'allow', ruleKind: null, ruleId: null, would: null, values: null, valuesReason: null });
   return { site_id: siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, columns: batch.encode(), values_sealed: null };
 }
 
