@@ -19,6 +19,7 @@ import { ensureTrafficPartition, trafficPartitionDay } from '../gateway/traffic/
 import type { RecordedValues } from '../gateway/traffic/traffic-record.ts';
 import { BatchBuilder } from '../gateway/traffic/record-batch.ts';
 import { BATCH_MS, BATCH_REQUESTS } from '../gateway/traffic/traffic-writer.ts';
+import { PASSES_EVERY_LEVEL } from '../gateway/rules/managed/index.ts';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const SPAN_MS = 20 * 3_600_000;
@@ -94,6 +95,8 @@ try {
           ruleKind: null,
           ruleId: null,
           would: null,
+          // The site's managed rules (level 1) were judged at every level; these requests pass them all.
+          managedByLevel: PASSES_EVERY_LEVEL,
           values,
           valuesReason: sampled ? 'sample' : null,
         });

@@ -12,7 +12,7 @@
 // values); "memo cold" runs every request once with every value, path and header made unique, as an
 // attacker spraying random values would (the worst case).
 import type { InspectedRequest } from '../gateway/inspected-request.ts';
-import { compileManagedRules, type ManagedRuleSet } from '../gateway/rules/managed/index.ts';
+import { compileManagedLevels, compileManagedRules, PASSES_EVERY_LEVEL, type ManagedRuleSet } from '../gateway/rules/managed/index.ts';
 import { benignRequest, buildRequest, queryWithValue } from '../test/fixtures/shield/build-request.ts';
 import { ATTACK_CATEGORIES, loadAttacks, loadBenign } from '../test/fixtures/shield/corpus.ts';
 
@@ -20,6 +20,16 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MIN_MS = Number(process.env.BENCH_MIN_MS ?? 300);
 
 const rules = (level: number): ManagedRuleSet => compileManagedRules({ enabled: true, paranoia_level: level, exclusions: [] }, true)!;
+
+/**
+ * Level 1 as a gateway that records traffic runs it (gateway/traffic/): screened by level 4, then
+ * judged at every level for the record; matches when some level does. Compare with PL1's rows.
+ */
+function everyLevel(): ManagedRuleSet {
+  const levels = compileManagedLevels({ enabled: true, paranoia_level: 1, exclusions: [] }, true)!;
+  const hit = { ruleId: 'some level', score: 0, signals: [] };
+  return { match: (request) => (levels.rules.match(request) !== null || levels.judge([request]) !== PASSES_EVERY_LEVEL ? hit : null) };
+}
 
 /**
  * Median over rounds of µs per request. `warm`: the round's requests are run again and again for
@@ -77,7 +87,7 @@ const uniqueEntry = (e: (typeof benign)[number]) =>
   benignRequest({ ...e, text: e.kind === 'json' ? e.text.replace(/"}/, ` ${++unique}"}`) : e.kind === 'path' ? `${e.text}/${++unique}` : fresh(e.text) });
 const COLD = 20;
 
-const cases: { name: string; level: number; mode: 'warm' | 'cold'; make: () => InspectedRequest[] }[] = [
+const cases: { name: string; level: number | 'record'; mode: 'warm' | 'cold'; make: () => InspectedRequest[] }[] = [
   { name: 'benign GET, 3 params + 2 cookies + UA + referer', level: 1, mode: 'warm', make: () => Array.from({ length: 100 }, GET) },
   { name: 'benign GET, every value unique', level: 1, mode: 'cold', make: () => Array.from({ length: 20000 }, () => buildRequest({ path: `/search/${++unique}`, query: `q=${encodeURIComponent(fresh("it's running shoes"))}&page=${++unique}&sort=price_asc`, headers: { cookie: `_ga=GA1.2.${++unique}.1700000000; session=s%3A${++unique}`, referer: `https://www.google.com/?q=${++unique}`, 'user-agent': `Mozilla/5.0 (X11; Linux x86_64) Chrome/${++unique}.0 Safari/537.36` } })) },
   { name: 'benign POST, small JSON order', level: 1, mode: 'warm', make: () => Array.from({ length: 100 }, POST) },
@@ -87,12 +97,15 @@ const cases: { name: string; level: number; mode: 'warm' | 'cold'; make: () => I
   { name: 'attack corpus, every payload made unique', level: 1, mode: 'cold', make: () => Array.from({ length: COLD }, () => attacks.map((a) => buildRequest({ path: '/search', query: queryWithValue(`${a.payload}${invisible()}`) }))).flat() },
   { name: 'benign GET, 3 params + 2 cookies + UA + referer', level: 4, mode: 'warm', make: () => Array.from({ length: 100 }, GET) },
   { name: 'benign corpus, every entry made unique', level: 4, mode: 'cold', make: () => Array.from({ length: COLD }, () => benign.map(uniqueEntry)).flat() },
+  // Level 1 with the traffic record on: every request judged at level 4, and at 1–3 those level 4 flags.
+  { name: 'benign GET, 3 params + 2 cookies + UA + referer', level: 'record', mode: 'warm', make: () => Array.from({ length: 100 }, GET) },
+  { name: 'benign corpus, every entry made unique', level: 'record', mode: 'cold', make: () => Array.from({ length: COLD }, () => benign.map(uniqueEntry)).flat() },
 ];
 
 console.log(`managed rules micro-benchmark — median of ${ROUNDS} rounds of ≥ ${MIN_MS} ms, Node ${process.version}`);
 for (const c of cases) {
-  const set = rules(c.level);
+  const set = c.level === 'record' ? everyLevel() : rules(c.level);
   measure(set, c.make, c.mode); // warm-up: JIT, program compilation
   const { us, hits, size } = measure(set, c.make, c.mode);
-  console.log(`  PL${c.level}  ${`${c.name} (memo ${c.mode})`.padEnd(62)} ${us.toFixed(2).padStart(7)} µs/request  (${hits} of ${size} matched)`);
+  console.log(`  ${(c.level === 'record' ? 'PL1 recorded' : `PL${c.level}`).padEnd(12)}  ${`${c.name} (memo ${c.mode})`.padEnd(62)} ${us.toFixed(2).padStart(7)} µs/request  (${hits} of ${size} matched)`);
 }

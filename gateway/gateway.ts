@@ -80,7 +80,7 @@ export interface RunningGateway {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const registry = new SiteRegistry(options.db, { refreshMs: options.refreshMs, log: options.log, environment: options.environment, domainProof: options.domainProof });
+  const registry = new SiteRegistry(options.db, { refreshMs: options.refreshMs, log: options.log, environment: options.environment, domainProof: options.domainProof, everyManagedLevel: options.traffic !== undefined });
   await registry.start();
   const state: RateState = options.rateState ?? (options.redisUrl ? new RedisRateState(options.redisUrl) : new MemoryRateState());
   const upstreams = new Upstreams({ log: options.log, ...options.upstream });

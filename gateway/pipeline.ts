@@ -27,7 +27,7 @@ import type { AsnDatabase } from './rules/asn-db.ts';
 import { REFUSAL_STATUS } from './inspect/body.ts';
 import { identityKeys, ruleApplies } from './rules/rate-limits.ts';
 import { escalationKeys, type CompiledSite } from './sites/compile.ts';
-import { asMethod, overrideMethods } from './inspect/method-override.ts';
+import { requestViews } from './inspect/method-override.ts';
 import { slidingCount, type RateState } from './state/rate-state.ts';
 
 export interface Verdict {
@@ -98,12 +98,6 @@ function firstOf<T>(views: readonly InspectedRequest[], check: (view: InspectedR
     if (answer !== null) return answer;
   }
   return null;
-}
-
-/** The request and each method an override names, as the views method-reading rules are asked about. */
-export function requestViews(request: InspectedRequest): readonly InspectedRequest[] {
-  const overrides = overrideMethods(request);
-  return overrides.length === 0 ? [request] : [request, ...overrides.map((method) => asMethod(request, method))];
 }
 
 /** Stages 1–2: the client's address, network, ASN and country. Reads neither counters nor the request. */

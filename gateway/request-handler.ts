@@ -122,7 +122,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     deps.metrics?.decision(site.id, verdict.action, verdict.ruleKind);
     const keep = deps.recorder.keeps(verdict.action);
     const origin = keep || deps.traffic ? (deps.asnDb?.lookup(client.parsed) ?? null) : null;
-    deps.traffic?.capture({ siteId: site.id, request: inspected, clientIp: client.text, parsedIp: client.parsed, asn: origin?.asn ?? null, country: origin?.country ?? null, verdict, status, arrived, latencyMs: Date.now() - arrived });
+    deps.traffic?.capture({ siteId: site.id, request: inspected, clientIp: client.text, parsedIp: client.parsed, asn: origin?.asn ?? null, country: origin?.country ?? null, verdict, managedLevels: site.managedLevels, status, arrived, latencyMs: Date.now() - arrived });
     if (!keep) return deps.recorder.countOnly({ site_id: site.id, at: arrived, action: verdict.action, rule_kind: verdict.ruleKind });
     const event: DecisionEvent = {
       id: newId('dec'),

@@ -7,15 +7,17 @@
 // so the API keys' digests stand in for them: an `api_key` rate limit still counts one client as
 // one). Each configuration gets its own rate-limit counters, and the clock is the record's arrival
 // time, so buckets fill and drain as they did. Records stream through: only aggregates and a few
-// examples are kept.
+// examples are kept. Managed rules are answered from what the gateway recorded of every request
+// at every paranoia level (RecordedManagedRules), so a level change is exact, not a sample.
 import type { IncomingHttpHeaders } from 'node:http';
 import { parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
 import { bufferLimit, inspectBody, opaqueBody, type BodyLimits } from '../inspect/body.ts';
-import { headerOverrides } from '../inspect/method-override.ts';
+import { headerOverrides, requestViews } from '../inspect/method-override.ts';
 import { LazyInspectedRequest, type InspectedRequest } from '../inspected-request.ts';
 import { mediaType } from '../proxy/request-body.ts';
-import { ALLOW, accessStage, contentStage, Evaluation, rateStage, requestViews, type PipelineDeps, type RequestFacts, type Verdict } from '../pipeline.ts';
+import { ALLOW, accessStage, contentStage, Evaluation, rateStage, type PipelineDeps, type RequestFacts, type Verdict } from '../pipeline.ts';
 import type { AsnDatabase } from '../rules/asn-db.ts';
+import { clampLevel, PASSES_EVERY_LEVEL, type ManagedByLevel, type ManagedRuleHit, type ManagedRuleSet } from '../rules/managed/index.ts';
 import { bodyReaders, compileSite, type CompiledSite } from '../sites/compile.ts';
 import type { SiteConfig } from '../sites/load.ts';
 import { MemoryRateState } from '../state/memory-rate-state.ts';
@@ -68,6 +70,33 @@ interface TargetMemo {
 const MEMO_LIMIT = 200_000;
 
 /**
+ * A side's managed rules answered from the record: the rule the gateway found deciding at the
+ * side's paranoia level when it judged the request at every level (TrafficRecord.managedByLevel),
+ * with the live exclusions. A request recorded without that (managed rules were off) is read by
+ * the rules themselves, on what the record kept.
+ */
+class RecordedManagedRules implements ManagedRuleSet {
+  /** The verdicts of the request being evaluated; null when it was not judged. Set before each content stage. */
+  recorded: ManagedByLevel | null = null;
+  /** One hit per rule (the record keeps which rule decided, not its score). */
+  readonly #hits = new Map<string, ManagedRuleHit>();
+
+  constructor(
+    private readonly level: number,
+    private readonly rules: ManagedRuleSet,
+  ) {}
+
+  match(request: InspectedRequest): ManagedRuleHit | null {
+    if (this.recorded === null) return this.rules.match(request);
+    const ruleId = this.recorded[this.level - 1] ?? null;
+    if (ruleId === null) return null;
+    let hit = this.#hits.get(ruleId);
+    if (hit === undefined) this.#hits.set(ruleId, (hit = Object.freeze({ ruleId, score: 0, signals: Object.freeze([ruleId]) })));
+    return hit;
+  }
+}
+
+/**
  * One configuration under replay: compiled once, with counters of its own and the replay's clock.
  * Only rate limits read counters: what the address rules say of a client, and what the content
  * rules say of a bare request (method and path alone), is the same every time, so those answers
@@ -76,14 +105,17 @@ const MEMO_LIMIT = 200_000;
 class Side {
   readonly state = new MemoryRateState(NEVER_SWEEP_MS);
   readonly deps: PipelineDeps;
+  readonly site: CompiledSite;
+  readonly #recorded: RecordedManagedRules | null;
   readonly #byClient = new Map<string, StageAnswer>();
+  /** Bare targets, by whether the request was judged at every level (its managed answer differs). */
   readonly #byTarget = new Map<string, TargetMemo>();
+  readonly #byJudgedTarget = new Map<string, TargetMemo>();
 
-  constructor(
-    readonly site: CompiledSite,
-    asnDb: AsnDatabase | undefined,
-    clock: () => number,
-  ) {
+  /** `recordedLevel`: answer managed rules from the record at this level (RecordedManagedRules); null to read requests. */
+  constructor(site: CompiledSite, asnDb: AsnDatabase | undefined, clock: () => number, recordedLevel: number | null) {
+    this.#recorded = recordedLevel !== null && site.managed ? new RecordedManagedRules(recordedLevel, site.managed) : null;
+    this.site = this.#recorded ? { ...site, managed: this.#recorded } : site;
     // MemoryRateState does not fail; should another store, under-reporting silently would mislead.
     this.deps = { state: this.state, asnDb, now: clock, onStateError: (err) => { throw err; } };
   }
@@ -96,33 +128,39 @@ class Side {
   }
 
   /** The pipeline's decision (pipeline.ts decide), stage by stage, for a request that kept values or keys. */
-  decide(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
+  decide(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp, managed: ManagedByLevel | null): Promise<Verdict> | Verdict {
     const site = this.site;
     if (!site.hasRules) return ALLOW;
     const access = this.#access(request, clientIp, parsedIp);
     if (access.verdict) return access.verdict;
-    const finish = (logged: Verdict | null): Verdict => finishWith(this.#content(request, clientIp, parsedIp), logged);
+    const finish = (logged: Verdict | null): Verdict => finishWith(this.#content(request, clientIp, parsedIp, managed), logged);
     if (!this.#counted(request.path)) return finish(access.logged);
     return this.#rate(request, clientIp, parsedIp, access.logged).then((limited) => (limited instanceof Evaluation ? finish(limited.logged) : limited));
   }
 
-  /** The same for a bare request (its method, path and client alone), whose content answer is remembered by `target`. */
-  decideBare(target: string, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
+  /**
+   * The same for a bare request (its method, path and client alone), whose content answer is
+   * remembered by `target`. `judged`: managed rules were judged at every level and passed it (a
+   * request some level flags keeps its values, so is never bare).
+   */
+  decideBare(target: string, judged: boolean, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
     const site = this.site;
     if (!site.hasRules) return ALLOW;
-    let memo = this.#byTarget.get(target);
+    const memos = judged ? this.#byJudgedTarget : this.#byTarget;
+    let memo = memos.get(target);
     if (memo === undefined) {
       const space = target.indexOf(' ');
       const path = target.slice(space + 1);
-      if (this.#byTarget.size >= MEMO_LIMIT) this.#byTarget.clear();
-      this.#byTarget.set(target, (memo = { method: target.slice(0, space), path, counted: this.#counted(path), content: null }));
+      if (memos.size >= MEMO_LIMIT) memos.clear();
+      memos.set(target, (memo = { method: target.slice(0, space), path, counted: this.#counted(path), content: null }));
     }
     const access = this.#access(memo, clientIp, parsedIp);
     if (access.verdict) return access.verdict;
-    if (!memo.counted) return finishWith((memo.content ??= this.#content(bareRequest(memo.method, memo.path), clientIp, parsedIp)), access.logged);
+    const managed = judged ? PASSES_EVERY_LEVEL : null;
+    if (!memo.counted) return finishWith((memo.content ??= this.#content(bareRequest(memo.method, memo.path), clientIp, parsedIp, managed)), access.logged);
     const known = memo;
     const request = bareRequest(known.method, known.path);
-    return this.#rate(request, clientIp, parsedIp, access.logged).then((limited) => (limited instanceof Evaluation ? finishWith((known.content ??= this.#content(request, clientIp, parsedIp)), limited.logged) : limited));
+    return this.#rate(request, clientIp, parsedIp, access.logged).then((limited) => (limited instanceof Evaluation ? finishWith((known.content ??= this.#content(request, clientIp, parsedIp, managed)), limited.logged) : limited));
   }
 
   /** Stages 1–2, remembered by client. */
@@ -148,8 +186,9 @@ class Side {
     return (await rateStage(this.site, evaluation.facts, this.deps, requestViews(request), evaluation)) ?? evaluation;
   }
 
-  /** Stages 5–8 on their own evaluation. */
-  #content(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp): StageAnswer {
+  /** Stages 5–8 on their own evaluation; `managed`: the request's recorded managed-rule verdicts. */
+  #content(request: LazyInspectedRequest, clientIp: string, parsedIp: ParsedIp, managed: ManagedByLevel | null): StageAnswer {
+    if (this.#recorded) this.#recorded.recorded = managed;
     const evaluation = new Evaluation(this.site, { request, clientIp, parsedIp, hasClearance: NOT_CLEARED });
     return { verdict: contentStage(this.site, request, requestViews(request), evaluation), logged: evaluation.logged };
   }
@@ -196,23 +235,28 @@ function bodyHeaders(headers: IncomingHttpHeaders, contentType: string): Incomin
   return out;
 }
 
-/** Whether some rule of the site reads what only records with values keep: parameters, bodies, a header identity. */
-function readsValues(site: CompiledSite): boolean {
-  return site.patches !== null || site.managed !== null || site.schema !== null || site.rateLimits.some((rule) => rule.identity.kind === 'header');
+/**
+ * Whether some rule of the site reads what only records with values keep: parameters, bodies, a
+ * header identity. `managedFromRecord`: managed rules were answered from every request's record.
+ */
+function readsValues(site: CompiledSite, managedFromRecord: boolean): boolean {
+  return site.patches !== null || (site.managed !== null && !managedFromRecord) || site.schema !== null || site.rateLimits.some((rule) => rule.identity.kind === 'header');
 }
 
-/** Whether the verdicts of this object read only metadata every record keeps. */
-function valueFree(kind: ImpactObjectKind, id: string | null, sites: readonly CompiledSite[]): boolean {
+/** Whether the verdicts of this object read only what every record keeps. */
+function valueFree(kind: ImpactObjectKind, id: string | null, sites: readonly CompiledSite[], managedFromRecord: boolean): boolean {
   switch (kind) {
     case 'ip_access':
       return true;
+    case 'managed':
+      return managedFromRecord;
     case 'rate_limit':
     case 'escalation':
       // A header identity falls back to the address when the header was not kept.
       return !sites.some((site) => site.rateLimits.some((rule) => rule.id === id && rule.identity.kind === 'header'));
     case 'mode':
       // A new mode changes what every rule does, value-reading ones included.
-      return !sites.some(readsValues);
+      return !sites.some((site) => readsValues(site, managedFromRecord));
     default:
       return false;
   }
@@ -229,13 +273,31 @@ function isAsync<T, P>(source: Iterable<T> | AsyncIterable<P>): source is AsyncI
   return Symbol.asyncIterator in source;
 }
 
+/**
+ * The paranoia level each side answers managed rules at from the record, or null where it reads
+ * the requests instead: the gateway judged every level with the live configuration's exclusions
+ * and path case, so a side with other exclusions (or rules the live site has off) cannot use it.
+ */
+function recordedLevels(current: SiteConfig, proposed: SiteConfig): [number | null, number | null] {
+  const live = current.site.managed_rules;
+  const level = (config: SiteConfig): number | null => {
+    const settings = config.site.managed_rules;
+    if (!live?.enabled || !settings?.enabled || config.site.path_case !== current.site.path_case) return null;
+    return JSON.stringify(settings.exclusions ?? []) === JSON.stringify(live.exclusions ?? []) ? clampLevel(settings.paranoia_level) : null;
+  };
+  return [level(current), level(proposed)];
+}
+
 export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   const [currentSite, proposedSite] = await Promise.all([compileSite(input.current), compileSite(input.proposed)]);
   const sites = [currentSite, proposedSite] as const;
   let clock = input.window.since;
   const now = (): number => clock;
-  const current = new Side(currentSite, input.asnDb, now);
-  const proposed = new Side(proposedSite, input.asnDb, now);
+  const [currentLevel, proposedLevel] = recordedLevels(input.current, input.proposed);
+  const current = new Side(currentSite, input.asnDb, now, currentLevel);
+  const proposed = new Side(proposedSite, input.asnDb, now, proposedLevel);
+  /** Whether each side with managed rules answers them from the record (exact once every request was judged). */
+  const managedRecorded = (currentSite.managed === null || currentLevel !== null) && (proposedSite.managed === null || proposedLevel !== null);
   const wantsFile = (name: string): boolean => (currentSite.patches?.names(name) ?? false) || (proposedSite.patches?.names(name) ?? false);
 
   const total = new GroupTally(true);
@@ -246,13 +308,16 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   let softened = 0;
   let differs = 0;
   let otherSites = 0;
+  /** Requests recorded without their managed-rule verdict at every level (managed rules were off then). */
+  let unjudged = 0;
   /** Clients repeat: each address is parsed once per replay. */
   const parsedIps = new Map<string, ParsedIp>();
 
   const groupFor = (kind: ImpactObjectKind, id: string | null): GroupTally => {
     const key = `${kind}\u0000${id ?? ''}`;
     let entry = objects.get(key);
-    if (!entry) objects.set(key, (entry = { object: { kind, id }, tally: new GroupTally(valueFree(kind, id, sites)) }));
+    // Exactness is known once every record was read (unjudged): GroupTally.group is told then.
+    if (!entry) objects.set(key, (entry = { object: { kind, id }, tally: new GroupTally(false) }));
     return entry.tally;
   };
 
@@ -287,11 +352,13 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
     const clientIp = requests.clientIp(i);
     let parsedIp = parsedIps.get(clientIp);
     if (parsedIp === undefined) parsedIps.set(clientIp, (parsedIp = parseIp(clientIp) ?? UNSPECIFIED_IP));
+    const judged = requests.judged(i);
+    if (!judged) unjudged++;
     if (requests.bare(i)) {
       // Most requests: nothing but method, path and client; built whole only if the change touches them.
       const target = requests.target(i);
-      const before = current.decideBare(target, clientIp, parsedIp);
-      const after = proposed.decideBare(target, clientIp, parsedIp);
+      const before = current.decideBare(target, judged, clientIp, parsedIp);
+      const after = proposed.decideBare(target, judged, clientIp, parsedIp);
       if (before instanceof Promise || after instanceof Promise) return Promise.all([before, after]).then(([b, a]) => tally(requests, i, b, a));
       return tally(requests, i, before, after);
     }
@@ -307,8 +374,8 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
 
   /** A request that kept values: each side decides in turn (a body may have been read differently). */
   const judge = async (record: TrafficRecord, parsedIp: ParsedIp, currentRequest: LazyInspectedRequest, proposedRequest: LazyInspectedRequest): Promise<void> => {
-    const before = await current.decide(currentRequest, record.clientIp, parsedIp);
-    const after = await proposed.decide(proposedRequest, record.clientIp, parsedIp);
+    const before = await current.decide(currentRequest, record.clientIp, parsedIp, record.managedByLevel);
+    const after = await proposed.decide(proposedRequest, record.clientIp, parsedIp, record.managedByLevel);
     tally(new RecordList([record]), 0, before, after);
   };
 
@@ -358,14 +425,15 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   }
 
   const ranked = [...objects.values()].sort((a, b) => b.tally.requests - a.tally.requests || a.object.kind.localeCompare(b.object.kind) || (a.object.id ?? '').localeCompare(b.object.id ?? ''));
+  const managedFromRecord = managedRecorded && unjudged === 0;
   // The total (zero changes included) is exact only when neither configuration reads values.
-  const totals = total.group(records, withValues, !sites.some(readsValues));
+  const totals = total.group(records, withValues, !sites.some((site) => readsValues(site, managedFromRecord)));
 
   return {
     window: { since: new Date(input.window.since).toISOString(), until: new Date(input.window.until).toISOString() },
     mode: { current: currentSite.mode, proposed: proposedSite.mode },
     totals: { ...totals, unchanged, softened },
-    objects: ranked.map(({ object, tally }) => ({ object, ...tally.group(records, withValues) })),
+    objects: ranked.map(({ object, tally }) => ({ object, ...tally.group(records, withValues, valueFree(object.kind, object.id, sites, managedFromRecord)) })),
     differs_from_recorded: differs,
     warnings: replayWarnings(sites, input.asnDb !== undefined, otherSites),
   };

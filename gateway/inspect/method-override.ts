@@ -77,3 +77,9 @@ export function asMethod(request: InspectedRequest, method: string): InspectedRe
     },
   };
 }
+
+/** The request and each method an override names, as the views method-reading rules are asked about. */
+export function requestViews(request: InspectedRequest): readonly InspectedRequest[] {
+  const overrides = overrideMethods(request);
+  return overrides.length === 0 ? [request] : [request, ...overrides.map((method) => asMethod(request, method))];
+}

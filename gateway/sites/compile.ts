@@ -2,7 +2,7 @@
 // range tables, patches as one multi-pattern set per parameter, schema validators compiled once per
 // document version. Compilation happens off the request path, when a change is noticed.
 import { compileIpAccess, type IpAccessTable } from '../rules/ip-access.ts';
-import { compileManagedRules, type ManagedRuleSet } from '../rules/managed/index.ts';
+import { compileManagedLevels, compileManagedRules, type ManagedLevels, type ManagedRuleSet } from '../rules/managed/index.ts';
 import { compileRateLimits, identityKeys, type CompiledRateLimit } from '../rules/rate-limits.ts';
 import { getSchemaEnforcer, type SchemaEnforcer, type Strictness } from '../rules/schema/index.ts';
 import { compileVirtualPatches, type PatchSet } from '../rules/virtual-patches.ts';
@@ -28,6 +28,8 @@ export interface CompiledSite {
   escalating: CompiledRateLimit[];
   patches: PatchSet | null;
   managed: ManagedRuleSet | null;
+  /** The same rules judged at every paranoia level, for the traffic record; null when they are off or nothing records. */
+  managedLevels: ManagedLevels | null;
   schema: { enforcer: SchemaEnforcer; strictness: Strictness } | null;
   /** URL patterns and schema routes compare paths in lower case (`path_case: insensitive`). */
   foldCase: boolean;
@@ -52,11 +54,21 @@ function earliest(rows: readonly { expires_at: Date | null }[]): number | null {
   return min;
 }
 
-export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
+export interface CompileOptions {
+  /**
+   * Judge managed rules at every paranoia level (the gateway records traffic): the site's own
+   * level then asks level 4 first (rules/managed/engine.ts ManagedLevels), so that most requests
+   * are judged at every level for the price of one pass.
+   */
+  everyManagedLevel?: boolean;
+}
+
+export async function compileSite(config: SiteConfig, options: CompileOptions = {}): Promise<CompiledSite> {
   const warnings: string[] = [];
   const foldCase = config.site.path_case !== 'sensitive';
   const patches = config.patches.length > 0 ? compileVirtualPatches(config.patches, Date.now(), foldCase) : null;
-  const managed = compileManagedRules(config.site.managed_rules, foldCase);
+  const managedLevels = options.everyManagedLevel ? compileManagedLevels(config.site.managed_rules, foldCase) : null;
+  const managed = managedLevels?.rules ?? compileManagedRules(config.site.managed_rules, foldCase);
   for (const skipped of patches?.skipped ?? []) warnings.push(`virtual patch ${skipped.id} skipped: ${skipped.reason}`);
 
   let schema: CompiledSite['schema'] = null;
@@ -86,6 +98,7 @@ export async function compileSite(config: SiteConfig): Promise<CompiledSite> {
     escalating: rateLimits.filter((r) => r.escalateMs > 0),
     patches,
     managed,
+    managedLevels,
     schema,
     foldCase,
     tls: config.site.tls,

@@ -24,6 +24,8 @@ export interface SiteRegistryOptions {
    * site. Sandbox sites never need proof.
    */
   domainProof?: 'required' | 'contested' | undefined;
+  /** The gateway records traffic: managed rules are judged at every level for it (compile.ts). */
+  everyManagedLevel?: boolean | undefined;
 }
 
 export class SiteRegistry {
@@ -117,7 +119,7 @@ export class SiteRegistry {
           this.#sites.delete(id);
           continue;
         }
-        const compiled = await compileSite(config);
+        const compiled = await compileSite(config, { everyManagedLevel: this.options.everyManagedLevel ?? false });
         for (const warning of compiled.warnings) this.options.log.warn({ site_id: id }, `shield: ${warning}`);
         this.#sites.set(id, compiled);
       }

@@ -4,6 +4,7 @@
 import type { ParsedIp } from '../../schemas/checks/ip.ts';
 import type { InspectedRequest } from '../inspected-request.ts';
 import { apiKeyDigests } from '../rules/rate-limits.ts';
+import type { ManagedByLevel, ManagedLevels } from '../rules/managed/index.ts';
 import type { Verdict } from '../pipeline.ts';
 import type { CapturedRequest, RecordedValues, ValuesReason } from './traffic-record.ts';
 
@@ -90,13 +91,15 @@ export interface CaptureInput {
   asn: number | null;
   country: string | null;
   verdict: Verdict;
+  /** The site's managed rules at every level (sites/compile.ts), judged for the record; null when off. */
+  managedLevels: ManagedLevels | null;
   status: number;
   arrived: number;
   latencyMs: number;
 }
 
 /** The request's record; its values only when `valuesReason` says they are kept. */
-export function captureRecord(input: CaptureInput, valuesReason: ValuesReason | null): CapturedRequest {
+export function captureRecord(input: CaptureInput, managedByLevel: ManagedByLevel | null, valuesReason: ValuesReason | null): CapturedRequest {
   const { request, verdict } = input;
   const headers = request.headers;
   return {
@@ -115,6 +118,7 @@ export function captureRecord(input: CaptureInput, valuesReason: ValuesReason | 
     ruleKind: verdict.ruleKind,
     ruleId: verdict.ruleId,
     would: verdict.would,
+    managedByLevel,
     values: valuesReason ? captureValues(request) : null,
     valuesReason,
   };

@@ -12,10 +12,12 @@
 //          8   f64 t0 (epoch ms of the first arrival)
 //          16  u32 byte length of the strings' JSON, 4 bytes zero
 //          24  u32[count] × 5: arrival (ms after t0), client, target, decision, latency (ms)
-//              u16[count] origin status, u8[count] session (1: a session or credentials)
+//              u16[count] origin status, u8[count] flags (1: a session or credentials; 2: managed
+//              rules judged at every level — those with a hit at some level are in `managed`)
 //              the strings' JSON (BatchStrings), UTF-8
 import type { DecisionAction, RuleKind } from '../decision.ts';
 import { formatIp, networkOf, parseIp, type ParsedIp } from '../../schemas/checks/ip.ts';
+import { PASSES_EVERY_LEVEL, type ManagedByLevel } from '../rules/managed/index.ts';
 import type { CapturedRequest, RecordedValues, TrafficRecord, ValuesReason } from './traffic-record.ts';
 
 /** The client's /24 (IPv4) or /48 (IPv6), in CIDR notation: what the record groups clients by (a batch stores the address alone). */
@@ -23,6 +25,8 @@ const clientNetwork = (ip: ParsedIp): string => (ip.version === 4 ? `${formatIp(
 
 const VERSION = 2;
 const HEADER = 24;
+const SESSION = 1;
+const JUDGED = 2;
 
 /** The strings of a batch, each once, referred to by index from the columns. */
 interface BatchStrings {
@@ -38,6 +42,8 @@ interface BatchStrings {
   keys: Record<string, readonly string[]>;
   /** Why values were kept, by index (the values are in the sealed column). */
   kept: Record<string, ValuesReason>;
+  /** The managed rule per paranoia level of the judged requests some level flags, by index (absent in batches before it was recorded). */
+  managed?: Record<string, ManagedByLevel>;
 }
 
 /** Collects one site's requests as they are answered; `encode` turns them into a row's `columns`. */
@@ -45,14 +51,14 @@ export class BatchBuilder {
   readonly #clients = new Map<string, number>();
   readonly #targets = new Map<string, number>();
   readonly #decisions = new Map<string, number>();
-  readonly #strings: BatchStrings = { clients: [], origins: {}, targets: [], decisions: [], keys: {}, kept: {} };
+  readonly #strings: BatchStrings = { clients: [], origins: {}, targets: [], decisions: [], keys: {}, kept: {}, managed: {} };
   readonly #at: number[] = [];
   readonly #client: number[] = [];
   readonly #target: number[] = [];
   readonly #decision: number[] = [];
   readonly #latency: number[] = [];
   readonly #status: number[] = [];
-  readonly #session: number[] = [];
+  readonly #flags: number[] = [];
   readonly values: Record<string, RecordedValues> = {};
   first = Number.POSITIVE_INFINITY;
   last = 0;
@@ -79,7 +85,9 @@ export class BatchBuilder {
     this.#target.push(indexOf(this.#targets, target, () => s.targets.push(target)));
     this.#status.push(record.status);
     this.#latency.push(record.latencyMs);
-    this.#session.push(record.hasSession ? 1 : 0);
+    const managed = record.managedByLevel;
+    this.#flags.push((record.hasSession ? SESSION : 0) | (managed ? JUDGED : 0));
+    if (managed && managed !== PASSES_EVERY_LEVEL && managed.some((rule) => rule !== null)) s.managed![i] = managed;
     // Most requests are plain allows: their decision needs no key built.
     const plain = record.action === 'allow' && record.ruleKind === null;
     const decision = plain ? '' : `${record.action}\u0000${record.ruleKind ?? ''}\u0000${record.ruleId ?? ''}\u0000${record.would ?? ''}`;
@@ -111,7 +119,7 @@ export class BatchBuilder {
       u32[4 * count + i] = Math.max(0, Math.round(this.#latency[i]!));
     }
     new Uint16Array(out.buffer, out.byteOffset + HEADER + count * 20, count).set(this.#status);
-    new Uint8Array(out.buffer, out.byteOffset + HEADER + count * 22, count).set(this.#session);
+    new Uint8Array(out.buffer, out.byteOffset + HEADER + count * 22, count).set(this.#flags);
     strings.copy(out, columnsEnd);
     return out.toString('base64');
   }
@@ -145,8 +153,10 @@ export interface RecordedRequests {
   clientIp(i: number): string;
   /** `METHOD path`. */
   target(i: number): string;
-  /** The request is its method, path and client alone: no values kept, no API keys. */
+  /** The request is its method, path and client alone: no values kept, no API keys, no managed rule flagged it at any level. */
   bare(i: number): boolean;
+  /** Whether its managed-rule verdict at every level was recorded (managedByLevel). */
+  judged(i: number): boolean;
   action(i: number): DecisionAction;
   record(i: number): TrafficRecord;
 }
@@ -175,13 +185,14 @@ export class DecodedBatch implements RecordedRequests {
   readonly #decision: Uint32Array;
   readonly #latency: Uint32Array;
   readonly #status: Uint16Array;
-  readonly #session: Uint8Array;
+  readonly #flags: Uint8Array;
   readonly #strings: BatchStrings;
   /** Storage index of the i-th request to arrive; null when they are stored in arrival order. */
   readonly #order: Uint32Array | null;
   readonly #keys: Map<number, readonly string[]> | null;
   readonly #kept: Map<number, RecordedValues> | null;
   readonly #reasons: Map<number, ValuesReason> | null;
+  readonly #managed: Map<number, ManagedByLevel> | null;
 
   constructor(
     readonly siteId: string,
@@ -199,7 +210,7 @@ export class DecodedBatch implements RecordedRequests {
     const u32 = (k: number): Uint32Array => new Uint32Array(bytes.buffer, base + k * 4 * count, count);
     [this.#at, this.#client, this.#target, this.#decision, this.#latency] = [u32(0), u32(1), u32(2), u32(3), u32(4)];
     this.#status = new Uint16Array(bytes.buffer, base + count * 20, count);
-    this.#session = new Uint8Array(bytes.buffer, base + count * 22, count);
+    this.#flags = new Uint8Array(bytes.buffer, base + count * 22, count);
     const stringsAt = HEADER + count * 23;
     this.#strings = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + stringsAt, view.getUint32(16, true)).toString('utf8')) as BatchStrings;
     // A request is added when answered, and its `at` is when it arrived: a slow one comes after faster ones that arrived later.
@@ -210,6 +221,7 @@ export class DecodedBatch implements RecordedRequests {
     this.#keys = byIndex(this.#strings.keys);
     this.#kept = byIndex(values);
     this.#reasons = this.#kept && byIndex(this.#strings.kept);
+    this.#managed = byIndex(this.#strings.managed ?? null);
   }
 
   #index(i: number): number {
@@ -230,7 +242,11 @@ export class DecodedBatch implements RecordedRequests {
 
   bare(i: number): boolean {
     const j = this.#index(i);
-    return !this.#keys?.has(j) && !this.#kept?.has(j);
+    return !this.#keys?.has(j) && !this.#kept?.has(j) && !this.#managed?.has(j);
+  }
+
+  judged(i: number): boolean {
+    return (this.#flags[this.#index(i)]! & JUDGED) !== 0;
   }
 
   action(i: number): DecisionAction {
@@ -259,12 +275,13 @@ export class DecodedBatch implements RecordedRequests {
       path: target.slice(space + 1),
       status: this.#status[j]!,
       latencyMs: this.#latency[j]!,
-      hasSession: this.#session[j] === 1,
+      hasSession: (this.#flags[j]! & SESSION) !== 0,
       apiKeys: this.#keys?.get(j) ?? NO_KEYS,
       action,
       ruleKind,
       ruleId,
       would,
+      managedByLevel: (this.#flags[j]! & JUDGED) === 0 ? null : (this.#managed?.get(j) ?? PASSES_EVERY_LEVEL),
       values,
       valuesReason: values ? (this.#reasons?.get(j) ?? null) : null,
     };
@@ -294,7 +311,12 @@ export class RecordList implements RecordedRequests {
   }
 
   bare(i: number): boolean {
-    return this.records[i]!.values === null && this.records[i]!.apiKeys.length === 0;
+    const record = this.records[i]!;
+    return record.values === null && record.apiKeys.length === 0 && (record.managedByLevel === null || record.managedByLevel.every((rule) => rule === null));
+  }
+
+  judged(i: number): boolean {
+    return this.records[i]!.managedByLevel !== null;
   }
 
   action(i: number): DecisionAction {

@@ -2,6 +2,7 @@
 // decision, and for a bounded subset its parameter values, so that an impact preview can replay a
 // proposed configuration through the whole pipeline (replay.ts) and say what it would have done.
 import type { DecisionAction, RuleKind } from '../decision.ts';
+import type { ManagedByLevel } from '../rules/managed/index.ts';
 
 /** Why a request's values were kept: a rule flagged it, the uniform sample took it, or its route had none kept yet this hour. */
 export type ValuesReason = 'flagged' | 'sample' | 'floor';
@@ -50,6 +51,12 @@ export interface TrafficRecord {
   ruleKind: RuleKind | null;
   ruleId: string | null;
   would: 'block' | 'challenge' | null;
+  /**
+   * The managed rule that would have decided at each paranoia level, with the site's exclusions
+   * (detection only, whatever the site's own level): a preview of a level change reads it rather
+   * than values. Null when the site's managed rules were off.
+   */
+  managedByLevel: ManagedByLevel | null;
   /** The values, when kept (see ValuesReason); null for a metadata-only record. */
   values: RecordedValues | null;
   valuesReason: ValuesReason | null;

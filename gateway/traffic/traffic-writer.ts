@@ -8,6 +8,7 @@
 import type { BaseLogger } from 'pino';
 import { seal } from '../../platform/crypto/secret-box.ts';
 import type { Db } from '../../platform/db/database.ts';
+import { requestViews } from '../inspect/method-override.ts';
 import { captureRecord, type CaptureInput } from './capture.ts';
 import { ensureTrafficPartition, trafficPartitionDay } from './partitions.ts';
 import { BatchBuilder } from './record-batch.ts';
@@ -95,10 +96,14 @@ export class TrafficWriter {
       return;
     }
     try {
-      const valuesReason = this.#sampler.pick(input.siteId, input.request.method, input.request.path, input.verdict, input.arrived);
+      // Managed rules' verdict at every level, so that a preview of a level change is exact without
+      // values. Values stay for what the live rules flagged: at level 4 a good share of benign
+      // traffic is flagged (a missing User-Agent is enough), and keeping all of it would not be a bounded subset.
+      const managed = input.managedLevels?.judge(requestViews(input.request)) ?? null;
+      const valuesReason = this.#sampler.pick(input.siteId, input.request.method, input.request.path, input.verdict.action !== 'allow', input.arrived);
       let batch = this.#open.get(input.siteId);
       if (!batch) this.#open.set(input.siteId, (batch = new BatchBuilder(input.siteId)));
-      batch.add(captureRecord(input, valuesReason));
+      batch.add(captureRecord(input, managed, valuesReason));
       this.#openRequests++;
     } catch (err) {
       // A request the capture cannot read is shed, not a crash of the proxy.

@@ -1,7 +1,6 @@
 // Which requests keep their values in the traffic record: every one a rule flagged, a uniform
 // sample of the rest, and a floor per route per hour so that quiet routes are represented too
 // (docs/impact-preview.md, "What is recorded").
-import type { Verdict } from '../pipeline.ts';
 import type { ValuesReason } from './traffic-record.ts';
 
 export interface ValueSamplerOptions {
@@ -45,8 +44,9 @@ export class ValueSampler {
   }
 
   /** Why this request's values are kept, or null when only its metadata is. */
-  pick(siteId: string, method: string, path: string, verdict: Verdict, at: number): ValuesReason | null {
-    if (verdict.action !== 'allow') return 'flagged';
+  /** `flagged`: a live rule acted on or logged the request. */
+  pick(siteId: string, method: string, path: string, flagged: boolean, at: number): ValuesReason | null {
+    if (flagged) return 'flagged';
     if (this.#rate > 0 && this.#random() < this.#rate) return 'sample';
     if (this.#floor <= 0) return null;
     const hour = Math.floor(at / HOUR);

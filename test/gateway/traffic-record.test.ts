@@ -66,7 +66,7 @@ async function records(siteId: string, key: Buffer): Promise<TrafficRecord[]> {
 function batchRow(siteId: string, requests: { at: number; path: string }[]) {
   const batch = new BatchBuilder(siteId);
   for (const r of requests)
-    batch.add({ siteId, at: r.at, clientIp: '192.0.2.1', asn: null, country: null, method: 'GET', path: r.path, status: 200, latencyMs: 1, hasSession: false, apiKeys: [], action: 'allow', ruleKind: null, ruleId: null, would: null, values: null, valuesReason: null });
+    batch.add({ siteId, at: r.at, clientIp: '192.0.2.1', asn: null, country: null, method: 'GET', path: r.path, status: 200, latencyMs: 1, hasSession: false, apiKeys: [], action: 'allow', ruleKind: null, ruleId: null, would: null, managedByLevel: null, values: null, valuesReason: null });
   return { site_id: siteId, at: new Date(batch.first), until_at: new Date(batch.last), requests: batch.size, columns: batch.encode(), values_sealed: null };
 }
 
@@ -85,22 +85,31 @@ describe('traffic record', () => {
     expect(attack.status).toBe(403);
     const login = await viaGateway(gateway, '/login', { host, from: '203.0.113.66', method: 'POST', json: { user: 'bob', password: 'hunter2', comment: '<script>alert(1)</script>' } });
     expect(login.status).toBe(403);
+    // Passes the site's level 1, flagged from level 2; the route's floor is spent, so no values are kept.
+    expect((await viaGateway(gateway, `/products/11?q=${encodeURIComponent('eval(x)')}`, { host, from: '198.51.100.20' })).status).toBe(200);
 
     const key = await loadServerKey(t.database.dataDir, undefined);
     const recorded = await records(siteId, key);
-    expect(recorded).toHaveLength(14);
-    expect(recorded.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(recorded).toHaveLength(15);
+    expect(recorded.filter((r) => r.status === 200)).toHaveLength(11);
     expect(recorded.filter((r) => r.status === 404).map((r) => r.path)).toEqual(['/missing/a', '/missing/b']);
     expect(recorded.filter((r) => r.action === 'block').map((r) => r.ruleKind)).toEqual(['managed', 'managed']);
     expect(recorded.find((r) => r.clientIp === '198.51.100.3')).toMatchObject({ network: '198.51.100.0/24', method: 'GET', path: '/products/4', hasSession: false, valuesReason: 'floor' });
     expect(recorded.find((r) => r.path === '/search')).toMatchObject({ hasSession: true, valuesReason: 'flagged' });
     // The floor: five requests of the route /products/:id this hour keep values, the other five do not.
     expect(recorded.filter((r) => r.path.startsWith('/products/') && r.values !== null)).toHaveLength(5);
+    // Managed rules are judged at every paranoia level, whatever the site's own, values kept or not:
+    // these requests carry no User-Agent, which level 3 refuses; the attacks are refused at every
+    // level; eval(x) from level 2 on, though nothing of it but its metadata is kept.
+    const noUserAgent = [null, null, 'protocol.missing_user_agent', 'protocol.missing_user_agent'];
+    for (const r of recorded.filter((r) => r.status !== 403 && r.path !== '/products/11')) expect(r.managedByLevel, r.path).toEqual(noUserAgent);
+    expect(recorded.filter((r) => r.status === 403).map((r) => r.managedByLevel)).toEqual([Array(4).fill('sqli.union_select'), Array(4).fill('xss.script_tag')]);
+    expect(recorded.find((r) => r.path === '/products/11')).toMatchObject({ action: 'allow', values: null, managedByLevel: [null, 'xss.dom_sink', 'xss.dom_sink', 'xss.dom_sink'] });
 
     // In the database nothing is in clear: neither the parameters nor the credentials, and the values
     // open only with the server key and for this site.
     const stored = await rows(siteId);
-    expect(stored.reduce((sum, row) => sum + row.requests, 0)).toBe(14);
+    expect(stored.reduce((sum, row) => sum + row.requests, 0)).toBe(15);
     for (const row of stored) {
       // The columns' strings (addresses, paths) are UTF-8 inside the base64 of the batch: decoded, they would show.
       const columns = Buffer.from(row.columns!, 'base64').toString('utf8');
@@ -176,12 +185,12 @@ describe('what keeps values', () => {
     expect(routeOf('/users/42/orders/9f1c2d3e4a5b')).toBe('/users/:id/orders/:id');
     const sampler = new ValueSampler({ sampleRate: 0, floorPerRouteHour: 2 });
     const at = Date.UTC(2026, 10, 29, 10);
-    const picks = [1, 2, 3].map((i) => sampler.pick('s', 'GET', `/users/${i}`, ALLOW, at));
+    const picks = [1, 2, 3].map((i) => sampler.pick('s', 'GET', `/users/${i}`, false, at));
     expect(picks).toEqual(['floor', 'floor', null]);
-    expect(sampler.pick('s', 'GET', '/users/4', { ...ALLOW, action: 'log', ruleKind: 'virtual_patch', ruleId: 'p', would: 'block' }, at)).toBe('flagged');
+    expect(sampler.pick('s', 'GET', '/users/4', true, at)).toBe('flagged');
     // A new hour, a new floor.
-    expect(sampler.pick('s', 'GET', '/users/5', ALLOW, at + 3_600_000)).toBe('floor');
+    expect(sampler.pick('s', 'GET', '/users/5', false, at + 3_600_000)).toBe('floor');
     const always = new ValueSampler({ sampleRate: 1, floorPerRouteHour: 0 });
-    expect(always.pick('s', 'GET', '/x', ALLOW, at)).toBe('sample');
+    expect(always.pick('s', 'GET', '/x', false, at)).toBe('sample');
   });
 });

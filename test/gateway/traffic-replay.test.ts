@@ -60,6 +60,7 @@ function record(fields: Partial<TrafficRecord> = {}): TrafficRecord {
     ruleKind: null,
     ruleId: null,
     would: null,
+    managedByLevel: null,
     values: null,
     valuesReason: null,
     ...fields,
@@ -184,6 +185,43 @@ describe('replayImpact', () => {
     expect(report.totals.unchanged).toBe(26);
     // Recorded as allowed, decided as blocked by the current deny: the denied client's 10.
     expect(report.differs_from_recorded).toBe(10);
+  });
+
+  it('answers a paranoia-level change from each request\'s recorded verdict at every level: exact without values', async () => {
+    const managed = (level: number, exclusions: SiteConfig['site']['managed_rules']['exclusions'] = []) => {
+      const site = config('block');
+      return { ...site, site: { ...site.site, managed_rules: { enabled: true, paranoia_level: level, exclusions } } };
+    };
+    const level2 = [null, 'xss.dom_sink', 'xss.dom_sink', 'xss.dom_sink'];
+    const level3 = [null, null, 'protocol.missing_user_agent', 'protocol.missing_user_agent'];
+    const passes = [null, null, null, null];
+    const records = [
+      // Flagged from level 2, from level 3, never: none kept values. Read as bare requests they
+      // would look like they lack every header, and level 3 would refuse all of them.
+      ...Array.from({ length: 3 }, (_, i) => record({ at: T0 + i, clientIp: '203.0.113.5', managedByLevel: level2 })),
+      ...Array.from({ length: 2 }, (_, i) => record({ at: T0 + 10 + i, clientIp: '203.0.113.6', managedByLevel: level3 })),
+      ...Array.from({ length: 20 }, (_, i) => record({ at: T0 + 20 + i, clientIp: `198.51.100.${i + 1}`, managedByLevel: passes })),
+    ];
+    const toLevel2 = await replay({ current: managed(1), proposed: managed(2), records });
+    expect(toLevel2.totals.newly_blocked).toMatchObject({ requests: 3, top_clients: [{ value: '203.0.113.5', requests: 3 }] });
+    expect(toLevel2.objects.map((o) => [o.object, o.coverage.exact])).toEqual([[{ kind: 'managed', id: 'xss.dom_sink' }, true]]);
+    expect(toLevel2.totals.coverage.exact).toBe(true);
+
+    const toLevel3 = await replay({ current: managed(1), proposed: managed(3), records });
+    expect(toLevel3.totals.newly_blocked.requests).toBe(5);
+    expect(objectOf(toLevel3, 'managed', 'protocol.missing_user_agent').newly_blocked.requests).toBe(2);
+    // And back down: what level 3 blocks today, level 1 lets through.
+    expect((await replay({ current: managed(3), proposed: managed(1), records })).totals.newly_allowed.requests).toBe(5);
+
+    // New exclusions were not what the gateway judged with: the rules read the requests again (here
+    // none kept values), and the count is a sampled lower bound.
+    const excluded = await replay({ current: managed(1), proposed: managed(2, [{ rules: ['xss'], url_pattern: '/admin/*' }]), records });
+    expect(excluded.totals.coverage.exact).toBe(false);
+
+    // A request recorded while managed rules were off has no verdicts: the level change is no longer exact.
+    const mixed = await replay({ current: managed(1), proposed: managed(2), records: [...records, record({ at: T0 + 50, managedByLevel: null })] });
+    expect(mixed.totals.newly_blocked.requests).toBe(3);
+    expect(mixed.objects[0]!.coverage.exact).toBe(false);
   });
 
   it('counts an api_key rate limit by key across addresses, from the recorded key digests', async () => {

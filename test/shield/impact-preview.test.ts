@@ -41,6 +41,9 @@ let t: TestServer;
 let origin: { url: string; close(): Promise<void> };
 let siteId: string;
 const host = 'shop.impact.test';
+type Sent = { path: string; from: string; method?: string; json?: unknown };
+/** Every request sent to the site, in order: replayed against sites at other levels to check the previews. */
+const traffic: Sent[] = [];
 /** Every request sent, as the test counts them. */
 const SENT = 20 + 5 + 3 + 4 + 6 + 2 + 3;
 
@@ -56,6 +59,7 @@ beforeAll(async () => {
   await t.server.gateway!.registry.refresh();
   const gateway = t.server.gateway!.url;
   const send = async (path: string, from: string, expected: number, options: { method?: string; json?: unknown } = {}) => {
+    traffic.push({ path, from, ...options });
     const res = await viaGateway(gateway, path, { host, from, ...options });
     expect(res.status, `${path} from ${from}`).toBe(expected);
   };
@@ -121,6 +125,24 @@ describe('impact preview', () => {
     const impact = await expectPreview({ site: { managed_rules: { paranoia_level: 2 } } });
     expect(impact.totals.newly_blocked).toMatchObject({ requests: 3, top_clients: [{ value: '198.51.100.99', requests: 3 }] });
     expect(impact.objects.map((o) => o.object.kind)).toEqual(['managed']);
+    // Answered from every request's recorded verdict at each level, not from a sample of values.
+    expect(impact.objects[0]!.coverage.exact).toBe(true);
+  });
+
+  it('a raise to each level counts exactly what a site at that level blocks of the same traffic', async () => {
+    const gateway = t.server.gateway!.url;
+    for (const level of [2, 3, 4]) {
+      const domain = `level${level}.impact.test`;
+      const site = await t.call('POST', '/api/v1/shield/sites', { body: { domain, origin_url: origin.url, mode: 'block', managed_rules: { enabled: true, paranoia_level: level } } });
+      expect(site.status, site.text).toBe(201);
+      await t.server.gateway!.registry.refresh();
+      let blocked = 0;
+      for (const { path, from, ...options } of traffic) if ((await viaGateway(gateway, path, { host: domain, from, ...options })).status === 403) blocked++;
+      const impact = await expectPreview({ site: { managed_rules: { paranoia_level: level } } });
+      // The four script tags are blocked at level 1 already.
+      expect(impact.totals.newly_blocked.requests, `level ${level}`).toBe(blocked - 4);
+      expect(impact.totals.coverage.exact).toBe(true);
+    }
   });
 
   it('block → log: what is blocked today would pass, attributed to the mode', async () => {

@@ -187,6 +187,67 @@ class SiteManagedRules implements ManagedRuleSet {
   }
 }
 
+/** The rule that would decide at each paranoia level (index: level − 1), null where the request passes. */
+export type ManagedByLevel = readonly (string | null)[];
+export const PASSES_EVERY_LEVEL: ManagedByLevel = Object.freeze([null, null, null, null]);
+const LEVELS: readonly ParanoiaLevel[] = [1, 2, 3, 4];
+
+/**
+ * A site's managed rules judged at every paranoia level, with its exclusions, for the traffic
+ * record (so an impact preview of a level change is exact). A level holds every rule of the levels
+ * below it, decisive where they were, with a threshold no higher and prose demoted only at levels
+ * 1–2 (types.ts): what the most sensitive level lets through passes at every level.
+ *
+ * So the site's own rules (`rules`) ask level 4 first, and a request it passes is done — and
+ * remembered as passing everywhere, so that judging it for the record costs nothing more. Most
+ * requests thus cost one level-4 pass instead of one at the site's level; only those level 4
+ * flags are asked at the site's level, and at the others when recorded.
+ */
+export class ManagedLevels {
+  readonly #levels: readonly SiteManagedRules[];
+  /** Requests (views) level 4 passed while they were decided. */
+  readonly #passed = new WeakSet<InspectedRequest>();
+  /** The site's own level, screened by level 4. */
+  readonly rules: ManagedRuleSet;
+
+  constructor(exclusions: CompiledExclusions, level: ParanoiaLevel) {
+    this.#levels = LEVELS.map((l) => new SiteManagedRules(programFor(l), exclusions));
+    const own = this.#levels[level - 1]!;
+    const top = this.#levels[3]!;
+    this.rules = {
+      match: (request) => {
+        const screen = top.match(request);
+        if (screen === null) {
+          this.#passed.add(request);
+          return null;
+        }
+        return level === 4 ? screen : own.match(request);
+      },
+    };
+  }
+
+  /** `views`: the request and each method an override names, as the pipeline asks managed rules. */
+  judge(views: readonly InspectedRequest[]): ManagedByLevel {
+    if (views.every((view) => this.#passed.has(view))) return PASSES_EVERY_LEVEL;
+    const at = (level: SiteManagedRules): string | null => {
+      for (const view of views) {
+        const hit = level.match(view);
+        if (hit) return hit.ruleId;
+      }
+      return null;
+    };
+    const levels = this.#levels;
+    const top = at(levels[3]!);
+    return top === null ? PASSES_EVERY_LEVEL : [at(levels[0]!), at(levels[1]!), at(levels[2]!), top];
+  }
+}
+
+/** A site's managed rules judged at every level (ManagedLevels), or null when they are off. */
+export function compileManagedLevels(settings: ManagedRulesSettings | null | undefined, foldCase: boolean): ManagedLevels | null {
+  if (!settings?.enabled) return null;
+  return new ManagedLevels(compileExclusions(settings.exclusions, foldCase), clampLevel(settings.paranoia_level));
+}
+
 /**
  * The managed rules of a site, or null when they are off. `foldCase` is the site's path case
  * folding (`path_case: insensitive`), used by exclusions' URL patterns.

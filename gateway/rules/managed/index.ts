@@ -14,4 +14,4 @@
 //   exclusions.ts   a site's exclusions by rule/category, URL pattern and parameter
 //   engine.ts       matching a request: decisive rules, weak signals and the anomaly score, prose
 export { MANAGED_RULE_CATEGORIES, MANAGED_RULES, unknownRuleRefs, type ManagedRuleInfo } from '../../../schemas/managed-rules/catalogue.ts';
-export { compileManagedRules, type ManagedRuleHit, type ManagedRuleSet } from './engine.ts';
+export { clampLevel, compileManagedLevels, compileManagedRules, PASSES_EVERY_LEVEL, type ManagedByLevel, type ManagedLevels, type ManagedRuleHit, type ManagedRuleSet } from './engine.ts';
