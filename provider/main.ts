@@ -3,7 +3,8 @@
 import { createAegisClient } from '../client/client.ts';
 import { restResources } from '../reconciler/live/rest-resources.ts';
 import type { Diagnostic, ProviderDefinition, TfObject, TfValue } from './framework/contract.ts';
-import { createImpactPreviewer, parseImpactWindow } from './resources/impact.ts';
+import { createImpactPreviewer } from './resources/impact.ts';
+import { impactWindowProblem, readImpactWindow } from '../schemas/impact-window.ts';
 import { aegisResources, NotConfiguredError, type Connection } from './resources/index.ts';
 
 export interface AegisProviderOptions {
@@ -40,7 +41,7 @@ export function aegisProvider(options: AegisProviderOptions = {}): ProviderDefin
           type: 'string',
           optional: true,
           description:
-            'How much recorded traffic `terraform plan` replays to show, as a warning on each changed Shield site or rule, what the change would have done (e.g. `24h`, `90m`, `7d`). Default: the AEGIS_IMPACT_WINDOW environment variable, else `24h`.',
+            'How much recorded traffic `terraform plan` replays to show, as a warning on each changed Shield site or rule, what the change would have done: days, hours and minutes (e.g. `24h`, `90m`, `7d`, `1d12h`; at most `90d`). Default: the AEGIS_IMPACT_WINDOW environment variable, else `24h`.',
         },
       ],
     },
@@ -48,10 +49,10 @@ export function aegisProvider(options: AegisProviderOptions = {}): ProviderDefin
       const url = setting(config.api_url, 'api_url', 'AEGIS_API_URL', env);
       const key = setting(config.api_key, 'api_key', 'AEGIS_API_KEY', env);
       const window = setting(config.impact_window, 'impact_window', 'AEGIS_IMPACT_WINDOW', env);
-      const windowMs = window.ok && window.value !== undefined ? parseImpactWindow(window.value) : undefined;
+      const windowMs = window.ok && window.value !== undefined ? readImpactWindow(window.value)?.ms : undefined;
       const diagnostics = [url, key, window].flatMap((s) => (s.ok ? [] : [s.diagnostic]));
       if (window.ok && window.value !== undefined && windowMs === undefined) {
-        diagnostics.push({ severity: 'error', summary: 'Invalid impact_window', detail: `Expected a duration such as 24h, 90m or 7d, got ${JSON.stringify(window.value)}.`, attribute: ['impact_window'] });
+        diagnostics.push({ severity: 'error', summary: 'Invalid impact_window', detail: `${JSON.stringify(window.value)}: ${impactWindowProblem(window.value)}.`, attribute: ['impact_window'] });
       }
       if (url.ok && !url.value) diagnostics.push({ severity: 'error', summary: 'Missing Aegis API URL', detail: 'Set api_url in the provider block or AEGIS_API_URL in the environment.', attribute: ['api_url'] });
       if (key.ok && !key.value) diagnostics.push({ severity: 'error', summary: 'Missing Aegis API key', detail: 'Set api_key in the provider block or AEGIS_API_KEY in the environment.', attribute: ['api_key'] });

@@ -205,12 +205,3 @@ export function createImpactPreviewer(options: ImpactPreviewerOptions): ImpactPr
     },
   };
 }
-
-/** `24h`, `90m`, `7d`, `1d12h`: the provider's `impact_window`, in ms; undefined when it is not such a duration. */
-export function parseImpactWindow(text: string): number | undefined {
-  const match = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/.exec(text.trim());
-  if (!match || text.trim() === '') return undefined;
-  const [, days, hours, minutes] = match;
-  const ms = (Number(days ?? 0) * 24 + Number(hours ?? 0)) * 3_600_000 + Number(minutes ?? 0) * 60_000;
-  return ms > 0 ? ms : undefined;
-}

@@ -50,10 +50,11 @@ export interface ImpactWindow {
 export { DEFAULT_IMPACT_WINDOW };
 const UNIT_TEXT = { m: 'min', h: 'h', d: 'd' } as const;
 
-/** `30m`, `6h`, `24h`, `7d`: a whole number of minutes, hours or days (at most 90); null when it is not one. */
+/** `30m`, `6h`, `24h`, `7d`, `1d12h` (schemas/impact-window.ts); null when it is not such a window. */
 export function parseImpactWindow(value: string): ImpactWindow | null {
   const window = readImpactWindow(value);
-  return window && { flag: `${window.amount}${window.unit}`, label: `last ${window.amount} ${UNIT_TEXT[window.unit]}`, ms: window.ms };
+  if (!window) return null;
+  return { flag: window.parts.map(([amount, unit]) => `${amount}${unit}`).join(''), label: `last ${window.parts.map(([amount, unit]) => `${amount} ${UNIT_TEXT[unit]}`).join(' ')}`, ms: window.ms };
 }
 
 // ---- proposals -----------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 // preview API, built in the response's shape, and the sentence each gives; and the provider's
 // `impact_window` durations.
 import { describe, expect, it } from 'vitest';
-import { describeImpact, parseImpactWindow, windowText, type ImpactAnswer } from '../../provider/resources/impact.ts';
+import { describeImpact, windowText, type ImpactAnswer } from '../../provider/resources/impact.ts';
+import { readImpactWindow } from '../../schemas/impact-window.ts';
 
 type Stats = ImpactAnswer['totals']['newly_blocked'];
 
@@ -82,13 +83,14 @@ describe('the impact warning', () => {
   });
 });
 
-describe('impact_window', () => {
+describe('impact_window (the grammar the reconciler and the API share: schemas/impact-window.ts)', () => {
   it('reads days, hours and minutes, and refuses anything else', () => {
-    expect(parseImpactWindow('24h')).toBe(DAY);
-    expect(parseImpactWindow('90m')).toBe(90 * 60_000);
-    expect(parseImpactWindow('1d12h')).toBe(36 * 3_600_000);
-    expect(parseImpactWindow(' 7d ')).toBe(7 * DAY);
-    for (const bad of ['', '0h', '24', '1.5h', '24 h', 'h', '-1h', '1w']) expect(parseImpactWindow(bad), bad).toBeUndefined();
+    const ms = (text: string): number | undefined => readImpactWindow(text)?.ms;
+    expect(ms('24h')).toBe(DAY);
+    expect(ms('90m')).toBe(90 * 60_000);
+    expect(ms('1d12h')).toBe(36 * 3_600_000);
+    expect(ms(' 7d ')).toBe(7 * DAY);
+    for (const bad of ['', '0h', '24', '1.5h', '24 h', 'h', '-1h', '1w', '12h1d', '91d']) expect(ms(bad), bad).toBeUndefined();
   });
 
   it('is named as people read it', () => {

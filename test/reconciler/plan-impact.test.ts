@@ -291,6 +291,7 @@ describe('impact in words', () => {
 
   it('reads the windows the flag accepts', () => {
     expect(['30m', '6h', '24h', '7d'].map((w) => parseImpactWindow(w)?.ms)).toEqual([1_800_000, 21_600_000, 86_400_000, 604_800_000]);
+    expect(parseImpactWindow('1d12h')).toEqual({ flag: '1d12h', label: 'last 1 d 12 h', ms: 36 * 3_600_000 });
     for (const bad of ['', '24', 'h', '0m', '-1h', '1.5h', '2w', '365d']) expect(parseImpactWindow(bad), bad).toBeNull();
   });
 });

@@ -21,7 +21,7 @@ export interface AegisProviderConfig {
   */
   readonly apiUrl?: string;
   /**
-  * How much recorded traffic `terraform plan` replays to show, as a warning on each changed Shield site or rule, what the change would have done (e.g. `24h`, `90m`, `7d`). Default: the AEGIS_IMPACT_WINDOW environment variable, else `24h`.
+  * How much recorded traffic `terraform plan` replays to show, as a warning on each changed Shield site or rule, what the change would have done: days, hours and minutes (e.g. `24h`, `90m`, `7d`, `1d12h`; at most `90d`). Default: the AEGIS_IMPACT_WINDOW environment variable, else `24h`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/aegis/aegis/latest/docs#impact_window AegisProvider#impact_window}
   */
