@@ -38,6 +38,8 @@
 //
 // Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
 // and comment pairing is done with indexOf, so canonicalising is linear in the input.
+import RE2 from 're2';
+import { ATTACK_COMMAND_LINE } from '../../../schemas/managed-rules/data/fragments.ts';
 import { decodePercent } from '../../inspect/percent.ts';
 import { base64Text } from './base64-text.ts';
 
@@ -200,13 +202,22 @@ function textForms(text: string): string[] {
 }
 
 /**
- * Characters without which no command can be injected — the shell form is only built with one —
- * and the Windows interpreters, which a value can name whole (`powershell -nop -c "…"`).
+ * Characters without which no command can be injected into a larger command — the shell form is
+ * only built with one — and the Windows interpreters, which a value can name whole (`powershell
+ * -nop -c "…"`).
  */
 const SHELL_TRIGGER = /[;|&`$\n]|\b(?:powershell|pwsh|cmd)\b/;
+/**
+ * A value that is an attack-shaped command line on its own (`ls -la /etc/`, `net user x /add`:
+ * fragments.ts ATTACK_COMMAND_LINE, matched by cmdi.command_line) needs no metacharacter, but some
+ * character the fast path does not take as inert (prefilter.ts): a path, a quote, an option's `/`.
+ * RE2: it reads values.
+ */
+const LEADING_COMMAND = new RE2(`^\\s*(?:${ATTACK_COMMAND_LINE})`, 'u');
+const NOT_INERT = /[^\w\s.,@#!?[\]-]/;
 
 export function mayHoldCommand(canonical: string): boolean {
-  return SHELL_TRIGGER.test(canonical);
+  return SHELL_TRIGGER.test(canonical) || (NOT_INERT.test(canonical) && LEADING_COMMAND.test(canonical));
 }
 
 /** The shell form of a canonical text (see the file comment). */

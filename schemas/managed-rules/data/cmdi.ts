@@ -112,6 +112,14 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/`,
   },
   {
+    id: 'cmdi.windows_for_loop',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: "cmd.exe's FOR loop (for /f %a in ('command') do …): iterates over files, strings or a command's output and runs a command for each",
+    targets: ['value', 'header', 'body'],
+    pattern: String.raw`\bfor\s+(?:[^%\n]{0,80}\s)?%%?[^\s%]{1,32}\s+in\s*\([^)\n]*\)\s*do\b`,
+  },
+  {
     id: 'cmdi.command_line',
     category: 'cmdi',
     paranoia_level: 1,

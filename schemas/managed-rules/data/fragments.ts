@@ -165,5 +165,21 @@ export const COMMAND_LINE = alt([
   String.raw`(?:netsh|reg|sc|schtasks|wmic|vssadmin|bcdedit|icacls|takeown)(?:\.exe)?\s+[a-z]`,
   String.raw`(?:perl|python[23]?|ruby|php|node)\s+-[a-z]*[ecr]\s`,
 ]);
+
+/**
+ * The command lines that are attack-shaped even with no metacharacter around them, where a value
+ * holds nothing else (canonicalise.ts builds the shell form for them): a bin path, Windows account,
+ * registry and firewall administration, an interpreter one-liner, a listing or read of a system
+ * location. Not every command line: `mkdir -p src/components` and `chmod +x deploy.sh` are what
+ * developers paste.
+ */
+export const ATTACK_COMMAND_LINE = alt([
+  String.raw`(?:/usr)?(?:/local)?/s?bin/[a-z]`,
+  String.raw`net\s+(?:user|localgroup|group)\b[^\n]*\s/(?:add|del(?:ete)?|active)\b`,
+  String.raw`(?:netsh|reg|schtasks|wmic|vssadmin|bcdedit|icacls|takeown)(?:\.exe)?\s+[a-z]`,
+  String.raw`(?:perl|python[23]?|ruby|php|node)\s+-[a-z]*[ecr]\s`,
+  String.raw`(?:ls|dir|cat|type|more|head|tail|find)\s+(?:-{1,2}[a-z]+\s+)*(?:/(?:etc|var|proc|root|home|tmp|usr|opt|windows|\s*$|\*)|[a-z]:\\)`,
+]);
+
 /** A probe command alone after a separator at the end of a value (`; id`, `| dir`, `& ver`). */
 export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'dir', 'whoami', 'ipconfig', 'ifconfig', 'uname', 'sysinfo', 'systeminfo', 'ver']);

@@ -30,6 +30,16 @@ const WINDOWS_FILES = alt([
   String.raw`applicationhost\.config`,
 ]);
 
+/**
+ * The root of a Windows absolute path: a drive (`C:\`, `/C:/` as some URLs write it), a leading
+ * backslash, or a slash-rooted path that goes on with backslashes (`/apache\php\php.ini`; its first
+ * segment is then taken as part of the root).
+ */
+const WINDOWS_ROOT = String.raw`(?:/?[a-z]:[\\/]+|\\+|/[^\s/\\]*\\)`;
+
+/** Top-level Unix directories holding system and server software (not an application's own tree). */
+const UNIX_TOP = String.raw`(?:var|usr|opt|srv|home|private|applications|library|etc|apache\d*|xampp|lampp|nginx|www)`;
+
 /** A separator as fuzzers mangle it: `0x2f`, a percent escape left undecoded, any punctuation. */
 const JUNK = String.raw`(?:0x2f|0x5c|%u[0-9a-f]{4}|%[0-9a-z]{1,2}|[^a-z0-9\s])`;
 
@@ -134,6 +144,41 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /root/…)',
     targets: ['value', 'name', 'body'],
     pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel))/[^\s]*$`,
+  },
+  {
+    id: 'traversal.server_file_value',
+    category: 'traversal',
+    paranoia_level: 1,
+    description:
+      "A value that is nothing but an absolute path to the OS's, a web server's or a database's configuration, logs or installation (C:\\xampp\\apache\\conf\\httpd.conf, C:\\Windows\\…, /var/www/logs/error_log, /usr/local/apache2/conf/httpd.conf): what file-inclusion lists try; a user's own documents are not",
+    targets: ['value', 'name', 'body'],
+    pattern:
+      // Windows: a drive path into the system, server software or installer answers, or to a log or configuration file.
+      String.raw`^\s*${WINDOWS_ROOT}(?:windows|winnt|boot\.ini|inetpub|xampp|wamp\d*|appserv|apache[\w. -]*|php\d*|mysql|mariadb|nginx|tomcat[\w.-]*|filezilla[\w ]*|mercury\w*|sysprep|unattend|programdata[\\/]|` +
+      String.raw`program\s*files(?:\s*\(x86\))?[\\/]+(?:apache|mysql|mariadb|php|nginx|tomcat|filezilla|mercury|microsoft\s+sql\s+server|xampp)|system\s+volume\s+information|\$recycle\.bin)|` +
+      String.raw`^\s*${WINDOWS_ROOT}[^\n]*\.(?:log|ini|conf|cnf|evt|evtx|inf|sav|reg)\s*$|` +
+      // Unix: from a system top-level directory, a path into a conf/ or logs/ directory, or to a
+      // server's log or configuration file by name (an application's own /app/logs/ is not one).
+      String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:conf|logs?)/+[\w.-]+\s*$|` +
+      String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:(?:access|error|ssl_access|ssl_error|php_errors?|mysqld?|mysql-slow|xferlog|auth|syslog|messages)[._-]?log(?:\.\d+)?|(?:httpd|apache2?|nginx|lighttpd|php-fpm|my|php|vsftpd|proftpd|pure-ftpd)\.(?:conf|cnf|ini))\s*$`,
+  },
+  {
+    id: 'traversal.dot_run_segment',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A path segment of three or more dots (/.../, \\...\\), which some servers and archive tools read as two levels up',
+    targets: ['value', 'name', 'body'],
+    pattern: String.raw`(?:^|[/\\])\.{3,}[/\\]`,
+  },
+  {
+    id: 'traversal.shell_dotfile_value',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: "A value that is only a path to a shell's or SSH's own files (/.bashrc, ../.bash_profile, home/x/.profile, /root/.ssh/authorized_keys), what file-inclusion lists try",
+    targets: ['value', 'header'],
+    // A path, not the bare name (`.bashrc` searched for in a documentation site), and not `~/…`,
+    // which people write when they talk about their own shell.
+    pattern: String.raw`^\s*(?:\.{0,2}[/\\]|[\w.-]+[/\\])(?:[\w.-]+[/\\])*\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|cshrc|tcshrc|kshrc|login|logout|viminfo|lesshst|mysql_history|psql_history|rhosts|shosts|ssh[/\\][\w.-]+)\s*$`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
