@@ -213,14 +213,12 @@ export class ChangeTally {
 export class GroupTally {
   readonly tallies: Record<ChangeKind, ChangeTally> = { newly_blocked: new ChangeTally(), newly_challenged: new ChangeTally(), newly_allowed: new ChangeTally() };
 
-  /** `exact`: whether the verdicts counted read only metadata every record carries. */
-  constructor(readonly exact: boolean) {}
-
   get requests(): number {
     return this.tallies.newly_blocked.requests + this.tallies.newly_challenged.requests + this.tallies.newly_allowed.requests;
   }
 
-  group(records: number, withValues: number, exact = this.exact): ImpactGroup {
+  /** `exact`: whether the verdicts counted read only what every record carries (known once all were read). */
+  group(records: number, withValues: number, exact: boolean): ImpactGroup {
     return {
       coverage: coverageOf(records, withValues, exact),
       newly_blocked: this.tallies.newly_blocked.stats('newly_blocked'),

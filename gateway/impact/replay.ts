@@ -141,7 +141,7 @@ class Side {
   /**
    * The same for a bare request (its method, path and client alone), whose content answer is
    * remembered by `target`. `judged`: managed rules were judged at every level and passed it (a
-   * request some level flags keeps its values, so is never bare).
+   * request some level flags is never bare: record-batch.ts).
    */
   decideBare(target: string, judged: boolean, clientIp: string, parsedIp: ParsedIp): Promise<Verdict> | Verdict {
     const site = this.site;
@@ -300,7 +300,7 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   const managedRecorded = (currentSite.managed === null || currentLevel !== null) && (proposedSite.managed === null || proposedLevel !== null);
   const wantsFile = (name: string): boolean => (currentSite.patches?.names(name) ?? false) || (proposedSite.patches?.names(name) ?? false);
 
-  const total = new GroupTally(true);
+  const total = new GroupTally();
   const objects = new Map<string, { object: ImpactObject; tally: GroupTally }>();
   let records = 0;
   let withValues = 0;
@@ -316,8 +316,7 @@ export async function replayImpact(input: ReplayInput): Promise<ImpactReport> {
   const groupFor = (kind: ImpactObjectKind, id: string | null): GroupTally => {
     const key = `${kind}\u0000${id ?? ''}`;
     let entry = objects.get(key);
-    // Exactness is known once every record was read (unjudged): GroupTally.group is told then.
-    if (!entry) objects.set(key, (entry = { object: { kind, id }, tally: new GroupTally(false) }));
+    if (!entry) objects.set(key, (entry = { object: { kind, id }, tally: new GroupTally() }));
     return entry.tally;
   };
 
