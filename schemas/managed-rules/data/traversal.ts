@@ -163,6 +163,15 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
       String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:(?:access|error|ssl_access|ssl_error|php_errors?|mysqld?|mysql-slow|xferlog|auth|syslog|messages)[._-]?log(?:\.\d+)?|(?:httpd|apache2?|nginx|lighttpd|php-fpm|my|php|vsftpd|proftpd|pure-ftpd)\.(?:conf|cnf|ini))\s*$`,
   },
   {
+    id: 'traversal.mangled_dot_dot',
+    category: 'traversal',
+    paranoia_level: 1,
+    description:
+      'Parent-directory steps as decoders mangle them: hex without its % (..2f..2f, 0x2e0x2e0x2f), an invalid byte or a private-use character between the dots and the separator (..%c0%2f, ..%uEFC8)',
+    targets: ['value', 'name', 'body'],
+    pattern: String.raw`(?:\.\.(?:0x|%|\\x)?(?:2f|5c)){2}|\.\.(?:2f|5c)(?:etc|var|usr|windows|winnt|boot|proc)\b|(?:0x2e){2}(?:0x2f|0x5c|[/\\])|\.\.[\x{fffd}\x{e000}-\x{f8ff}]{1,3}(?:[/\\]|\.\.)`,
+  },
+  {
     id: 'traversal.dot_run_segment',
     category: 'traversal',
     paranoia_level: 1,
