@@ -42,6 +42,7 @@ import RE2 from 're2';
 import { ATTACK_COMMAND_LINE } from '../../../schemas/managed-rules/data/fragments.ts';
 import { decodePercent } from '../../inspect/percent.ts';
 import { base64Text } from './base64-text.ts';
+import { isInert } from './prefilter.ts';
 
 const PERCENT_ESCAPE = /%(?:[0-9a-f]{2}|u[0-9a-f]{4})/i;
 /** Decoding passes after the framework's one: double and triple encoding. */
@@ -209,15 +210,14 @@ function textForms(text: string): string[] {
 const SHELL_TRIGGER = /[;|&`$\n]|\b(?:powershell|pwsh|cmd)\b/;
 /**
  * A value that is an attack-shaped command line on its own (`ls -la /etc/`, `net user x /add`:
- * fragments.ts ATTACK_COMMAND_LINE, matched by cmdi.command_line) needs no metacharacter, but some
- * character the fast path does not take as inert (prefilter.ts): a path, a quote, an option's `/`.
- * RE2: it reads values.
+ * fragments.ts ATTACK_COMMAND_LINE, matched by cmdi.command_line) needs no metacharacter, only not
+ * to be a text the fast path skips (prefilter.ts): words alone (`sleep 100`) stay words. RE2: it
+ * reads values.
  */
 const LEADING_COMMAND = new RE2(`^\\s*(?:${ATTACK_COMMAND_LINE})`, 'u');
-const NOT_INERT = /[^\w\s.,@#!?[\]-]/;
 
 export function mayHoldCommand(canonical: string): boolean {
-  return SHELL_TRIGGER.test(canonical) || (NOT_INERT.test(canonical) && LEADING_COMMAND.test(canonical));
+  return SHELL_TRIGGER.test(canonical) || (LEADING_COMMAND.test(canonical) && !isInert(canonical));
 }
 
 /** The shell form of a canonical text (see the file comment). */
