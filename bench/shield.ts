@@ -388,18 +388,19 @@ try {
       console.log(`${label.padEnd(20)} ${Math.round(m.rps).toString().padStart(7)} req/s   p50@1conn ${(o.p50ms * 1000).toFixed(0).padStart(4)} µs   p99@${CONNECTIONS} ${m.p99ms.toFixed(2)} ms   (rounds: ${many.map((x) => Math.round(x.rps)).join(', ')})`);
     }
     const r = (label: string) => results.get(label)!;
-    const recorded = r('gateway, full, recorded').many.rps / r('gateway, full rules').many.rps;
     const traffic = server.shieldEvents.traffic?.stats();
-    const recordedManaged = r('gateway, full + managed, recorded').many.rps / r('gateway, full + managed').many.rps;
-    console.log(`recorded / full     ${recorded.toFixed(2)}  (target ≥ 0.95) ${recorded >= 0.95 ? 'PASS' : 'BELOW TARGET'}   traffic record: ${traffic?.written ?? 0} written, ${traffic?.shed ?? 0} shed`);
-    console.log(`recorded / full + managed ${recordedManaged.toFixed(2)}  (target ≥ 0.95) ${recordedManaged >= 0.95 ? 'PASS' : 'BELOW TARGET'}   (every request judged at paranoia levels 1–4 as well)`);
+    console.log(`traffic record: ${traffic?.written ?? 0} written, ${traffic?.shed ?? 0} shed`);
+    // Each recorded row against the same site unrecorded, and the capture's own time at that rate
+    // (one process on one core). A recording gateway runs managed rules screened by level 4 in both
+    // rows of the managed pair: what that screening adds is bench:managed's "PL1 recorded" row.
     for (const [label, base] of [['gateway, full, recorded', 'gateway, full rules'], ['gateway, full + managed, recorded', 'gateway, full + managed']] as const) {
+      const ratio = r(label).many.rps / r(base).many.rps;
+      console.log(`${label} / unrecorded  ${ratio.toFixed(2)}  (target ≥ 0.95) ${ratio >= 0.95 ? 'PASS' : 'BELOW TARGET'}`);
       const spent = captureTime.byLabel.get(label);
       if (!spent) continue;
       const us = Number(spent.ns) / 1e3 / spent.requests;
-      // The gateway's CPU per request at the unrecorded row's rate: one process on one core.
       const share = us / (1e6 / r(base).many.rps);
-      console.log(`  capture on the hot path (${label}): ${us.toFixed(2)} µs per request = ${(share * 100).toFixed(1)} % of a request's time at ${Math.round(r(base).many.rps)} req/s ${share <= 0.05 ? 'PASS' : 'ABOVE'} (≤ 5 %)`);
+      console.log(`  capture on the hot path: ${us.toFixed(2)} µs per request = ${(share * 100).toFixed(1)} % of a request's time at ${Math.round(r(base).many.rps)} req/s ${share <= 0.05 ? 'PASS' : 'ABOVE'} (≤ 5 %)`);
     }
     if (!ONLY_RECORD) {
       const noRules = r('gateway, no rules').many.rps / r('bare proxy').many.rps;
