@@ -25,7 +25,7 @@ browserSuite('settings: API keys, sessions, audit log, members, plan', { timeout
     d = await startDashboard();
     owner = await d.signIn('settings-owner@example.com');
   }, 120_000);
-  afterAll(() => d?.close());
+  afterAll(() => d?.close(), 120_000);
 
   it('create and rotate an API key: shown once with Copy, then last 4 only; the old key in grace, then revoked', async () => {
     const { page } = owner;

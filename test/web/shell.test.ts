@@ -11,7 +11,7 @@ browserSuite('the dashboard shell', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     d = await startDashboard();
   }, 120_000);
-  afterAll(() => d?.close());
+  afterAll(() => d?.close(), 120_000);
 
   it('is served with a CSP without inline scripts, immutable hashed assets, and precompressed files', async () => {
     const index = await fetch(`${d.t.url}/`);

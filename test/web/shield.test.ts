@@ -22,7 +22,7 @@ browserSuite('Shield configuration pages', { timeout: 120_000 }, () => {
     owner = await d.signIn('shield-owner@example.com');
     problems = watchConsole(owner.page);
   }, 120_000);
-  afterAll(() => d?.close());
+  afterAll(() => d?.close(), 120_000);
 
   it('creates a site and a virtual patch through the dialogs, with the API refusal shown by the form', async () => {
     const { page } = owner;
