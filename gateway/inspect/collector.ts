@@ -11,6 +11,14 @@ import type { JsonSink } from './json-fields.ts';
 import { parameterNames, pathNames } from './names.ts';
 import { decodePercent, newDecodeFlags, type DecodeFlags } from './percent.ts';
 
+/** `%00`, encoded any number of times more (`%2500`, `%252500`). */
+const ENCODED_NUL = /%(?:25)*00/;
+/**
+ * Overlong UTF-8 forms, encoded again: C0 or C1 and any byte (no valid text has either lead byte;
+ * lenient decoders read `%c0%2e` as `.`), E0 8x/9x or F0 8x and their continuation bytes.
+ */
+const ENCODED_OVERLONG = /%(?:25)*(?:c[01]%(?:25)*[0-9a-f]{2}|(?:e0%(?:25)*[89][0-9a-f]|f0%(?:25)*8[0-9a-f]%(?:25)*[89ab][0-9a-f])%(?:25)*[89ab][0-9a-f])/i;
+
 /** More fields than this, and the request is not inspected (it is refused when a rule needs it). */
 export const MAX_FIELDS = 4096;
 
@@ -26,6 +34,7 @@ export class FieldCollector {
       return false;
     }
     if (value.includes('\0') || raw.includes('\0')) this.anomalies.add('nul_byte');
+    if (value.includes('%')) this.noteEncodedAgain(value);
     this.fields.push({ source, raw, names, value });
     return true;
   }
@@ -77,6 +86,16 @@ export class FieldCollector {
       value: (keys, value) => this.addJson(keys, value),
       duplicateKey: () => this.anomalies.add('duplicate_json_key'),
     };
+  }
+
+  /**
+   * A NUL or an overlong UTF-8 form still percent-encoded after the value was decoded (`%2500`,
+   * `%25c0%25af`): an encoding layer added to hide it from a single decode, which no client adds
+   * to a real value. Counted as the anomaly itself, as if sent once-encoded.
+   */
+  private noteEncodedAgain(value: string): void {
+    if (ENCODED_NUL.test(value)) this.anomalies.add('nul_byte');
+    if (ENCODED_OVERLONG.test(value)) this.anomalies.add('overlong_utf8');
   }
 
   noteFlags(flags: DecodeFlags): void {
