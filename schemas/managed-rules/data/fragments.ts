@@ -94,7 +94,8 @@ export const COMMANDS_DISTINCT = [
   'certutil', 'bitsadmin', 'wmic', 'mshta', 'rundll32', 'regsvr32', 'cscript', 'wscript', 'wget', 'ncat', 'netcat', 'socat', 'nohup',
   'busybox', 'mkfifo', 'chmod', 'chown', 'chgrp', 'crontab', 'useradd', 'usermod', 'userdel', 'groupadd', 'xxd', 'hexdump', 'tftp',
   'nmap', 'printenv', 'getent', 'dmesg', 'lsb_release', 'lsof', 'iptables', 'tracert', 'traceroute', 'passwd', 'netsh', 'vssadmin',
-  'wevtutil', 'schtasks', 'phpinfo',
+  'wevtutil', 'schtasks', 'phpinfo', 'invoke-webrequest', 'invoke-restmethod', 'invoke-expression', 'invoke-wmimethod', 'invoke-command',
+  'start-bitstransfer', 'new-object',
 ] as const;
 
 /** Commands that are also words (or too short to stand alone): they need a shell-looking argument. */
@@ -131,6 +132,8 @@ const COMMAND_SHAPES = [
   String.raw`echo\s+(?:-[a-z]|[^;|&\n]*>\s*[\w/~.$-])`,
   String.raw`reg(?:\.exe)?\s+(?:add|query|delete|save|export|import|load)\b`,
   String.raw`ps\s+(?:-?[aefuxl]+|aux)\b`,
+  // PowerShell's short aliases: Invoke-WebRequest, Invoke-RestMethod, Invoke-Expression, Invoke-WmiMethod.
+  String.raw`(?:iwr|irm|iex|iwmi)\s*(?:\(|-[a-z]|https?:|\$)`,
 ];
 
 /**
@@ -167,6 +170,14 @@ export const COMMAND_LINE = alt([
 ]);
 
 /**
+ * Reconnaissance commands no word of prose spells, which a value holding only one of them (with
+ * options) runs to learn the host (`uname -a`, `ipconfig /all`, `whoami`). Words for the fast path
+ * too (prefilter.ts).
+ */
+export const RECON_COMMANDS = ['whoami', 'uname', 'ifconfig', 'ipconfig', 'netstat', 'systeminfo', 'tasklist', 'printenv', 'dmesg', 'lsb_release', 'sysinfo'] as const;
+export const RECON_COMMAND_VALUE = String.raw`${alt([...RECON_COMMANDS])}(?:\s+(?:-{1,2}[a-z]+|/[a-z?]+))*\s*$`;
+
+/**
  * The command lines that are attack-shaped even with no metacharacter around them, where a value
  * holds nothing else (canonicalise.ts builds the shell form for them): a bin path, Windows account,
  * registry and firewall administration, an interpreter one-liner, a listing or read of a system
@@ -178,6 +189,10 @@ export const ATTACK_COMMAND_LINE = alt([
   String.raw`net\s+(?:user|localgroup|group)\b[^\n]*\s/(?:add|del(?:ete)?|active)\b`,
   String.raw`(?:netsh|reg|schtasks|wmic|vssadmin|bcdedit|icacls|takeown)(?:\.exe)?\s+[a-z]`,
   String.raw`(?:perl|python[23]?|ruby|php|node)\s+-[a-z]*[ecr]\s`,
+  RECON_COMMAND_VALUE,
+  String.raw`n(?:c|cat)(?:\.exe)?\s[^\n]*-[a-z]*e\s`,
+  String.raw`(?:wget|curl)\s+(?:-{1,2}[a-z-]+\s+)*(?:https?|ftp)://[^\s]+\.(?:txt|sh|php\d?|py|pl|exe|ps1|jsp|aspx?|elf|bin)(?:\s|$)`,
+  String.raw`invoke-(?:webrequest|restmethod|expression|wmimethod|command)\s+[^\s]|start-bitstransfer\s+[^\s]`,
   String.raw`(?:ls|dir|cat|type|more|head|tail|find)\s+(?:-{1,2}[a-z]+\s+)*(?:/(?:etc|var|proc|root|home|tmp|usr|opt|windows|\s*$|\*)|[a-z]:\\)`,
 ]);
 

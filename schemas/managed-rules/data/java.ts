@@ -74,8 +74,8 @@ export const JAVA_RULES: readonly RuleDefinition[] = [
     category: 'java',
     paranoia_level: 2,
     signal: { from: 1, severity: 'warning' },
-    description: 'An uploaded file named as a JSP page (.jsp, .jspx, .jspf, .jsw, .jsv): file-sharing apps take such files as data, so level 1 only counts it',
+    description: 'An uploaded file named as a JSP page (.jsp, .jspx, .jspf, .jsw, .jsv, a.jsp.., shell. jsp): file-sharing apps take such files as data, so level 1 only counts it',
     targets: ['file_name'],
-    pattern: String.raw`\.(?:jsp|jspx|jspf|jsw|jsv)\s*$`,
+    pattern: String.raw`\.\s*(?:jsp|jspx|jspf|jsw|jsv)[\s.]*$`,
   },
 ];

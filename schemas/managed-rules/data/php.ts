@@ -103,6 +103,15 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`(?:^|[\s;&"'-])${INI_DIRECTIVE}\s*=|^\s*${INI_WORD}\s*=`,
   },
   {
+    id: 'php.filter_chain',
+    category: 'php',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: "Conversion filters of php://filter, the pieces of a filter chain that writes PHP code out of charset conversions (convert.iconv.UTF8.CSISO2022KR, convert.base64-decode, convert.quoted-printable-encode)",
+    targets: T,
+    pattern: String.raw`\bconvert\.iconv\.[a-z0-9_:-]+\.[a-z0-9_:-]+|[|/=]\s*convert\.(?:base64|quoted-printable)-(?:en|de)code\b`,
+  },
+  {
     id: 'php.session_file_upload',
     category: 'php',
     paranoia_level: 1,
@@ -115,8 +124,8 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     category: 'php',
     paranoia_level: 2,
     signal: { from: 1, severity: 'warning' },
-    description: 'An uploaded file PHP or the web server would run or obey (.php, .phtml, .phar, .php7.gif, .htaccess, .user.ini): file-sharing and sync apps take such files as data, so level 1 only counts it',
+    description: 'An uploaded file PHP or the web server would run or obey (.php, .phtml, .phar, .php7.gif, a.php.., photo. php, .htaccess, .user.ini): file-sharing and sync apps take such files as data, so level 1 only counts it',
     targets: ['file_name'],
-    pattern: String.raw`\.(?:php\d?|phtml|pht|phps|phar|pgif|inc)(?:\.[a-z0-9]{1,5})?\s*$|(?:^|[/\\])\.(?:htaccess|user\.ini)\s*$`,
+    pattern: String.raw`\.\s*(?:php\d*|phtml|pht|phpt|phps|phar|pgif)[\s.]*$|\.(?:php\d?|phtml|pht|phps|phar|pgif|inc)\.[a-z0-9]{1,5}\s*$|(?:^|[/\\])\.(?:htaccess|user\.ini)\s*$`,
   },
 ];

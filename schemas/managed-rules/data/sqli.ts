@@ -21,7 +21,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'UNION [ALL|DISTINCT] SELECT followed by a column list, with comments, parentheses or line comments between the keywords',
     targets: T,
-    pattern: String.raw`${WORD_START}\d*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct)(?:${SQL_GAP}|\+)+)?select(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}`,
+    pattern: String.raw`${WORD_START}\d*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}`,
   },
   {
     id: 'sqli.tautology',
@@ -57,7 +57,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     in_prose: 'notice',
     description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#)",
     targets: T,
-    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)`,
+    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)|${QUOTE_BREAK}(?:=|<>|!=)\s*(?:\d+|'\w*'|"\w*")\s*(?:--|#)[\s+-]*$`,
   },
   {
     id: 'sqli.stacked_query',
@@ -79,7 +79,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     targets: T,
     pattern:
       String.raw`(?:\b(?:and|or|xor|select|then|else|when|union)${SQL_GAP}*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:sleep|pg_sleep)\s*\(\s*[\d.]+\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
-      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
+      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bselect${SQL_SP}+(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
       String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|` +
       String.raw`\bif\s*\([^\n]*,\s*(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
   },
@@ -161,7 +161,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: "A quote closing a string, then a boolean operator and a constant or an empty string (' or true, ')) or (('x'))=(('x, \" or \"\" \", ' or '' ')",
     targets: T,
-    pattern: String.raw`['"]\s*\)*\s*(?:or|and|xor|\|\||&&)\s*\(*\s*(?:true|false|not\s|''|""|\(+\s*['"][^'"\n]*['"]\s*\)+\s*=)`,
+    pattern: String.raw`['"]\s*\)*\s*(?:or|and|xor|\|\||&&)\s*\(*\s*(?:true|false|not\s|''|""|\(+\s*['"][^'"\n]*['"]\s*\)+\s*=)|['"]\s*(?:or|and)\s+['"]\d+['"]?\s*$`,
   },
   {
     id: 'sqli.clause_value',
@@ -194,6 +194,23 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     description: "XPath injection: a quote and a boolean operator with XPath node functions (' and substring(password/text(),1,1)='a, ' or count(/child::node())=…)",
     targets: T,
     pattern: String.raw`['"]\s*(?:or|and)\s+(?:substring|string-length|count|name|local-name|contains|starts-with)\s*\([^)\n]*(?:/text\(\)|/\*|child::|node\(\)|/[a-z]+)|\bcount\s*\(\s*/child::`,
+  },
+  {
+    id: 'sqli.operator_comment',
+    category: 'sqli',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: "A quote closing a string, a SQL operator word, and a comment cutting the query off at the end of the value (' or email notnull--, x' collate nocase--, ' and email ilike email--)",
+    targets: T,
+    pattern: String.raw`${QUOTE_BREAK}(?:or|and|xor|not|notnull|isnull|collate|like|ilike|rlike|glob|regexp|escape|between|is)\s[^\n]{0,100}(?:--|#)\s*$`,
+  },
+  {
+    id: 'sqli.blind_condition',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A quote closing a string, a boolean operator and a condition the query completes: a function's result compared with a literal (' and mid(version(),1,1)='5), or a column compared with a string left open (' and a='a)",
+    targets: T,
+    pattern: String.raw`${QUOTE_BREAK}(?:and|or|&&|\|\|)\s+[a-z_][\w.]*\s*\([^\n]{0,80}\)\s*(?:=|<>|!=|<|>|\slike\s)\s*\(?\s*(?:'[^'\n]*'?|"[^"\n]*"?|-?\d)|${QUOTE_BREAK}(?:and|or)\s+[a-z_]\w{0,30}\s*=\s*'[^'\n]*$`,
   },
   {
     id: 'sqli.quote_keyword',

@@ -35,10 +35,10 @@ const WINDOWS_FILES = alt([
  * backslash, or a slash-rooted path that goes on with backslashes (`/apache\php\php.ini`; its first
  * segment is then taken as part of the root).
  */
-const WINDOWS_ROOT = String.raw`(?:/?[a-z]:[\\/]+|\\+|/[^\s/\\]*\\)`;
+const WINDOWS_ROOT = String.raw`(?:/?[a-z]:[\\/]+|\\+|/[^\n/\\]*\\)`;
 
 /** Top-level Unix directories holding system and server software (not an application's own tree). */
-const UNIX_TOP = String.raw`(?:var|usr|opt|srv|home|private|applications|library|etc|apache\d*|xampp|lampp|nginx|www)`;
+const UNIX_TOP = String.raw`(?:var|usr|opt|srv|home|private|applications|library|volumes|etc|apache\d*|xampp|lampp|nginx|www)`;
 
 /** A separator as fuzzers mangle it: `0x2f`, a percent escape left undecoded, any punctuation. */
 const JUNK = String.raw`(?:0x2f|0x5c|%u[0-9a-f]{4}|%[0-9a-z]{1,2}|[^a-z0-9\s])`;
@@ -143,7 +143,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /root/…)',
     targets: ['value', 'name', 'body'],
-    pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel))/[^\s]*$`,
+    pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel))(?:/[^\s]*)?$`,
   },
   {
     id: 'traversal.server_file_value',
@@ -156,7 +156,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
       // Windows: a drive path into the system, server software or installer answers, or to a log or configuration file.
       String.raw`^\s*${WINDOWS_ROOT}(?:windows|winnt|boot\.ini|inetpub|xampp|wamp\d*|appserv|apache[\w. -]*|php\d*|mysql|mariadb|nginx|tomcat[\w.-]*|filezilla[\w ]*|mercury\w*|sysprep|unattend|programdata[\\/]|` +
       String.raw`program\s*files(?:\s*\(x86\))?[\\/]+(?:apache|mysql|mariadb|php|nginx|tomcat|filezilla|mercury|microsoft\s+sql\s+server|xampp)|system\s+volume\s+information|\$recycle\.bin)|` +
-      String.raw`^\s*${WINDOWS_ROOT}[^\n]*\.(?:log|ini|conf|cnf|evt|evtx|inf|sav|reg)\s*$|` +
+      String.raw`^\s*${WINDOWS_ROOT}[^\n]*(?:\.(?:log|ini|conf|cnf|evt|evtx|inf|sav|reg)|[\\/](?:access|error)_log|ntuser\.dat|metabase\.xml|osdlogs[\\/]variables\.dat)\s*$|` +
       // Unix: from a system top-level directory, a path into a conf/ or logs/ directory, or to a
       // server's log or configuration file by name (an application's own /app/logs/ is not one).
       String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:conf|logs?)/+[\w.-]+\s*$|` +
@@ -167,9 +167,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     category: 'traversal',
     paranoia_level: 1,
     description:
-      'Parent-directory steps as decoders mangle them: hex without its % (..2f..2f, 0x2e0x2e0x2f), an invalid byte or a private-use character between the dots and the separator (..%c0%2f, ..%uEFC8)',
+      'Parent-directory steps as decoders mangle them: hex without its % (..2f..2f, ..0x2f, 0x2e0x2e0x2f, ..2fetc2fpasswd), an invalid byte, an undecoded escape or a private-use character between the dots and the separator (..%c0%2f, ..%c0/, ..%uEFC8)',
     targets: ['value', 'name', 'body'],
-    pattern: String.raw`(?:\.\.(?:0x|%|\\x)?(?:2f|5c)){2}|\.\.(?:2f|5c)(?:etc|var|usr|windows|winnt|boot|proc)\b|(?:0x2e){2}(?:0x2f|0x5c|[/\\])|\.\.[\x{fffd}\x{e000}-\x{f8ff}]{1,3}(?:[/\\]|\.\.)`,
+    pattern: String.raw`(?:\.\.(?:0x|%|\\x)?(?:2f|5c)){2}|\.\.(?:2f|5c)(?:etc|var|usr|windows|winnt|boot|proc)(?:2f|5c|\b)|\.\.0x(?:2f|5c)|(?:0x2e){2}(?:0x2f|0x5c|[/\\])|\.\.(?:[\x{fffd}\x{e000}-\x{f8ff}]|%[0-9a-f]{2}|%u[0-9a-f]{4}){1,3}(?:[/\\]|\.\.|$)`,
   },
   {
     id: 'traversal.dot_run_segment',
