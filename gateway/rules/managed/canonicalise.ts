@@ -24,12 +24,11 @@
 //      (line breaks separate shell commands and end SQL `#`/`--` comments, so they are kept).
 //
 // The `shell` form (for command-injection rules, built only when the text holds one of `; | & $ \``
-// or a line break, written or escaped as `\n`) further reads an escaped `\n` or `\r` as the line
-// break an echo -e, a JSON string or a log line turns it into, and removes what a shell removes
-// before running a word: quotes, `\` inside
-// or before a word, `^` (cmd.exe), `$@`, `$*`, `$1`, empty `$()` and `${…}` expansions; `$IFS` and
-// `${IFS}` become spaces, and so do braces, commas and input redirection (`{cat,/etc/passwd}`,
-// `cat</etc/passwd`).
+// or a line break, written or escaped as `\n`) reads an escaped `\n` or `\r` as the line break
+// `echo -e`, a JSON string or a log line makes of it, and removes what a shell removes before
+// running a word: quotes, `\` inside or before a word, `^` (cmd.exe), `$@`, `$*`, `$1`, empty `$()`
+// and `${…}` expansions; `$IFS` and `${IFS}` become spaces, and so do braces, commas and input
+// redirection (`{cat,/etc/passwd}`, `cat</etc/passwd`).
 //
 // Further texts an input is also matched as (canonicalForms): the decoded text of a value that is
 // wholly base64 or base64url of printable text (base64-text.ts), and the text with string
@@ -206,7 +205,7 @@ function textForms(text: string): string[] {
 
 /**
  * Characters without which no command can be injected into a larger command — the shell form is
- * only built with one — and the Windows interpreters, which a value can name whole (`powershell
+ * only built with one; an escaped line break counts — and the Windows interpreters, which a value can name whole (`powershell
  * -nop -c "…"`).
  */
 const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b/;

@@ -48,9 +48,9 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   // markup that sets cookies (data/session.ts)
   'equiv',
   // Windows interpreters named whole (canonicalise.ts builds their shell form), and shells given -c (data/cmdi.ts)
+  'powershell', 'pwsh', 'cmd', 'sh', 'bash', 'dash', 'ksh', 'zsh', 'csh', 'tcsh', 'busybox',
   // reconnaissance commands a value may be alone (fragments.ts RECON_COMMANDS)
   'whoami', 'uname', 'ifconfig', 'ipconfig', 'netstat', 'systeminfo', 'tasklist', 'printenv', 'dmesg', 'lsb_release', 'sysinfo',
-  'powershell', 'pwsh', 'cmd', 'sh', 'bash', 'dash', 'ksh', 'zsh', 'csh', 'tcsh', 'busybox',
 ]);
 /** Word prefixes (database object families, hex literals) and suffixes (shell histories). */
 const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x', '__', 'ro0ab'];
