@@ -132,7 +132,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     category: 'cmdi',
     paranoia_level: 1,
     description: 'A value that is a command line on its own: a reconnaissance command alone (uname -a, whoami), a command with a shell-looking argument (ls -la /etc/, net user x /add, reg add HKLM\\…, netsh firewall …, perl -e …), or a separator and a probe ending the value (; id, | dir)',
-    targets: ['value', 'header'],
+    targets: ['value', 'header', 'user_agent'],
     form: 'shell',
     pattern: String.raw`^\s*(?:${COMMAND_LINE}|${RECON_COMMAND_VALUE})|[;|&]\s*${COMMAND_PROBE_ALONE}\s*$`,
   },
@@ -171,6 +171,14 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: "Node.js code that reaches the process or a shell: node-serialize's function marker (_$$ND_FUNC$$_), require('child_process') used, process.binding / process.mainModule, require.main's module loader",
     targets: T,
     pattern: String.raw`_\$\$nd_func\$\$_|\brequire\s*\(\s*['"\x60]child_process['"\x60]\s*\)\s*\.\s*(?:exec|execsync|spawn|spawnsync|execfile|fork)\b|\bprocess\s*\.\s*(?:binding\s*\(|mainmodule\b)|\brequire\s*\.\s*main\s*\.\s*constructor\b`,
+  },
+  {
+    id: 'cmdi.shell_escape',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: "A program told to run a shell command for the attacker: an editor's or debugger's ! escape (vim -c ':!id', gdb -ex '!whoami'), a compiler's -wrapper (c99 -wrapper sh,-c,id), a cd into the root's system directories chained to more commands (cd /;cd etc;…)",
+    targets: T,
+    pattern: String.raw`\b(?:vim?|ex|gdb|less|man|ftp)\s[^\n;|&]*?(?:-ex|-c|\+)[^!\n]{0,16}?['":\\]\s*!\s*[a-z]|-wrapper\s+['"]?(?:ba|da|z|k)?sh\s*,\s*-c\s*,|(?:^|[;&|\n])\s*cd\s+/+\s*(?:;|&&)\s*cd\s+(?:etc|proc|root|var|home|usr|bin|tmp)\b`,
   },
   {
     id: 'cmdi.glob_class_path',

@@ -95,7 +95,8 @@ export const COMMANDS_DISTINCT = [
   'busybox', 'mkfifo', 'chmod', 'chown', 'chgrp', 'crontab', 'useradd', 'usermod', 'userdel', 'groupadd', 'xxd', 'hexdump', 'tftp',
   'nmap', 'printenv', 'getent', 'dmesg', 'lsb_release', 'lsof', 'iptables', 'tracert', 'traceroute', 'passwd', 'netsh', 'vssadmin',
   'wevtutil', 'schtasks', 'phpinfo', 'invoke-webrequest', 'invoke-restmethod', 'invoke-expression', 'invoke-wmimethod', 'invoke-command',
-  'start-bitstransfer', 'new-object',
+  'start-bitstransfer', 'new-object', 'visudo', 'lastlog', 'base32', 'cpulimit', 'strace', 'ltrace', 'gdb', String.raw`ansible(?:-[a-z]+)?`,
+  String.raw`chef-(?:client|solo|shell|run|vault|apply)`,
 ] as const;
 
 /** Commands that are also words (or too short to stand alone): they need a shell-looking argument. */
@@ -171,11 +172,11 @@ export const COMMAND_LINE = alt([
 
 /**
  * Reconnaissance commands no word of prose spells, which a value holding only one of them (with
- * options) runs to learn the host (`uname -a`, `ipconfig /all`, `whoami`). Words for the fast path
- * too (prefilter.ts).
+ * options, or behind a wrapper such as `time`) runs to learn the host (`uname -a`, `ipconfig /all`,
+ * `time ifconfig`). Words for the fast path too (prefilter.ts).
  */
 export const RECON_COMMANDS = ['whoami', 'uname', 'ifconfig', 'ipconfig', 'netstat', 'systeminfo', 'tasklist', 'printenv', 'dmesg', 'lsb_release', 'sysinfo'] as const;
-export const RECON_COMMAND_VALUE = String.raw`${alt([...RECON_COMMANDS])}(?:\s+(?:-{1,2}[a-z]+|/[a-z?]+))*\s*$`;
+export const RECON_COMMAND_VALUE = String.raw`(?:(?:time|strace|nohup|sudo|exec)\s+)?${alt([...RECON_COMMANDS])}(?:\s+(?:-{1,2}[a-z]+|/[a-z?]+))*\s*$`;
 
 /**
  * The command lines that are attack-shaped even with no metacharacter around them, where a value

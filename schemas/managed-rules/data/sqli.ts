@@ -213,6 +213,15 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`${QUOTE_BREAK}(?:and|or|&&|\|\|)\s+[a-z_][\w.]*\s*\([^\n]{0,80}\)\s*(?:=|<>|!=|<|>|\slike\s)\s*\(?\s*(?:'[^'\n]*'?|"[^"\n]*"?|-?\d)|${QUOTE_BREAK}(?:and|or)\s+[a-z_]\w{0,30}\s*=\s*'[^'\n]*$`,
   },
   {
+    id: 'sqli.json_operator',
+    category: 'sqli',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: "A condition built with JSON operators, which WAFs without JSON grammar let through (or '{\"b\":2}'::jsonb <@ '{…}', or json_extract('{…}','$.a')='x', '{\"a\":[1]}'::jsonb @? '$.a[*]')",
+    targets: T,
+    pattern: String.raw`\b(?:or|and)\s+(?:'[\[{][^'\n]*'\s*(?:::\s*jsonb?\s*)?(?:<@|@>|\?[|&]?|->>?|#>>?|@[?@])|json_(?:extract|contains|unquote|value|query|exists)\s*\()|'[\[{][^'\n]*'\s*::\s*jsonb?\s*(?:<@|@>|\?[|&]?|->>?|#>>?|@[?@]|-\s*\d)`,
+  },
+  {
     id: 'sqli.quote_keyword',
     category: 'sqli',
     paranoia_level: 2,

@@ -6,7 +6,9 @@
 import type { RuleDefinition } from '../types.ts';
 import { COMPONENT_START, SEP, alt } from './fragments.ts';
 
-const T = ['value', 'name', 'path', 'header', 'body'] as const;
+// The User-Agent too: browsers and bots name themselves there, and a file path or a parent step in it is
+// an inclusion tried through a header the application logs or reads.
+const T = ['value', 'name', 'path', 'header', 'user_agent', 'body'] as const;
 
 const ETC_FILES = alt([
   'passwd', 'shadow', 'group', 'gshadow', 'hosts', 'hostname', 'issue', 'sudoers', 'crontab', 'fstab', 'motd', 'os-release',
@@ -133,16 +135,18 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     category: 'traversal',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: 'A request path into version-control, credential or environment files (/.git/, /.svn/, /.env, /.aws/, /.ssh/, /.htaccess)',
+    description: "A request path into version-control, credential or environment files (/.git/, /.svn/, /.env, /.aws/, /.ssh/, /.htaccess), AI coding assistants' and automation tools' settings, which hold API keys (/.claude/, /.cursor/mcp.json, /.codex/), or WordPress's debug log",
     targets: ['path'],
-    pattern: String.raw`/\.(?:git|svn|hg|bzr|aws|ssh|docker|kube|gnupg)(?:/|$)|/\.(?:env|htpasswd|htaccess|npmrc|netrc|pgpass|git-credentials|bash_history|pypirc|dockercfg)(?:[./~]|$)`,
+    pattern:
+      String.raw`/\.(?:git|svn|hg|bzr|aws|ssh|docker|kube|gnupg)(?:/|$)|/\.(?:env|htpasswd|htaccess|npmrc|netrc|pgpass|git-credentials|bash_history|pypirc|dockercfg)(?:[./~]|$)|` +
+      String.raw`/\.(?:claude|cursor|continue|aider|codex|gemini|windsurf|cline|roo|kiro|junie|opencode|plandex|n8n|a0proj|rovodev|fabric)/|/wp-content/(?:debug|errors?)\.log$`,
   },
   {
     id: 'traversal.system_path_value',
     category: 'traversal',
     paranoia_level: 1,
     description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /root/…)',
-    targets: ['value', 'name', 'body'],
+    targets: ['value', 'name', 'user_agent', 'body'],
     pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel))(?:/[^\s]*)?$`,
   },
   {
@@ -151,7 +155,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description:
       "A value that is nothing but an absolute path to the OS's, a web server's or a database's configuration, logs or installation (C:\\xampp\\apache\\conf\\httpd.conf, C:\\Windows\\…, /var/www/logs/error_log, /usr/local/apache2/conf/httpd.conf): what file-inclusion lists try; a user's own documents are not",
-    targets: ['value', 'name', 'body'],
+    targets: ['value', 'name', 'user_agent', 'body'],
     pattern:
       // Windows: a drive path into the system, server software or installer answers, or to a log or configuration file.
       String.raw`^\s*${WINDOWS_ROOT}(?:windows|winnt|boot\.ini|inetpub|xampp|wamp\d*|appserv|apache[\w. -]*|php\d*|mysql|mariadb|nginx|tomcat[\w.-]*|filezilla[\w ]*|mercury\w*|sysprep|unattend|programdata[\\/]|` +
