@@ -348,6 +348,7 @@ const TABLES: readonly ClassTable[] = [
       'c99 -wrapper sh,-c,id .',
       'time; ansible-config dump',
       'time ifconfig',
+      "@{[ system 'id' ]}",
       // A command line on its own, without a metacharacter.
       'net localgroup Administrators hacker /ADD',
       "perl -e 'print \"X\"x1024'",
@@ -418,6 +419,8 @@ const TABLES: readonly ClassTable[] = [
       { label: 'User-Agent: /proc/self/environ', spec: { path: '/', headers: { 'user-agent': '/proc/self/environ' } } },
       { label: 'path /.claude/settings.json', spec: { path: '/.claude/settings.json' } },
       { label: 'path /wp-content/debug.log', spec: { path: '/wp-content/debug.log' } },
+      'url:file:///etc/services',
+      'local_file:///etc/passwd',
       '\\\\?\\C:\\Windows\\System32\\config\\SAM',
       '\\\\.\\pipe\\spoolss',
       'php://filter/convert.base64-encode/resource=index.php',

@@ -181,6 +181,15 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`\b(?:vim?|ex|gdb|less|man|ftp)\s[^\n;|&]*?(?:-ex|-c|\+)[^!\n]{0,16}?['":\\]\s*!\s*[a-z]|-wrapper\s+['"]?(?:ba|da|z|k)?sh\s*,\s*-c\s*,|(?:^|[;&|\n])\s*cd\s+/+\s*(?:;|&&)\s*cd\s+(?:etc|proc|root|var|home|usr|bin|tmp)\b`,
   },
   {
+    id: 'cmdi.perl_interpolation',
+    category: 'cmdi',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: "Perl's expression interpolation (@{[ system 'id' ]}), which runs code wherever input reaches a Perl string or template that is evaluated",
+    targets: T,
+    pattern: String.raw`@\{\s*\[[^\]\n]{0,200}\]\s*\}`,
+  },
+  {
     id: 'cmdi.glob_class_path',
     category: 'cmdi',
     paranoia_level: 1,

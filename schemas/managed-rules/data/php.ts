@@ -15,10 +15,10 @@ const CODE_FUNCTION = alt([
   'call_user_func(?:_array)?', 'forward_static_call(?:_array)?', 'register_(?:shutdown|tick)_function', 'array_map', 'array_filter', 'array_walk',
   'usort', 'uasort', 'preg_replace(?:_callback)?', 'mb_ereg_replace', 'shell_exec', 'passthru', 'proc_open', 'popen', 'pcntl_exec',
   'phpinfo', 'php_uname', 'file_put_contents', 'file_get_contents', 'fputs', 'fwrite', 'move_uploaded_file', 'highlight_file', 'show_source',
-  'ini_set', 'ini_get_all', 'ini_restore', 'putenv', 'getenv', 'posix_\w+', 'unserialize', 'var_dump', 'print_r', 'var_export',
-  'include_once', 'require_once', 'get_defined_vars', 'get_current_user', 'getcwd', 'scandir', 'glob', 'readfile', 'fopen', 'fsockopen',
-  'pfsockopen', 'stream_socket_client', 'curl_exec', 'symlink', 'chmod', 'chown', 'unlink', 'rmdir', 'apache_setenv', 'mb_send_mail',
-  'imap_open', 'error_log', 'parse_str', 'func_get_args',
+  'ini_set', 'ini_get_all', 'ini_restore', 'putenv', 'getenv', String.raw`posix_\w+`, 'unserialize', 'var_dump', 'print_r', 'var_export',
+  'include_once', 'require_once', 'get_defined_vars', 'get_defined_functions', 'get_defined_constants', 'get_current_user', 'getcwd',
+  'scandir', 'glob', 'readfile', 'fopen', 'fsockopen', 'pfsockopen', 'stream_socket_client', 'curl_exec', 'symlink', 'chmod', 'chown', 'unlink',
+  'rmdir', 'apache_setenv', 'mb_send_mail', 'imap_open', 'error_log', 'parse_str', 'func_get_args',
 ]);
 /**
  * Calls named by words prose also uses (eval, system, chr…): decisive only when given a PHP

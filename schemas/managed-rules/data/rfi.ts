@@ -9,7 +9,8 @@ import type { RuleDefinition } from '../types.ts';
 
 const T = ['value', 'header', 'body'] as const;
 const FETCH_SCHEME = String.raw`(?:https?|ftps?|file|gopher|dict|tftp|ldap|jar:https?)`;
-const IP_HOST = String.raw`(?:[^/@\s]*@)?(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])(?::\d+)?`;
+/** An IPv4 or IPv6 address (in brackets, or bare as lenient URL parsers take it: `https://2001:db8::1/x.php`). */
+const IP_HOST = String.raw`(?:[^/@\s]*@)?(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\]|[0-9a-f]{1,4}(?::[0-9a-f]{0,4}){2,7})(?::\d+)?`;
 /** What an included payload is stored as: a script, or text/images a loose include still runs. */
 const PAYLOAD_FILE = String.raw`[^\s?#"'<]*\.(?:php\d?|phtml|inc|txt|jsp|aspx?|pl|cgi|sh|py|gif|jpe?g|png|ico)`;
 

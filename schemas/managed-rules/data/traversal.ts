@@ -118,9 +118,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.stream_wrapper',
     category: 'traversal',
     paranoia_level: 1,
-    description: 'PHP and Java stream wrappers that read local files or run code (php://filter, phar://, zip://, expect://, data://, jar:, netdoc:)',
+    description: "PHP and Java stream wrappers that read local files or run code (php://filter, phar://, zip://, expect://, data://, jar:, netdoc:), Java's url: prefix before file:, Python's local_file://",
     targets: T,
-    pattern: String.raw`\b(?:php|phar|zip|expect|glob|zlib|compress\.zlib|compress\.bzip2|rar|ogg|ssh2\.(?:shell|exec|tunnel|sftp|scp)|data)://|\bjar:(?:file|https?|ftp):|\bnetdoc:/`,
+    pattern: String.raw`\b(?:php|phar|zip|expect|glob|zlib|compress\.zlib|compress\.bzip2|rar|ogg|ssh2\.(?:shell|exec|tunnel|sftp|scp)|data)://|\bjar:(?:file|https?|ftp):|\bnetdoc:/|\burl:\s*file:|\blocal_file:/`,
   },
   {
     id: 'traversal.xml_external_entity',
