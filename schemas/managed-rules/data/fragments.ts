@@ -103,7 +103,7 @@ export const COMMANDS_DISTINCT = [
 export const COMMANDS_WITH_ARGS = [
   'cat', 'more', 'less', 'head', 'tail', 'type', 'find', 'grep', 'egrep', 'fgrep', 'export', 'kill', 'killall', 'touch', 'sort', 'nl',
   'tac', 'strings', 'rev', 'dir', 'ls', 'env', 'ps', 'rm', 'cp', 'mv', 'mkdir', 'rmdir', 'ln', 'file', 'stat', 'which', 'whereis',
-  'locate', 'base64', 'od', 'dd', 'tee', 'xargs', 'awk', 'gawk', 'sed', 'perl', 'python[23]?(?:\.\d+)?', 'ruby', 'php', 'node', 'lua',
+  'locate', 'base64', 'od', 'dd', 'tee', 'xargs', 'awk', 'gawk', 'sed', 'perl', String.raw`python[23]?(?:\.\d+)?`, 'ruby', 'php', 'node', 'lua',
   'java', 'gcc', 'cc', 'make', 'bash', 'sh', 'zsh', 'ksh', 'csh', 'tcsh', 'dash', 'fish', 'su', 'sudo', 'telnet', 'ssh', 'scp', 'ftp',
   'sftp', 'rsync', 'tar', 'zip', 'unzip', 'gzip', 'gunzip', 'chattr', 'openssl', 'timeout', 'expr', 'eval', 'exec', 'source', 'call',
   'start', 'copy', 'move', 'del', 'erase', 'ren', 'rename', 'reg', 'sc', 'at', 'schtasks', 'icacls', 'attrib', 'cmd', 'hostname',

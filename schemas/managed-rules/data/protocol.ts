@@ -38,7 +38,7 @@ const SCANNERS = [
   'feroxbuster', 'ffuf', 'wfuzz', 'w3af', 'arachni', 'skipfish', 'commix', 'havij', 'openvas', 'nessus', 'jaeles', 'xsstrike',
   'sqlninja', 'whatweb', 'joomscan', 'droopescan', 'dotdotpwn', 'fimap', 'paros', 'webinspect', 'morfeus', 'zmeu', 'jorgee', 'hydra',
   'brutus', 'bsqlbf', 'pangolin', 'httprint', 'dirb', 'uniscan', 'sqlsus', 'webshag', 'nsfocus', 'netlab360', 'fuzz faster u fool', 'openvasvt',
-  'nasl', 'interactsh', 'burp collaborator', 'qualys was', 'appscan', 'zap\/', 'detectify', 'crowdstrike falcon surface',
+  'nasl', 'interactsh', 'burp collaborator', 'qualys was', 'appscan', 'zap/', 'detectify', 'crowdstrike falcon surface',
 ];
 
 export const PROTOCOL_RULES: readonly RuleDefinition[] = [
