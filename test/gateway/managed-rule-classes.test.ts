@@ -510,6 +510,11 @@ const TABLES: readonly ClassTable[] = [
       "1 union distinctrow select user()",
       `OR '{"b":2}'::jsonb <@ '{"a":1, "b":2}'::jsonb`,
       `' or json_extract('{"id": 14}', '$.name') = 'x`,
+      "admin@example.com';",
+      'password::int',
+      'version()::text',
+      'lo_get(16400)',
+      ";REPLACE test(id, name) VALUES (1, 'test');",
     ],
     passed: [
       "O'Reilly or Penguin",
@@ -525,6 +530,9 @@ const TABLES: readonly ClassTable[] = [
       "'Sleep' by Max Richter",
       "Tom's and Jerry's #",
       'jsonb operators in Postgres: @> and <@',
+      'std::string',
+      "He said 'hi';",
+      'Replace the values (1 and 2)',
     ],
   },
   {

@@ -55,9 +55,9 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     category: 'sqli',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#)",
+    description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#), or a one-word value ending in a quote and a semicolon (admin@example.com';)",
     targets: T,
-    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)|${QUOTE_BREAK}(?:=|<>|!=)\s*(?:\d+|'\w*'|"\w*")\s*(?:--|#)[\s+-]*$`,
+    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)|^[^\s'"\x60]+['"\x60]\s*;\s*$|${QUOTE_BREAK}(?:=|<>|!=)\s*(?:\d+|'\w*'|"\w*")\s*(?:--|#)[\s+-]*$`,
   },
   {
     id: 'sqli.stacked_query',
@@ -69,7 +69,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
       String.raw`;\s*(?:drop${SQL_SP}+(?:table|database|schema|view|user|procedure|function|index|trigger)\b|truncate${SQL_SP}+table\b|alter${SQL_SP}+(?:table|user|database|login)\b|create${SQL_SP}+(?:table|user|database|procedure|function|trigger|login)\b|` +
       String.raw`insert${SQL_SP}+into${SQL_SP}+[\w.\x60"\[\]]+\s*(?:\(|values\b|select\b)|delete${SQL_SP}+from${SQL_SP}+[\w.\x60"\[\]]+\s*(?:where\b|$|;|--|#)|update${SQL_SP}+[\w.\x60"\[\]]+${SQL_SP}+set${SQL_SP}+[\w.\x60"\[\]]+\s*=|` +
       String.raw`exec(?:ute)?(?:\s*\(|${SQL_SP}+(?:master\.|xp_|sp_|@|\(|'))|declare${SQL_SP}+@|shutdown\b\s*(?:with\s+nowait\b|$|;|--|#)|waitfor${SQL_SP}+(?:delay|time)\b|` +
-      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|\*${SQL_SP}*from\b|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)`,
+      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|\*${SQL_SP}*from\b|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|replace${SQL_SP}+(?:into${SQL_SP}+)?[\w.\x60"\[\]]+\s*\([^)\n]*\)\s*values\s*\(|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)`,
   },
   {
     id: 'sqli.time_delay',
@@ -104,7 +104,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     pattern:
       String.raw`\b(?:xp_cmdshell|xp_dirtree|xp_fileexist|xp_regread|xp_regwrite|xp_servicecontrol|xp_availablemedia|xp_subdirs|xp_loginconfig|xp_makecab|xp_ntsec_enumdomains|xp_terminate_process|` +
       String.raw`sp_oacreate|sp_oamethod|sp_execute_external_script|sp_makewebtask|sp_addextendedproc|sp_addsrvrolemember|sp_addlogin|sp_password|openrowset|opendatasource|load_file|` +
-      String.raw`utl_http|utl_inaddr|utl_file|utl_tcp|utl_smtp|dbms_java|dbms_scheduler|sys_eval|sys_exec|pg_read_file|pg_read_binary_file|pg_ls_dir|lo_import|lo_export|dblink_connect)\b|` +
+      String.raw`utl_http|utl_inaddr|utl_file|utl_tcp|utl_smtp|dbms_java|dbms_scheduler|sys_eval|sys_exec|pg_read_file|pg_read_binary_file|pg_ls_dir|lo_import|lo_export|lo_get|lo_put|lo_from_bytea|dblink_connect)\b|` +
       String.raw`\binto${SQL_SP}+(?:outfile|dumpfile)\b|\bcopy\b[^\n]*\b(?:from|to)${SQL_SP}+program\b|\bload${SQL_SP}+data${SQL_SP}+(?:local${SQL_SP}+)?infile\b|\bmaster\s*\.\s*(?:\.|dbo\s*\.)\s*(?:sys|xp_|sp_)|\bbackup${SQL_SP}+(?:database|log)\b[^\n]*\bto${SQL_SP}+disk\s*=`,
   },
   {
@@ -211,6 +211,14 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     description: "A quote closing a string, a boolean operator and a condition the query completes: a function's result compared with a literal (' and mid(version(),1,1)='5), or a column compared with a string left open (' and a='a)",
     targets: T,
     pattern: String.raw`${QUOTE_BREAK}(?:and|or|&&|\|\|)\s+[a-z_][\w.]*\s*\([^\n]{0,80}\)\s*(?:=|<>|!=|<|>|\slike\s)\s*\(?\s*(?:'[^'\n]*'?|"[^"\n]*"?|-?\d)|${QUOTE_BREAK}(?:and|or)\s+[a-z_]\w{0,30}\s*=\s*'[^'\n]*$`,
+  },
+  {
+    id: 'sqli.cast_value',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'A value that is a column or a call cast to a PostgreSQL type (password::int, version()::text), which makes the database print the value in its conversion error',
+    targets: ['value'],
+    pattern: String.raw`^\s*[a-z_][\w.]*\s*(?:\([^)\n]{0,60}\)\s*)?::\s*(?:int[248]?|integer|bigint|smallint|text|varchar|numeric|real|float[48]?|double\s+precision|bool(?:ean)?|bytea|regclass|oid|jsonb?)\s*$`,
   },
   {
     id: 'sqli.json_operator',
