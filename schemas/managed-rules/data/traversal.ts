@@ -154,7 +154,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     category: 'traversal',
     paranoia_level: 1,
     description:
-      "A value that is nothing but an absolute path to the OS's, a web server's or a database's configuration, logs or installation (C:\\xampp\\apache\\conf\\httpd.conf, C:\\Windows\\…, /var/www/logs/error_log, /usr/local/apache2/conf/httpd.conf): what file-inclusion lists try; a user's own documents are not",
+      "A value that is nothing but an absolute path to the OS's, a web server's or a database's configuration, logs or installation (C:\\xampp\\apache\\conf\\httpd.conf, C:\\Windows\\…, C:/logs/access_log, …\\ntuser.dat, /var/www/logs/error_log, /usr/local/apache2/conf/httpd.conf): what file-inclusion lists try; a user's own documents are not",
     targets: ['value', 'name', 'user_agent', 'body'],
     pattern:
       // Windows: a drive path into the system, server software or installer answers, or to a log or configuration file.
