@@ -14,16 +14,18 @@ const MEANINGFUL_ESCAPE = /^\\(?:[nrtbfv0'"\\\n]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}
 function droppedEscapes(source: ts.SourceFile): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
+    // String.raw`…` keeps every backslash: only its substitutions are read.
+    if (ts.isTaggedTemplateExpression(node)) {
+      if (ts.isTemplateExpression(node.template)) for (const span of node.template.templateSpans) visit(span.expression);
+      return;
+    }
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
       const raw = node.getText(source);
-      const isRawTemplate = ts.isTaggedTemplateExpression(node.parent) || (ts.isTemplateExpression(node.parent) && ts.isTaggedTemplateExpression(node.parent.parent)) || (ts.isTemplateSpan(node.parent) && ts.isTaggedTemplateExpression(node.parent.parent.parent));
-      if (!isRawTemplate) {
-        for (let i = raw.indexOf('\\'); i >= 0; i = raw.indexOf('\\', i + 2)) {
-          if (!MEANINGFUL_ESCAPE.test(raw.slice(i))) {
-            const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
-            found.push(`${source.fileName}:${line + 1}: ${raw.slice(Math.max(0, i - 20), i + 10)}`);
-            break;
-          }
+      for (let i = raw.indexOf('\\'); i >= 0; i = raw.indexOf('\\', i + 2)) {
+        if (!MEANINGFUL_ESCAPE.test(raw.slice(i))) {
+          const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+          found.push(`${source.fileName}:${line + 1}: ${raw.slice(Math.max(0, i - 20), i + 10)}`);
+          break;
         }
       }
     }

@@ -18,6 +18,7 @@
 // A value that may be base64 of text (base64-text.ts) is never inert: its decoded text is matched.
 // The test suite checks the property: for every text the fast path skips, evaluating it in full
 // finds nothing (test/gateway/managed-rules.test.ts).
+import { RECON_COMMANDS } from '../../../schemas/managed-rules/data/fragments.ts';
 import { mayBeBase64Text } from './base64-text.ts';
 
 /** Whole words that some rule matches without punctuation. */
@@ -49,8 +50,8 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'equiv',
   // Windows interpreters named whole (canonicalise.ts builds their shell form), and shells given -c (data/cmdi.ts)
   'powershell', 'pwsh', 'cmd', 'sh', 'bash', 'dash', 'ksh', 'zsh', 'csh', 'tcsh', 'busybox',
-  // reconnaissance commands a value may be alone (fragments.ts RECON_COMMANDS)
-  'whoami', 'uname', 'ifconfig', 'ipconfig', 'netstat', 'systeminfo', 'tasklist', 'printenv', 'dmesg', 'lsb_release', 'sysinfo',
+  // reconnaissance commands a value may be alone
+  ...RECON_COMMANDS,
 ]);
 /** Word prefixes (database object families, hex literals) and suffixes (shell histories). */
 const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x', '__', 'ro0ab'];

@@ -6,7 +6,7 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMAND_VALUE } from './fragments.ts';
+import { ALL_INPUT, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
@@ -134,7 +134,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: 'A value that is a command line on its own: a reconnaissance command alone (uname -a, whoami), a command with a shell-looking argument (ls -la /etc/, net user x /add, reg add HKLM\\…, netsh firewall …, perl -e …), or a separator and a probe ending the value (; id, | dir)',
     targets: ['value', 'header', 'user_agent'],
     form: 'shell',
-    pattern: String.raw`^\s*(?:${COMMAND_LINE}|${RECON_COMMAND_VALUE})|[;|&]\s*${COMMAND_PROBE_ALONE}\s*$`,
+    pattern: String.raw`^\s*(?:${COMMAND_LINE})|[;|&]\s*${COMMAND_PROBE_ALONE}\s*$`,
   },
   {
     id: 'cmdi.deserialization',

@@ -158,10 +158,20 @@ export const COMMAND_PROBE_DISTINCT = `${alt([...COMMANDS_ALONE_DISTINCT])}${COM
 export const COMMAND_WORD = `${alt([...COMMANDS_DISTINCT, ...COMMANDS_WITH_ARGS])}\\b`;
 
 /**
+ * Reconnaissance commands no word of prose spells, which a value holding only one of them (with
+ * options, or behind a wrapper such as `time`) runs to learn the host (`uname -a`, `ipconfig /all`,
+ * `time ifconfig`). Words for the fast path too (prefilter.ts).
+ */
+export const RECON_COMMANDS = ['whoami', 'uname', 'ifconfig', 'ipconfig', 'netstat', 'systeminfo', 'tasklist', 'printenv', 'dmesg', 'lsb_release', 'sysinfo'] as const;
+export const RECON_COMMAND_VALUE = String.raw`(?:(?:time|strace|nohup|sudo|exec)\s+)?${alt([...RECON_COMMANDS])}(?:\s+(?:-{1,2}[a-z]+|/[a-z?]+))*\s*$`;
+
+/**
  * A command line that is the whole value: a bin path, a distinct command with any argument, a word
- * command with a shell argument, or one of the specific shapes (`uname` alone, a word, passes).
+ * command with a shell argument, one of the specific shapes, or a reconnaissance command alone
+ * (`curl` alone, a word, passes).
  */
 export const COMMAND_LINE = alt([
+  RECON_COMMAND_VALUE,
   String.raw`(?:/usr)?(?:/local)?/s?bin/[a-z]`,
   `${alt([...COMMANDS_DISTINCT])}\\s+[^\\s]`,
   `${alt(COMMANDS_WITH_ARGS.filter((c) => c !== 'echo'))}${SHELL_ARG}`,
@@ -169,14 +179,6 @@ export const COMMAND_LINE = alt([
   String.raw`(?:netsh|reg|sc|schtasks|wmic|vssadmin|bcdedit|icacls|takeown)(?:\.exe)?\s+[a-z]`,
   String.raw`(?:perl|python[23]?|ruby|php|node)\s+-[a-z]*[ecr]\s`,
 ]);
-
-/**
- * Reconnaissance commands no word of prose spells, which a value holding only one of them (with
- * options, or behind a wrapper such as `time`) runs to learn the host (`uname -a`, `ipconfig /all`,
- * `time ifconfig`). Words for the fast path too (prefilter.ts).
- */
-export const RECON_COMMANDS = ['whoami', 'uname', 'ifconfig', 'ipconfig', 'netstat', 'systeminfo', 'tasklist', 'printenv', 'dmesg', 'lsb_release', 'sysinfo'] as const;
-export const RECON_COMMAND_VALUE = String.raw`(?:(?:time|strace|nohup|sudo|exec)\s+)?${alt([...RECON_COMMANDS])}(?:\s+(?:-{1,2}[a-z]+|/[a-z?]+))*\s*$`;
 
 /**
  * The command lines that are attack-shaped even with no metacharacter around them, where a value
