@@ -10,8 +10,9 @@
 //      field scanner (json-fields.ts) — and JSON is also *sniffed*: any body that parses as a JSON
 //      object or array is inspected as JSON whatever its declared type, since some stacks parse JSON
 //      regardless of type. A body with no type or `text/plain` is also read as a form (PHP and some
-//      frameworks do). Text that is not parsed into fields (XML, plain text) is kept as `text` for
-//      rules that scan whole bodies.
+//      frameworks do). XML (declared `…/xml` or `+xml`, or an untyped body that starts like XML)
+//      gives its element texts and attribute values as fields too (xml-fields.ts). Text bodies
+//      (XML, plain text) are also kept whole as `text` for the rules that scan whole bodies.
 // A body that cannot be inspected is *refused* by the pipeline when a rule needed to read it, never
 // forwarded uninspected: larger than the inspection cap (after decoding), a coding or charset the
 // gateway cannot decode, compressed data that is corrupt or expands beyond the bomb limits, a
@@ -28,6 +29,7 @@ import { charsetOf, decodeText } from './charset.ts';
 import type { FieldCollector } from './collector.ts';
 import { contentCodings, decodeContent } from './content-coding.ts';
 import { looksLikeJson, scanJson } from './json-fields.ts';
+import { looksLikeXml } from './xml-fields.ts';
 import { parseMultipart } from './multipart.ts';
 import { ambiguousMultipart, ASCII_COMPATIBLE_CHARSETS } from './multipart-shape.ts';
 import { wellFormedContentType } from './content-type.ts';
@@ -70,8 +72,9 @@ export interface BodyInspection {
 
 export const isMultipart = (mediaType: string): boolean => mediaType === 'multipart/form-data';
 const isJsonType = (mediaType: string): boolean => mediaType === 'application/json' || mediaType.endsWith('+json');
+const isXmlType = (mediaType: string): boolean => mediaType.endsWith('/xml') || mediaType.endsWith('+xml');
 const isTextType = (mediaType: string): boolean =>
-  mediaType === '' || mediaType.startsWith('text/') || mediaType.endsWith('/xml') || mediaType.endsWith('+xml') || mediaType === 'application/graphql';
+  mediaType === '' || mediaType.startsWith('text/') || isXmlType(mediaType) || mediaType === 'application/graphql';
 
 /**
  * Whether a body too large to inspect may still pass when only managed rules wanted to read it: a
@@ -152,7 +155,9 @@ async function inspectDecoded(bytes: Buffer, headers: IncomingMessage['headers']
     collector.addUrlEncoded(text, 'form');
     return finish(collector, { state: 'form', refusal: null, text: null });
   }
-  if (!sniffedJson && (mediaType === '' || mediaType === 'text/plain') && text.includes('=')) collector.addUrlEncoded(text, 'form');
+  const untyped = mediaType === '' || mediaType === 'text/plain';
+  if (!sniffedJson && untyped && text.includes('=')) collector.addUrlEncoded(text, 'form');
+  if (isXmlType(mediaType) || (!sniffedJson && untyped && looksLikeXml(text))) collector.addXml(text);
   return finish(collector, { state: 'other', refusal: null, text: isTextType(mediaType) ? text : null });
 }
 

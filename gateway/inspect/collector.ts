@@ -8,6 +8,7 @@
 // (`q=union&q=select` → `union,select`).
 import type { Anomaly, Field, FieldSource } from './fields.ts';
 import type { JsonSink } from './json-fields.ts';
+import { scanXml } from './xml-fields.ts';
 import { parameterNames, pathNames } from './names.ts';
 import { decodePercent, newDecodeFlags, type DecodeFlags } from './percent.ts';
 
@@ -37,6 +38,15 @@ export class FieldCollector {
     if (value.includes('%')) this.noteEncodedAgain(value);
     this.fields.push({ source, raw, names, value });
     return true;
+  }
+
+  /**
+   * Adds an XML body's element texts and attribute values (xml-fields.ts), each under its local name.
+   * Past MAX_FIELDS it stops without refusing: a large data document is ordinary XML, and the rules
+   * that read a whole body still read all of it.
+   */
+  addXml(text: string): void {
+    scanXml(text, (path, name, value) => this.fields.length < MAX_FIELDS && this.add('xml', path, [name], value));
   }
 
   /** Adds the fields of a query string or an application/x-www-form-urlencoded body. */

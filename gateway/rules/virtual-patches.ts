@@ -159,7 +159,8 @@ class CompiledPatchSet implements PatchSet {
     if (this.groups.size === 0 || !this.inspectsBody(request.method, request.path)) return null;
     let best: CompiledPatch | null = null;
     for (const field of request.fields) {
-      if (field.source === 'cookie' || field.source === 'file_name') continue;
+      // Patches name parameters of queries, forms and JSON (the specification's); XML elements are the managed rules' to read.
+      if (field.source === 'cookie' || field.source === 'file_name' || field.source === 'xml') continue;
       for (const name of field.names) {
         const group = this.groups.get(name);
         if (!group) continue;

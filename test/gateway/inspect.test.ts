@@ -6,6 +6,7 @@ import { charsetOf, decodeText } from '../../gateway/inspect/charset.ts';
 import { FieldCollector, MAX_FIELDS } from '../../gateway/inspect/collector.ts';
 import { contentCodings, decodeContent } from '../../gateway/inspect/content-coding.ts';
 import { MAX_JSON_DEPTH, scanJson } from '../../gateway/inspect/json-fields.ts';
+import { scanXml } from '../../gateway/inspect/xml-fields.ts';
 import { parameterNames } from '../../gateway/inspect/names.ts';
 import { decodePercent, newDecodeFlags } from '../../gateway/inspect/percent.ts';
 import { LazyInspectedRequest } from '../../gateway/inspected-request.ts';
@@ -109,6 +110,42 @@ describe('scanJson', () => {
   });
 });
 
+describe('scanXml', () => {
+  const scan = (text: string): string[][] => {
+    const out: string[][] = [];
+    scanXml(text, (path, name, value) => out.push([path, name, value]) > 0);
+    return out;
+  };
+
+  it('gives element texts and attribute values under local names, references decoded, CDATA as text', () => {
+    expect(scan('<r:root xmlns:r="urn:r"><r:a probe="1 &lt; 2">x &amp; y</r:a><b><![CDATA[<i>]]>&#x41;</b></r:root>')).toEqual([
+      ['root.a@probe', 'probe', '1 < 2'],
+      ['root.a', 'a', 'x & y'],
+      ['root.b', 'b', '<i>A'],
+    ]);
+  });
+
+  it('skips declarations, comments and DTDs (entities are not expanded), and namespace declarations', () => {
+    expect(scan('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY e SYSTEM "file:///etc/passwd">]><!-- <x>no</x> --><r xmlns="urn:x">&e;</r>')).toEqual([['r', 'r', '&e;']]);
+  });
+
+  it('reads malformed documents leniently: unquoted attributes, `>` in quotes, unclosed tags', () => {
+    expect(scan("<a b='x>y' c=d><e>1<f>2</f>3</e")).toEqual([
+      ['a@b', 'b', 'x>y'],
+      ['a@c', 'c', 'd'],
+      ['a.e', 'e', '1'],
+      ['a.e.f', 'f', '2'],
+      ['a.e', 'e', '3'],
+    ]);
+  });
+
+  it('stops when the sink says so', () => {
+    let seen = 0;
+    scanXml('<a>1</a><b>2</b><c>3</c>', () => ++seen < 2);
+    expect(seen).toBe(2);
+  });
+});
+
 describe('decodeContent', () => {
   const text = Buffer.from(JSON.stringify({ note: 'hello' }));
 
@@ -163,7 +200,25 @@ describe('inspectBody', () => {
     expect(await inspect('{"note":"x"}', 'application/octet-stream')).toMatchObject({ fields: [['json', 'note', 'x']] });
     expect(await inspect('a=1&b=%3C', 'application/x-www-form-urlencoded')).toMatchObject({ result: { state: 'form' }, fields: [['form', 'a', '1'], ['form', 'b', '<']] });
     expect(await inspect('a=1', undefined)).toMatchObject({ fields: [['form', 'a', '1']] });
-    expect(await inspect('<a>x</a>', 'application/xml')).toMatchObject({ result: { state: 'other', text: '<a>x</a>' }, fields: [] });
+    expect(await inspect('<a>x</a>', 'application/xml')).toMatchObject({ result: { state: 'other', text: '<a>x</a>' }, fields: [['xml', 'a', 'x']] });
+  });
+
+  it('reads XML element texts and attribute values, declared or untyped, and keeps the text whole', async () => {
+    const soap = '<?xml version="1.0"?><s:Envelope xmlns:s="urn:s"><s:Body><m:Login xmlns:m="urn:m" mode="fast"><m:user>bob</m:user></m:Login></s:Body></s:Envelope>';
+    for (const type of ['text/xml', 'application/soap+xml', undefined]) {
+      const out = await inspect(soap, type);
+      expect(out.result, String(type)).toMatchObject({ state: 'other', text: soap });
+      // An untyped body is also read as a form (PHP does), which gives one odd field more.
+      expect(out.fields.filter(([source]) => source === 'xml'), String(type)).toEqual([['xml', 'envelope.body.login@mode', 'fast'], ['xml', 'envelope.body.login.user', 'bob']]);
+    }
+    expect((await inspect('<p>x</p>', 'application/octet-stream')).fields).toEqual([]);
+  });
+
+  it('takes an XML document past MAX_FIELDS without refusing it, up to the cap', async () => {
+    const big = `<list>${'<i>1</i>'.repeat(MAX_FIELDS + 10)}</list>`;
+    const out = await inspect(big, 'application/xml');
+    expect(out.result.refusal).toBeNull();
+    expect(out.fields).toHaveLength(MAX_FIELDS);
   });
 
   it('refuses declared JSON that does not parse, and bodies it cannot decode', async () => {

@@ -806,7 +806,7 @@ describe('placements', () => {
   for (const { name, expect: prefix, payload, pathTarget } of REPRESENTATIVES) {
     describe(name, () => {
       for (const encoding of ENCODINGS) {
-        it(`${encoding.name}: blocked in a query, form, JSON and multipart value and a free-text header`, () => {
+        it(`${encoding.name}: blocked in a query, form, JSON, XML and multipart value and a free-text header`, () => {
           const value = encoding.encode(payload);
           if (encoding.name !== 'plain') expect(value).not.toBe(payload);
           const wrong: string[] = [];

@@ -50,7 +50,8 @@ const FILE_NAME_HEADER = /^x[-_]file[-_]?name$/;
 
 /** A parameter named like a session cookie (types.ts `session_parameter`); cookies themselves are where it belongs. */
 function isSessionParameter(field: InspectedRequest['fields'][number], check: SessionParameterCheck): boolean {
-  if (field.source === 'cookie' || field.source === 'file_name') return false;
+  // An XML element named SessionId is how SOAP APIs carry sessions, not a session fixed in a link.
+  if (field.source === 'cookie' || field.source === 'file_name' || field.source === 'xml') return false;
   // field.names are lower case already (inspect/fields.ts).
   return field.names.some((name) => check.exact.has(name) || check.prefixes.some((prefix) => name.startsWith(prefix)));
 }
