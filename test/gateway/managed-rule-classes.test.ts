@@ -36,6 +36,10 @@ const TABLES: readonly ClassTable[] = [
       '<LAYER SRC="http://xss.example/scriptlet.html"></LAYER>',
       '<v:vmlframe src="foo.com/sup.fml"/>',
       '[][(![]+[])[+[]]+(![]+[])[!+[]+!+[]]]',
+      // CSS read as a style sheet reads it: escapes, and comments that vanish inside a word.
+      `<IMG STYLE="xss:expr/*XSS*/ession(alert('XSS'))">`,
+      String.raw`<STYLE>@im\port'\ja\vasc\ript:alert("XSS")';</STYLE>`,
+      String.raw`<DIV STYLE="background-image:\0075\0072\006C\0028'\006a\0061\0076\0061\0073\0063\0072\0069\0070\0074\003a\0061\006c\0065\0072\0074\0028\0031\0029'\0029">`,
     ],
     passed: [
       'Set an alert (daily)',
@@ -46,6 +50,10 @@ const TABLES: readonly ClassTable[] = [
       'A+ADw grade',
       'style guide: url(fonts/x.woff)',
       'Layers and masks in Photoshop',
+      'src/**/test/*.spec.ts',
+      String.raw`C:\Users\me\styles\expression.css`,
+      'font-family: "Segoe UI" /* fallback */, sans-serif',
+      String.raw`content: "\201C"; quotes: none`,
     ],
   },
   {

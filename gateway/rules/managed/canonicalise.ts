@@ -35,7 +35,9 @@
 // concatenations folded — `'un'||'ion'`, `"ex"&"e"&"cute"`, `'sel'+'ect'` become one literal, the
 // way SQL, VBScript and JavaScript join them before running them — and the text with short tags
 // inside words and CDATA markers removed (`o<x>nfocus` → `onfocus`, `<![CDATA[<]]>script` →
-// `<script`), as a tag-stripping sanitiser or an XML parser would leave it.
+// `<script`), as a tag-stripping sanitiser or an XML parser would leave it, and — for a text with a
+// backslash or a block comment — the text as CSS reads it: escapes decoded (`\6a\61vascript`,
+// `@im\port`) and comments removed without a space (`expr/**/ession(`).
 //
 // Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
 // and comment pairing is done with indexOf, so canonicalising is linear in the input.
@@ -93,8 +95,8 @@ const LOOKALIKE_MAP: Readonly<Record<string, string>> = {
   '\u2215': '/', '\u2044': '/', '\u29f8': '/', '\u29f9': '\\', '\u2216': '\\',
 };
 
-/** `/* … *\/` → one space, pairing each opener with the next closer; an unclosed opener stays. */
-function stripBlockComments(text: string): string {
+/** `/* … *\/` → `joiner` (one space by default), pairing each opener with the next closer; an unclosed opener stays. */
+function stripBlockComments(text: string, joiner = ' '): string {
   let out = '';
   let at = 0;
   for (;;) {
@@ -102,7 +104,7 @@ function stripBlockComments(text: string): string {
     if (open < 0) break;
     const close = text.indexOf('*/', open + 2);
     if (close < 0) break;
-    out += `${text.slice(at, open)} `;
+    out += text.slice(at, open) + joiner;
     at = close + 2;
   }
   return at === 0 ? text : out + text.slice(at);
@@ -200,7 +202,27 @@ function textForms(text: string): string[] {
     const stripped = primary.replace(TAG_INSIDE_WORD, '$1').replaceAll('<![cdata[', '').replaceAll(']]>', '');
     if (stripped !== primary) forms.push(stripped);
   }
+  const css = cssReading(text);
+  if (css !== null && !forms.includes(css)) forms.push(css);
   return forms;
+}
+
+/** A CSS escape: up to six hex digits and one optional space, or `\` before any other character but a line break. */
+const CSS_ESCAPE = /\\(?:([0-9a-f]{1,6}) ?|([^\n0-9a-f]))/g;
+
+/**
+ * The text as a style sheet reads it, when that differs: CSS escapes decoded (`\0075\0072\006c(` is
+ * `url(`, `@im\port` is `@import`) and, in a text with a declaration's `:`, comments removed without
+ * a trace (`x:expr/**\/ession(` is `x:expression(`, as old Internet Explorer and comment-stripping
+ * sanitisers read it; a path glob, `src/**\/test`, has no colon).
+ */
+function cssReading(text: string): string | null {
+  const escaped = text.includes('\\');
+  const commented = text.includes('/*') && text.includes(':');
+  if (!escaped && !commented) return null;
+  let css = escaped ? text.replace(CSS_ESCAPE, (_m: string, hex: string | undefined, char: string | undefined) => (hex !== undefined ? fromCodePoint(Number.parseInt(hex, 16)) : char!)).toLowerCase() : text;
+  if (commented) css = stripBlockComments(css, '');
+  return collapse(css);
 }
 
 /**
