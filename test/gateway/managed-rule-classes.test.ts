@@ -13,6 +13,7 @@ import { programFor } from '../../gateway/rules/managed/program.ts';
 import { RULE_DEFINITIONS } from '../../schemas/managed-rules/catalogue.ts';
 import { buildRequest } from '../fixtures/shield/build-request.ts';
 import { CODE_INJECTION_TABLES } from '../fixtures/shield/code-injection-examples.ts';
+import { XSS_PROBE_TABLE } from '../fixtures/shield/xss-examples.ts';
 import { INPUT_PLACES, PL1, describeExample, missReason, requestOf, specFor, type ClassTable, type Example, type Place } from '../fixtures/shield/rule-examples.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
@@ -20,42 +21,7 @@ import { seededRandom } from '../support/seeded-random.ts';
 
 const TABLES: readonly ClassTable[] = [
   ...CODE_INJECTION_TABLES,
-  {
-    name: 'xss probes and obfuscation',
-    expect: 'xss.',
-    place: 'query',
-    blocked: [
-      '48e71%3balert(1)//503466e3',
-      '}alert(/INJECTX/);{//',
-      '?playerready=alert(document.cookie)',
-      'top[/al/.source+/ert/.source](1)',
-      '+ADw-script+AD4-alert(1)+ADw-/script+AD4-',
-      '<x:script xmlns:x="http://www.w3.org/1999/xhtml" src="data:,alert(1)" />',
-      'STYLE=X:URL(JAVASCRIPT:alert(1))',
-      "<STYLE>@import'http://xss.example/xss.css';</STYLE>",
-      '<LAYER SRC="http://xss.example/scriptlet.html"></LAYER>',
-      '<v:vmlframe src="foo.com/sup.fml"/>',
-      '[][(![]+[])[+[]]+(![]+[])[!+[]+!+[]]]',
-      // CSS read as a style sheet reads it: escapes, and comments that vanish inside a word.
-      `<IMG STYLE="xss:expr/*XSS*/ession(alert('XSS'))">`,
-      String.raw`<STYLE>@im\port'\ja\vasc\ript:alert("XSS")';</STYLE>`,
-      String.raw`<DIV STYLE="background-image:\0075\0072\006C\0028'\006a\0061\0076\0061\0073\0063\0072\0069\0070\0074\003a\0061\006c\0065\0072\0074\0028\0031\0029'\0029">`,
-    ],
-    passed: [
-      'Set an alert (daily)',
-      'alert me when the price drops',
-      'confirm your e-mail address',
-      'The window [left] opens (slowly)',
-      'C++ tips: use +=, not =+',
-      'A+ADw grade',
-      'style guide: url(fonts/x.woff)',
-      'Layers and masks in Photoshop',
-      'src/**/test/*.spec.ts',
-      String.raw`C:\Users\me\styles\expression.css`,
-      'font-family: "Segoe UI" /* fallback */, sans-serif',
-      String.raw`content: "\201C"; quotes: none`,
-    ],
-  },
+  XSS_PROBE_TABLE,
   {
     name: 'ssti',
     expect: 'ssti.',
@@ -518,6 +484,8 @@ const TABLES: readonly ClassTable[] = [
       "1 union distinctrow select user()",
       `OR '{"b":2}'::jsonb <@ '{"a":1, "b":2}'::jsonb`,
       `' or json_extract('{"id": 14}', '$.name') = 'x`,
+      `OR '{"b":2}'::jsonb < '{"a":1, "b":2}'::jsonb`,
+      `'[1, 2]'::jsonb || '3'::jsonb`,
       "admin@example.com';",
       'password::int',
       'version()::text',
@@ -525,6 +493,7 @@ const TABLES: readonly ClassTable[] = [
       ";REPLACE test(id, name) VALUES (1, 'test');",
     ],
     passed: [
+      `'{"a": 1}'::jsonb`,
       "O'Reilly or Penguin",
       "Rock 'n' roll",
       'Select all that apply',

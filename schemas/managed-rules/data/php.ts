@@ -27,6 +27,9 @@ const CODE_FUNCTION = alt([
  */
 const WORD_FUNCTION = alt(['eval', 'assert', 'system', 'exec', 'chr']);
 
+/** Functions that run a command or code: called through any wrapper, they are the payload. */
+const COMMAND_FUNCTION = alt(['system', 'exec', 'passthru', 'shell_exec', 'popen', 'proc_open', 'pcntl_exec', 'assert', 'eval']);
+
 /** php.ini directives that, set from input (a CGI argument, .user.ini), open the server up; named only by PHP. */
 const INI_DIRECTIVE = alt([
   String.raw`allow_url_(?:include|fopen)`, String.raw`auto_(?:prepend|append)_file`, 'disable_functions', 'disable_classes', 'open_basedir',
@@ -69,19 +72,21 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     id: 'php.variable_variable',
     category: 'php',
     paranoia_level: 1,
-    description: "Variable variables and complex syntax (${'name'}, $ {$a}, $$b(…), $$x = …); a password like P@$$w0rd passes",
+    description: "Variable variables and complex syntax (${'name'}, $ {$a}, ${@a}, ${_.__}(…), $$b(…), $$x = …); a password like P@$$w0rd passes",
     targets: T,
-    pattern: String.raw`\$\s*\{\s*(?:'[^'\n]*'|"[^"\n]*"|\$)|(?:^|[^\w$@])\$\$+[a-z_]\w*\s*(?:\(|\[|->|=|;)`,
+    pattern: String.raw`\$\s*\{\s*(?:'[^'\n]*'|"[^"\n]*"|\$|@|_[\w.]*\s*\}\s*\()|(?:^|[^\w$@])\$\$+[a-z_]\w*\s*(?:\(|\[|->|=|;)`,
   },
   {
     id: 'php.variable_function',
     category: 'php',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: "A variable, a string or a PHP expression called as a function ($a(1), $_GET['f']($x), (system)('id'), ('sy'.'stem')('id'), (string)\"system\"('id'))",
+    description: "A variable, a string or a PHP expression called as a function ($a(1), $_GET['f']($x), $__[$_[1]](7), $O0{0}(1), (system)('id'), ($f)('id'), (system)(ls), [system][0](ls), ('sy'.'stem')('id'), (string)\"system\"('id'))",
     targets: T,
     pattern:
-      String.raw`\$+[a-z_]\w*\s*(?:\[[^\]\n]{0,40}\]\s*)*\(|\(\s*[a-z_]\w*\s*\)\s*\(\s*['"$]|['"][a-z_]\w*['"]\s*\(\s*['"$]|` +
+      String.raw`\$+[a-z_]\w*\s*(?:(?:\[[^\]\n]{0,40}\]+|\{[^}\n]{1,40}\})\s*)*\(|\(\s*\$?[a-z_]\w*\s*\)\s*\(\s*['"$]|['"][a-z_]\w*['"]\s*\(\s*['"$]|` +
+      // PHP 7's uniform syntax calls a command function however it is wrapped: (system)(ls), [system][0](ls), (['system'])[0]('id').
+      String.raw`\(\s*${COMMAND_FUNCTION}\s*\)\s*\(|\[\s*['"]?${COMMAND_FUNCTION}['"]?\s*\](?:\s*\))?\s*(?:\[\s*\d+\s*\]|\{\s*\d+\s*\})[\s)}]*(?:\{\s*\d+\s*\}\s*)?\(|` +
       // A parenthesised callee built with PHP's `.` concatenation (JavaScript's curried require('a')('b') has none).
       String.raw`\((?:[^()\n]|\([^()\n]*\)){0,60}(?:['")]\s*\.\s*['"(a-z_]|[a-z_]\s*\.\s*['"(])(?:[^()\n]|\([^()\n]*\)){0,60}\)\s*\(\s*['"$]`,
   },

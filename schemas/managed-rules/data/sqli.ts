@@ -225,9 +225,9 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     category: 'sqli',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "A condition built with JSON operators, which WAFs without JSON grammar let through (or '{\"b\":2}'::jsonb <@ '{…}', or json_extract('{…}','$.a')='x', '{\"a\":[1]}'::jsonb @? '$.a[*]')",
+    description: "A condition built with JSON operators, which WAFs without JSON grammar let through (or '{\"b\":2}'::jsonb <@ '{…}', or json_extract('{…}','$.a')='x', '{\"a\":[1]}'::jsonb @? '$.a[*]', '[1]'::jsonb || '2')",
     targets: T,
-    pattern: String.raw`\b(?:or|and)\s+(?:'[\[{][^'\n]*'\s*(?:::\s*jsonb?\s*)?(?:<@|@>|\?[|&]?|->>?|#>>?|@[?@])|json_(?:extract|contains|unquote|value|query|exists)\s*\()|'[\[{][^'\n]*'\s*::\s*jsonb?\s*(?:<@|@>|\?[|&]?|->>?|#>>?|@[?@]|-\s*\d)`,
+    pattern: String.raw`\b(?:or|and)\s+(?:'[\[{][^'\n]*'\s*(?:::\s*jsonb?\s*)?(?:<@|@>|\?[|&]?|->>?|#>>?|@[?@])|json_(?:extract|contains|unquote|value|query|exists)\s*\()|'[\[{][^'\n]*'\s*::\s*jsonb?\s*(?:<@|@>|\?[|&]?|->>?|#>>?|@[?@]|-\s*\d|(?:#-|\|\||[<>]=?|!?=|<>)\s*')`,
   },
   {
     id: 'sqli.quote_keyword',

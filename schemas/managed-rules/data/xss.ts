@@ -73,9 +73,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     id: 'xss.sink_call',
     category: 'xss',
     paranoia_level: 1,
-    description: 'A dialog or eval sink called the ways filters miss: alert?.(…), confirm.call(…), prompt.apply(…), (alert)(1), eval(atob(…)), document["cookie"], top["al"+"ert"]',
+    description: 'A dialog or eval sink called the ways filters miss: alert?.(…), confirm.call(…), prompt.apply(…), (alert)(1), eval(atob(…)), document["cookie"], (document)["cookie"], top["al"+"ert"], a function\'s call or apply run as a tagged template ([].sort.call`${alert}1`)',
     targets: T,
-    pattern: String.raw`\b(?:alert|confirm|prompt|eval|settimeout|setinterval|print)\s*(?:\?\.\s*\(|\.\s*(?:call|apply|bind)\s*\()|\(\s*(?:alert|confirm|prompt|eval)\s*\)\s*\(|\beval\s*\(\s*(?:atob|unescape|decodeuricomponent|string\.fromcharcode)\s*\(|\b(?:document|window|self|top|parent|globalthis)\s*\[\s*['"\x60](?:cookie|domain|location|write|writeln|alert|eval|al|ev)|\.\s*(?:find|map|foreach|filter|some|every|reduce|then|sort)\s*\(\s*(?:alert|confirm|prompt|eval)\s*\)|&\{[^}\n]{0,80}\b(?:alert|confirm|prompt|eval)\s*\(`,
+    pattern: String.raw`\b(?:alert|confirm|prompt|eval|settimeout|setinterval|print)\s*(?:\?\.\s*\(|\.\s*(?:call|apply|bind)\s*\()|\(\s*(?:alert|confirm|prompt|eval)\s*\)\s*\(|\beval\s*\(\s*(?:atob|unescape|decodeuricomponent|string\.fromcharcode)\b|\b(?:document|window|self|top|parent|globalthis)\s*\)?\s*\[\s*['"\x60](?:cookie|domain|location|write|writeln|alert|eval|al|ev)|\.\s*(?:call|apply)\s*\x60|\.\s*(?:find|map|foreach|filter|some|every|reduce|then|sort)\s*\(\s*(?:alert|confirm|prompt|eval)\s*\)|&\{[^}\n]{0,80}\b(?:alert|confirm|prompt|eval)\s*\(`,
   },
   {
     id: 'xss.prototype_pollution',
