@@ -50,6 +50,8 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'equiv',
   // Windows interpreters named whole (canonicalise.ts builds their shell form), and shells given -c (data/cmdi.ts)
   'powershell', 'pwsh', 'cmd', 'sh', 'bash', 'dash', 'ksh', 'zsh', 'csh', 'tcsh', 'busybox',
+  // what cmd.exe's IF tests and compares with (data/cmdi.ts)
+  'exist', 'defined', 'errorlevel', 'cmdextversion', 'equ', 'neq', 'lss', 'leq', 'gtr', 'geq',
   // reconnaissance commands a value may be alone
   ...RECON_COMMANDS,
 ]);
