@@ -432,8 +432,11 @@ const TABLES: readonly ClassTable[] = [
       '..2f..2f..2fetc2fpasswd',
       '/0x2e0x2e0x2f',
       '/..%uEFC8..%uEFC8..%uEFC8',
-      // Runs of dots as a segment, shell dotfiles by path.
+      '..2fapache2flogs2ferror.log',
+      // Runs of dots as a segment, current-directory padding with both slashes, shell dotfiles by path.
       '/.../.../.../',
+      '/./\\/././\\/./',
+      '/.\\/\\.\\',
       '/.bashrc',
       'home/bob/.ssh/authorized_keys',
     ],
@@ -442,6 +445,9 @@ const TABLES: readonly ClassTable[] = [
       '~/.bashrc',
       'colour 0x2e 0x2f',
       'rev 2f..2g',
+      './',
+      '.\\/',
+      'a/./b\\c',
       '/shop-app/logs/debug',
       '/shop-app/error_log',
       'C:\\fakepath\\holiday.jpg',
