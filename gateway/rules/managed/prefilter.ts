@@ -27,7 +27,7 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'union', 'select', 'order', 'group', 'having', 'insert', 'delete', 'update', 'drop', 'waitfor', 'shutdown', 'infile', 'outfile',
   'dumpfile', 'program', 'master', 'information_schema', 'sysobjects', 'syscolumns', 'sysdatabases', 'sysusers', 'sysxlogins', 'sysibm',
   'sys', 'msysobjects', 'msysaccessobjects', 'msysqueries', 'mysql', 'ctxsys', 'load_file', 'openrowset', 'opendatasource', 'lo_import',
-  'lo_export', 'lo_get', 'lo_put', 'lo_from_bytea', 'all_users', 'column_name', 'schema_name', 'child_process',
+  'lo_export', 'lo_get', 'lo_put', 'lo_from_bytea', 'all_users', 'column_name', 'schema_name', 'child_process', 'declare',
   // DOM
   'document', 'window', 'insertadjacenthtml',
   // files

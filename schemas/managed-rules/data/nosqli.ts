@@ -24,9 +24,9 @@ export const NOSQLI_RULES: readonly RuleDefinition[] = [
     id: 'nosqli.operator_value',
     category: 'nosqli',
     paranoia_level: 1,
-    description: "A query operator with a colon inside a value ({\"$ne\": null}, ', $or: [ {}, {', true, $where: '1 == 1')",
+    description: "A query operator with a colon inside a value ({\"$ne\": null}, ', $or: [ {}, {', true, $where: '1 == 1'), or in brackets as a query string writes it (u_id[$ne], [$lte]x)",
     targets: ['value', 'path', 'header', 'body'],
-    pattern: String.raw`(?:^|[\s{,\[('"])['"]?\$${OPERATORS}['"]?\s*:|^\s*\[\s*\$${OPERATORS}\s*\]\s*=`,
+    pattern: String.raw`(?:^|[\s{,\[('"])['"]?\$${OPERATORS}['"]?\s*:|\[\s*\$${OPERATORS}\s*\]`,
   },
   {
     id: 'nosqli.javascript',

@@ -14,6 +14,9 @@ const T = ALL_INPUT;
  */
 const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\+-]|$|null\b|(?:all|distinct|top)\b|[a-z_][\w$.]*\s*(?:\(|,|$|--|#|/\*|;|\|\||\+|::)|[a-z_][\w$.\x60]*${SQL_SP}+from\b|case\b)`;
 
+/** T-SQL's types, which DECLARE @variable names next: "declare @Input" in a question about Angular does not. */
+const TSQL_TYPE = String.raw`(?:int|bigint|smallint|tinyint|bit|n?varchar|n?char|n?text|datetime2?|date|decimal|numeric|float|real|money|uniqueidentifier|varbinary|binary|table|cursor|sysname|xml|sql_variant)\b`;
+
 export const SQLI_RULES: readonly RuleDefinition[] = [
   {
     id: 'sqli.union_select',
@@ -186,6 +189,16 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     description: "Probe shapes an injection tool sends: a quote, OR and a column compared with a column before a comment (' or a=a--), a delay placed in ORDER BY or concatenated into the value (order by sleep(5), + sleep(10) + ')",
     targets: T,
     pattern: String.raw`['"]\s*\)*\s*(?:or|and)\s+[a-z_]\w*\s*=\s*[a-z_]\w*\s*(?:--|#|/\*|;)|(?:order\s+by|[+|]\s*)\s*(?:sleep|pg_sleep|benchmark)\s*\(\s*\d`,
+  },
+  {
+    id: 'sqli.dialect_statement',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A value that starts a statement only one database's SQL writes (DECLARE @x INT, EXEC(@sql), EXECUTE IMMEDIATE '…', PROCEDURE ANALYSE(, SELECT pg_sleep, CREATE FUNCTION f(…) RETURNS), or MySQL's empty exponent glued to a call (1.e(ascii(…))), which hides a keyword from word-based filters",
+    targets: T,
+    pattern:
+      String.raw`^\s*['")]*\s*(?:declare${SQL_SP}+@\w+\s*(?:;|=|$|(?:as\s+)?${TSQL_TYPE})|exec(?:ute)?\s*\(\s*@|execute${SQL_SP}+immediate\s*['"]|procedure${SQL_SP}+analyse\s*\(|select${SQL_SP}+pg_sleep\b|create${SQL_SP}+(?:or\s+replace\s+)?function\s+[\w.\x60"]+\s*\((?:[^()\n]|\([^()\n]*\))*\)\s*returns\b)|` +
+      String.raw`\b\d+\.e\(\s*(?:ascii|ord|substr(?:ing)?|mid|char|concat|select|user|version|database|schema|length|hex|if|\d)\b`,
   },
   {
     id: 'sqli.xpath_injection',
