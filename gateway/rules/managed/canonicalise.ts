@@ -42,7 +42,7 @@
 // Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
 // and comment pairing is done with indexOf, so canonicalising is linear in the input.
 import RE2 from 're2';
-import { ATTACK_COMMAND_LINE } from '../../../schemas/managed-rules/data/fragments.ts';
+import { ATTACK_COMMAND_LINE, COMMAND_LINE } from '../../../schemas/managed-rules/data/fragments.ts';
 import { decodePercent } from '../../inspect/percent.ts';
 import { base64Text } from './base64-text.ts';
 import { isInert } from './prefilter.ts';
@@ -123,6 +123,11 @@ export interface CanonicalOptions {
   rawUrl?: boolean;
   /** The input is a request path: base64 carriers are its segments (base64-text.ts). */
   path?: boolean;
+  /**
+   * The input is a User-Agent: a list of `product/version` tokens, never a command, so one that
+   * starts like any command line (`ansible-playbook site.yml`, `env --version`) gets its shell form.
+   */
+  userAgent?: boolean;
 }
 
 /** Steps 1–6 of the file comment: decoding, NUL, Unicode, case. */
@@ -238,9 +243,11 @@ const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b/;
  * reads values.
  */
 const LEADING_COMMAND = new RE2(`^\\s*(?:${ATTACK_COMMAND_LINE})`, 'u');
+/** Any command line, quoted or not, where a User-Agent should stand. RE2: it reads headers. */
+const LEADING_COMMAND_LINE = new RE2(`^\\s*['"]?(?:${COMMAND_LINE})`, 'u');
 
-export function mayHoldCommand(canonical: string): boolean {
-  return SHELL_TRIGGER.test(canonical) || (LEADING_COMMAND.test(canonical) && !isInert(canonical));
+export function mayHoldCommand(canonical: string, options?: CanonicalOptions): boolean {
+  return SHELL_TRIGGER.test(canonical) || (LEADING_COMMAND.test(canonical) && !isInert(canonical)) || (options?.userAgent === true && LEADING_COMMAND_LINE.test(canonical));
 }
 
 /** The shell form of a canonical text (see the file comment). */

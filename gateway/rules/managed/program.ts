@@ -102,7 +102,7 @@ export class TargetProgram {
     const hits: number[] = [];
     for (const text of canonicalForms(raw, this.options)) {
       if (this.text) addMatches(this.text, text, hits);
-      if (this.shell && mayHoldCommand(text)) addMatches(this.shell, shellForm(text), hits);
+      if (this.shell && mayHoldCommand(text, this.options)) addMatches(this.shell, shellForm(text), hits);
       if (this.hosts.size > 0 && mayHoldHost(text)) {
         for (const hostClass of hostClasses(text, this.schemeOnlyHosts)) {
           const rule = this.hosts.get(hostClass);
@@ -142,7 +142,7 @@ const CANONICAL_OPTIONS: Readonly<Record<Target, CanonicalOptions | undefined>> 
   value: undefined,
   name: undefined,
   path: { path: true },
-  user_agent: undefined,
+  user_agent: { userAgent: true },
   referer: { rawUrl: true },
   header: undefined,
   body: undefined,
