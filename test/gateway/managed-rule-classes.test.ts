@@ -846,6 +846,14 @@ describe('fast path and base64 carriers', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("reads base64 sent unencoded in a query string, its '+' turned to spaces, a trailing one included", () => {
+    const carried = Buffer.from('"Onx=() onMouSeoVer=prompt(1)>').toString('base64');
+    expect(carried.endsWith('+')).toBe(true);
+    const asQuery = carried.replaceAll('+', ' ');
+    expect(isInert(asQuery)).toBe(false);
+    expect(PL1.match(buildRequest({ path: '/', query: `q=${carried}` }))?.ruleId).toBe('xss.event_handler');
+  });
+
   it('decodes random hex ids, UUIDs, JWT-like tokens and lower-case words to nothing', () => {
     const next = seededRandom(0x5eed);
     const ids = hexIds(next);

@@ -158,7 +158,8 @@ export function isInert(raw: string): boolean {
   while (last >= 0 && raw.charCodeAt(last) === 32) last--;
   const tail = raw.charCodeAt(last);
   if (tail === 35 /* # */ || (tail === 45 /* - */ && raw.charCodeAt(last - 1) === 45)) return false;
-  return !mayBeBase64Text(raw);
+  // Carriers are read trimmed (canonicalise.ts): a trailing `+` sent unencoded arrives as a space.
+  return !mayBeBase64Text(last === n - 1 && raw.charCodeAt(0) !== 32 ? raw : raw.trim());
 }
 
 /** The word as it is, or after its leading digits (`1union`), is a trigger. */
