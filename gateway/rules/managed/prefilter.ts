@@ -27,7 +27,7 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'union', 'select', 'order', 'group', 'having', 'insert', 'delete', 'update', 'drop', 'waitfor', 'shutdown', 'infile', 'outfile',
   'dumpfile', 'program', 'master', 'information_schema', 'sysobjects', 'syscolumns', 'sysdatabases', 'sysusers', 'sysxlogins', 'sysibm',
   'sys', 'msysobjects', 'msysaccessobjects', 'msysqueries', 'mysql', 'ctxsys', 'load_file', 'openrowset', 'opendatasource', 'lo_import',
-  'lo_export', 'lo_get', 'lo_put', 'lo_from_bytea', 'all_users', 'column_name', 'schema_name', 'child_process', 'declare',
+  'lo_export', 'lo_get', 'lo_put', 'lo_from_bytea', 'all_users', 'column_name', 'schema_name', 'declare',
   // DOM
   'document', 'window', 'insertadjacenthtml',
   // files
@@ -37,6 +37,8 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'metadata', 'instance', 'nip', 'sslip', 'xip', 'localtest', 'lvh', 'vcap', '1u', 'rbndr', 'traefik',
   // out-of-band callback services
   'burpcollaborator', 'oastify', 'oast', 'interact', 'interactsh', 'dnslog', 'ceye', 'canarytokens', 'requestrepo', 'bxss',
+  // Node.js reaching its process (data/cmdi.ts)
+  'child_process', 'mainmodule',
   // prototype pollution, template and deserialization gadgets
   '__proto__', 'constructor', 'prototype', '_self', 'smarty', 'freemarker', 'javax', 'springframework', 'sun', 'ro0ab',
   // Java packages and deserialization gadgets (data/java.ts)

@@ -172,9 +172,12 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     category: 'cmdi',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "Node.js code that reaches the process or a shell: node-serialize's function marker (_$$ND_FUNC$$_), require('child_process') used, process.binding / process.mainModule, require.main's module loader",
+    description: "Node.js code that reaches the process or a shell: node-serialize's function marker (_$$ND_FUNC$$_), require('child_process') used, process.binding / process.mainModule / process['env'], require.main's module loader, a React Server Components reference walking to a constructor ($3:constructor:constructor)",
     targets: T,
-    pattern: String.raw`_\$\$nd_func\$\$_|\brequire\s*\(\s*['"\x60]child_process['"\x60]\s*\)\s*\.\s*(?:exec|execsync|spawn|spawnsync|execfile|fork)\b|\bprocess\s*\.\s*(?:binding\s*\(|mainmodule\b)|\brequire\s*\.\s*main\s*\.\s*constructor\b`,
+    pattern:
+      String.raw`_\$\$nd_func\$\$_|\brequire\s*\(\s*['"\x60]child_process['"\x60]\s*\)\s*\.\s*(?:exec|execsync|spawn|spawnsync|execfile|fork)\b|\bprocess\s*\.\s*(?:binding\s*\(|mainmodule\b)|\brequire\s*\.\s*main\s*\.\s*constructor\b|\bprocess\s*\[\s*(?:['"\x60](?:mainmodule|binding|env)|mainmodule)\b|` +
+      // React Server Components' flight references walking a chunk to a constructor (CVE-2025-55182: '$3:constructor:constructor').
+      String.raw`(?:^|['"\s])\$[0-9a-f]{1,4}:(?:[\w$]+:){0,6}(?:constructor|prototype|__proto__)\b`,
   },
   {
     id: 'cmdi.shell_escape',

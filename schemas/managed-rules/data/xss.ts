@@ -65,9 +65,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     id: 'xss.template_expression',
     category: 'xss',
     paranoia_level: 1,
-    description: 'Client-side template escapes to the Function constructor ({{constructor.constructor(…)()}}, [\'constructor\'])',
+    description: 'Client-side template escapes to the Function constructor ({{constructor.constructor(…)()}}, this.constructor.constructor, [\'constructor\'])',
     targets: T,
-    pattern: String.raw`\bconstructor\s*\.\s*constructor\s*\(|\[\s*['"]constructor['"]\s*\]|\{\{[^}\n]*(?:\$eval|\$on\b|\$emit|alert\s*\(|fromcharcode)`,
+    pattern: String.raw`\bconstructor\s*\.\s*constructor\b|\[\s*['"]constructor['"]\s*\]|\{\{[^}\n]*(?:\$eval|\$on\b|\$emit|alert\s*\(|fromcharcode)`,
   },
   {
     id: 'xss.sink_call',
