@@ -94,12 +94,15 @@ function payloadsOf(text: string): string[] {
 
 /**
  * Lines that are no attack on their own, by their shape (never by what any WAF makes of them): a
- * comment of the list's author (`# you will need to customize…`), or probe characters with no
- * letter or digit and at most four characters once percent-decoded (`'`, `||`, `;`, `%0a`) — fuzzers
- * send those to see an error page, and an application gets them in ordinary text.
+ * comment of the list's author (`# you will need to customize…`) or a heading of its sections
+ * (`#Google.com:`), or probe characters with no letter or digit and at most four characters once
+ * percent-decoded (`'`, `||`, `;`, `%0a`) — fuzzers send those to see an error page, and an
+ * application gets them in ordinary text.
  */
 function notAnAttack(line: string): string | null {
   if (/^#\s+[a-z][a-z\s,.'()/-]*$/i.test(line)) return 'comment';
+  // A section heading of a list (`#Google.com:`, `#AOL/Yahoo`): a name, no call and no markup.
+  if (/^#[a-z][\w\s,.'/-]*:?$/i.test(line)) return 'comment';
   let decoded = line;
   try {
     decoded = decodeURIComponent(line);
