@@ -15,8 +15,11 @@ export type XmlSink = (path: string, name: string, value: string) => boolean;
 
 const PREDEFINED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const REFERENCE = /&(?:#x([0-9a-f]{1,6})|#(\d{1,7})|(lt|gt|amp|quot|apos));/gi;
-const ATTRIBUTE = /([^\s=/>"']+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))/g;
 const TAG_NAME = /^\/?\s*([^\s/>]+)/;
+/** Deeper elements push out the outermost: closing tags are matched among this many open ones. */
+const MAX_DEPTH = 64;
+/** Names in a field's path: the innermost ones. */
+const PATH_NAMES = 16;
 
 function decodeReferences(text: string): string {
   if (!text.includes('&')) return text;
@@ -48,13 +51,50 @@ function tagEnd(text: string, at: number): number {
   return text.length;
 }
 
+const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
+
+/**
+ * Hands each attribute of a tag's text after its name to `each` as name and value (quoted or bare;
+ * names without a value skipped) until it says stop. A scan by hand: a regular expression here
+ * would backtrack over a long run of name characters at every start.
+ */
+function forEachAttribute(tag: string, at: number, each: (name: string, value: string) => boolean): boolean {
+  const n = tag.length;
+  while (at < n) {
+    while (at < n && (isSpace(tag.charCodeAt(at)) || tag.charCodeAt(at) === 47 /* / */)) at++;
+    const nameStart = at;
+    while (at < n && !isSpace(tag.charCodeAt(at)) && tag.charCodeAt(at) !== 61 /* = */ && tag.charCodeAt(at) !== 47) at++;
+    const nameEnd = at;
+    while (at < n && isSpace(tag.charCodeAt(at))) at++;
+    if (at >= n || tag.charCodeAt(at) !== 61) {
+      if (at === nameStart) at++;
+      continue;
+    }
+    at++;
+    while (at < n && isSpace(tag.charCodeAt(at))) at++;
+    const quote = tag.charCodeAt(at);
+    const start = quote === 34 || quote === 39 ? at + 1 : at;
+    let end: number;
+    if (start > at) {
+      end = tag.indexOf(quote === 34 ? '"' : "'", start);
+      if (end < 0) end = n;
+      at = end + 1;
+    } else {
+      while (at < n && !isSpace(tag.charCodeAt(at))) at++;
+      end = at;
+    }
+    if (nameEnd > nameStart && !each(tag.slice(nameStart, nameEnd), tag.slice(start, end))) return false;
+  }
+  return true;
+}
+
 /** Whether a text body is XML by its start (a declaration or a root element), for untyped bodies. */
 export const looksLikeXml = (text: string): boolean => /^\s*<(?:\?xml\b|[a-z_][\w.:-]*[\s/>])/i.test(text);
 
 /** Hands every element text and attribute value of `text` to `sink`, until it says stop. */
 export function scanXml(text: string, sink: XmlSink): void {
   const open: string[] = [];
-  const path = (): string => open.join('.');
+  const path = (): string => (open.length > PATH_NAMES ? open.slice(-PATH_NAMES) : open).join('.');
   let at = 0;
   let cdata = '';
   const flushText = (raw: string): boolean => {
@@ -86,22 +126,23 @@ export function scanXml(text: string, sink: XmlSink): void {
     } else {
       at = tagEnd(text, lt);
       const tag = text.slice(lt + 1, text.charCodeAt(at - 1) === 62 ? at - 1 : at);
-      const name = TAG_NAME.exec(tag)?.[1];
-      if (name === undefined) continue;
+      const match = TAG_NAME.exec(tag);
+      if (match === null) continue;
+      const local = localName(match[1]!);
       if (tag.startsWith('/')) {
-        const local = localName(name);
         const depth = open.lastIndexOf(local);
         if (depth >= 0) open.length = depth;
         continue;
       }
-      const local = localName(name);
+      if (open.length >= MAX_DEPTH) open.shift();
       open.push(local);
-      for (const match of tag.slice(name.length).matchAll(ATTRIBUTE)) {
-        const attribute = match[1]!.toLowerCase();
-        if (attribute === 'xmlns' || attribute.startsWith('xmlns:')) continue;
-        const value = decodeReferences(match[2] ?? match[3] ?? match[4] ?? '');
-        if (value !== '' && !sink(`${path()}@${attribute}`, localName(attribute), value)) return;
-      }
+      const more = forEachAttribute(tag, match[0].length, (name, raw) => {
+        const attribute = name.toLowerCase();
+        if (attribute === 'xmlns' || attribute.startsWith('xmlns:')) return true;
+        const value = decodeReferences(raw);
+        return value === '' || sink(`${path()}@${attribute}`, localName(attribute), value);
+      });
+      if (!more) return;
       if (tag.endsWith('/')) open.pop();
     }
   }

@@ -139,6 +139,13 @@ describe('scanXml', () => {
     ]);
   });
 
+  it('names a deeply nested value by its innermost 16 elements, and scans hostile shapes in linear time', () => {
+    expect(scan(`${'<a>'.repeat(300)}<b>x`)).toEqual([[`${'a.'.repeat(15)}b`, 'b', 'x']]);
+    // A tag name that never ends, and closing tags that match nothing, cost no more than their length.
+    expect(scan(`<a ${'x'.repeat(128 * 1024)}`)).toEqual([]);
+    expect(scan(`${'<a>'.repeat(10_000)}${'</b>'.repeat(10_000)}<c>1</c>`)).toEqual([[`${'a.'.repeat(15)}c`, 'c', '1']]);
+  });
+
   it('stops when the sink says so', () => {
     let seen = 0;
     scanXml('<a>1</a><b>2</b><c>3</c>', () => ++seen < 2);
