@@ -32,7 +32,7 @@ function decodeReferences(text: string): string {
 
 const localName = (qualified: string): string => qualified.slice(qualified.indexOf(':') + 1).toLowerCase();
 
-/** The end of the markup that starts at `at` with `open`, past `close`; the body's end when unclosed. */
+/** The index just past the first `close` from `at`; the body's end when there is none. */
 function endOf(text: string, at: number, close: string): number {
   const end = text.indexOf(close, at);
   return end < 0 ? text.length : end + close.length;
@@ -119,10 +119,13 @@ export function scanXml(text: string, sink: XmlSink): void {
       at = end < 0 ? text.length : end + 3;
     } else if (text.startsWith('<?', lt)) at = endOf(text, lt + 2, '?>');
     else if (text.startsWith('<!', lt)) {
-      // A DOCTYPE's internal subset holds `>` of its own: it ends at `]>`.
-      const bracket = text.indexOf('[', lt);
+      // A DOCTYPE's internal subset holds `>` of its own: it ends at `]>`. The `[` is looked for
+      // before the first `>` only, so a run of declarations is not searched to the end each time.
       const close = text.indexOf('>', lt);
-      at = bracket >= 0 && (close < 0 || bracket < close) ? endOf(text, bracket, ']>') : endOf(text, lt, '>');
+      const end = close < 0 ? text.length : close;
+      let bracket = -1;
+      for (let i = lt + 2; i < end && bracket < 0; i++) if (text.charCodeAt(i) === 91 /* [ */) bracket = i;
+      at = bracket >= 0 ? endOf(text, bracket, ']>') : Math.min(end + 1, text.length);
     } else {
       at = tagEnd(text, lt);
       const tag = text.slice(lt + 1, text.charCodeAt(at - 1) === 62 ? at - 1 : at);

@@ -141,9 +141,10 @@ describe('scanXml', () => {
 
   it('names a deeply nested value by its innermost 16 elements, and scans hostile shapes in linear time', () => {
     expect(scan(`${'<a>'.repeat(300)}<b>x`)).toEqual([[`${'a.'.repeat(15)}b`, 'b', 'x']]);
-    // A tag name that never ends, and closing tags that match nothing, cost no more than their length.
+    // A tag name that never ends, closing tags that match nothing and runs of declarations cost no more than their length.
     expect(scan(`<a ${'x'.repeat(128 * 1024)}`)).toEqual([]);
     expect(scan(`${'<a>'.repeat(10_000)}${'</b>'.repeat(10_000)}<c>1</c>`)).toEqual([[`${'a.'.repeat(15)}c`, 'c', '1']]);
+    expect(scan(`${'<!a>'.repeat(30_000)}<d>2</d>`)).toEqual([['d', 'd', '2']]);
   });
 
   it('stops when the sink says so', () => {

@@ -37,7 +37,7 @@
 // inside words and CDATA markers removed (`o<x>nfocus` → `onfocus`, `<![CDATA[<]]>script` →
 // `<script`), as a tag-stripping sanitiser or an XML parser would leave it, and — for a text with a
 // backslash or a block comment — the text as CSS reads it: escapes decoded (`\6a\61vascript`,
-// `@im\port`) and comments removed without a space (`expr/**/ession(`).
+// `@im\port`) and, beside a declaration's `:`, comments removed without a space (`x:expr/**/ession(`).
 //
 // Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
 // and comment pairing is done with indexOf, so canonicalising is linear in the input.
