@@ -18,11 +18,17 @@ export const SESSION_RULES: readonly RuleDefinition[] = [
     id: 'session.id_parameter',
     category: 'session',
     paranoia_level: 1,
-    description: "A framework's session cookie sent as a parameter (JSESSIONID, PHPSESSID, ASPSESSIONID…) by a request no page of the site led to",
+    description: "A framework's session cookie sent as a parameter (JSESSIONID, PHPSESSID, ASPSESSIONID, Django's sessionid, NextAuth's session token…) by a request no page of the site led to",
     targets: [],
     check: {
       kind: 'session_parameter',
-      names: ['jsessionid', 'phpsessid', 'aspsessionid*', 'asp.net_sessionid', 'cfid', 'cftoken', 'connect.sid', 'laravel_session', 'ci_session', '_session_id', 'sails.sid', 'rack.session'],
+      // Framework defaults: Java, PHP, ASP.NET, ColdFusion, Express, Laravel, CodeIgniter, Rails, Sails, Rack, Django,
+      // Play, CakePHP, koa-session, NextAuth / Auth.js, Meteor, Apache JServ.
+      names: [
+        'jsessionid', 'phpsessid', 'aspsessionid*', 'asp.net_sessionid', 'cfid', 'cftoken', 'connect.sid', 'laravel_session', 'ci_session', '_session_id',
+        'sails.sid', 'rack.session', 'sessionid', 'play_session', 'cakephp', 'koa.sess', 'koa:sess', 'next-auth.session-token',
+        '__secure-next-auth.session-token', '__host-next-auth.session-token', 'authjs.session-token', 'meteor_login_token', 'jservsession',
+      ],
     },
   },
 ];
