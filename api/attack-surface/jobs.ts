@@ -66,6 +66,12 @@ export function discoveryKind(deps: DiscoveryJobDeps): JobKindDefinition<Discove
         const results = await connector.discover(account, { signal: ctx.signal, onScope: (done, total) => ctx.progress(total > 0 ? done / total : 1) });
         const cloudMs = Date.now() - startedAt.getTime();
         const errors = scopeErrors(results);
+        // The role works again: the connection is active before the run reads as completed, so
+        // whoever waits for the run sees both.
+        if (integration.status === 'error') {
+          const updated = await setIntegrationStatus(db, integration, 'active', null);
+          if (updated !== integration) announceEnqueued(db);
+        }
         // The job's result (written with it): the counts and the split between the cloud and the inventory (bench/discovery.ts reads it).
         const outcome = await ctx.completeWith(async (trx) => {
           const writing = Date.now();
@@ -73,10 +79,6 @@ export function discoveryKind(deps: DiscoveryJobDeps): JobKindDefinition<Discove
           await moveRun(trx, run.id, 'completed', { counts, errors, error: null });
           return { ...counts, scope_errors: errors.length, timings: { cloud_ms: cloudMs, inventory_ms: Date.now() - writing } };
         });
-        if (integration.status === 'error') {
-          const updated = await setIntegrationStatus(db, integration, 'active', null);
-          if (updated !== integration) announceEnqueued(db);
-        }
         return outcome;
       } catch (err) {
         if (ctx.signal.aborted || err instanceof LeaseLostError) throw err;
