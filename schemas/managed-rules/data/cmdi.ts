@@ -128,7 +128,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: "cmd.exe's IF with what only batch files test: EXIST of a file, DEFINED before a command, ERRORLEVEL, CMDEXTVERSION, a %variable% or %1 compared (if \"%1\"==\"\" goto x), or a comparison (==, GEQ, NEQ…) that runs a batch command (if /i a==b cmd, if (2 geq 15) echo x)",
     targets: ['value', 'header', 'body'],
     pattern:
-      String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?(?:exist\s+"?(?:[a-z]:\\|%|[^\s"]+\.[a-z0-9]{2,4}\b|\(?[^\s"]+\)?\s+${BATCH_COMMAND})|defined\s+[\w.]+\s+(?:\(|echo|set|goto|call|cmd)\b|errorlevel\s+\d|cmdextversion\s+\d|[^\s]*%(?:~?\d|[a-z_][\w]*%)[^\s]*\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s))|` +
+      String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?(?:exist\s+"?(?:[a-z]:\\|%|[^\s"]+\.[a-z0-9]{2,4}\b|\(?[^\s"]+\)?\s+${BATCH_COMMAND})|defined\s+[\w.]+\s+(?:\(\b|${BATCH_COMMAND})|errorlevel\s+\d|cmdextversion\s+\d|[^\s]*%(?:~?\d|[a-z_][\w]*%)[^\s]*\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s))|` +
       String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?\(?\s*(?:"[^"\n]*"|[^\s"(=]+)\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s)\s*(?:"[^"\n]*"|[^\s"=)]+)\s*\)?\s+${BATCH_COMMAND}`,
   },
   {
