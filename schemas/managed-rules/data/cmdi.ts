@@ -144,9 +144,9 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.deserialization',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'Serialized objects that instantiate classes on load: YAML language tags (!!python/object, !!ruby/object, !!javax.script), PHP object notation (O:8:"stdClass":1:{…}), Java serialization in base64 (rO0AB…)',
+    description: 'Serialized objects that instantiate classes on load: YAML language tags (!!python/object, !!ruby/object, !!javax.script), PHP object notation (O:8:"stdClass":1:{…}); Java serialization in base64 is java.serialized_base64',
     targets: T,
-    pattern: String.raw`!!(?:python/(?:object|name|module)|ruby/(?:object|hash|struct)|javax?\.|com\.sun\.|org\.(?:springframework|apache))|tag:yaml\.org,2002:python/|(?:^|[;{])o:\d{1,4}:"[a-z_\\][\w\\]*":\d{1,4}:\{|^\s*ro0ab[a-z0-9+/]{8}`,
+    pattern: String.raw`!!(?:python/(?:object|name|module)|ruby/(?:object|hash|struct)|javax?\.|com\.sun\.|org\.(?:springframework|apache))|tag:yaml\.org,2002:python/|(?:^|[;{])o:\d{1,4}:"[a-z_\\][\w\\]*":\d{1,4}:\{`,
   },
   {
     id: 'cmdi.vbscript',

@@ -21,7 +21,7 @@ const DANGEROUS_PACKAGE = alt([
   String.raw`org\.codehaus\.groovy\.runtime`,
 ]);
 /** Vendor packages that only exploit payloads name (Struts' xwork, OGNL itself, WebLogic internals). */
-const EXPLOIT_PACKAGE = alt([String.raw`com\.opensymphony\.xwork2`, String.raw`ognl\.ognlcontext`, String.raw`weblogic\.(?:jms|jndi|rmi|servlet\.internal)`, String.raw`com\.bea\.core\.repackaged`]);
+const EXPLOIT_PACKAGE = alt([String.raw`com\.opensymphony\.xwork2`, String.raw`com\.sun\.org\.apache`, String.raw`org\.omg\.corba`, String.raw`ognl\.ognlcontext`, String.raw`weblogic\.(?:jms|jndi|rmi|servlet\.internal)`, String.raw`com\.bea\.core\.repackaged`]);
 
 /** Classes of deserialization gadget chains (commons-collections, beanutils, Groovy, JDK, JDBC). */
 const GADGET = alt([
@@ -29,6 +29,33 @@ const GADGET = alt([
   'prototypeclonefactory', 'prototypeserializationfactory', 'forclosure', 'whileclosure', 'annotationinvocationhandler', 'templatesimpl',
   'jdbcrowsetimpl', 'badattributevalueexpexception', 'methodclosure', 'convertedclosure', 'xmldecoder', 'xstream', 'remoteobjectinvocationhandler',
 ]);
+
+/**
+ * The classes a serialized gadget chain has to name, as their names appear in the stream (and in
+ * lower case, as some tools write them). Runtime only with its package: base64 of prose that says
+ * "runtime" is no attack.
+ */
+const SERIALIZED_CLASSES = [
+  'java.lang.Runtime', 'java/lang/Runtime', 'ProcessBuilder', 'InvokerTransformer', 'ChainedTransformer', 'ConstantTransformer', 'InstantiateTransformer', 'InstantiateFactory',
+  'CloneTransformer', 'PrototypeCloneFactory', 'PrototypeSerializationFactory', 'ForClosure', 'WhileClosure', 'AnnotationInvocationHandler',
+  'TemplatesImpl', 'JdbcRowSetImpl', 'MethodClosure', 'XMLDecoder', 'FileWriter', 'getProperty',
+];
+
+/**
+ * The base64 of `word` at each of the three byte alignments it can have inside a longer stream, each
+ * cut to the characters that depend on the word alone, in lower case (patterns read lower case).
+ */
+function base64Fragments(word: string): string[] {
+  return [0, 1, 2].map((lead) => {
+    const encoded = btoa('\0'.repeat(lead) + word).replace(/=+$/, '');
+    // Lead bytes reach into the first 0, 2 or 3 characters; the last is partial unless the word ends a 3-byte group.
+    const end = (lead + word.length) % 3 === 0 ? encoded.length : encoded.length - 1;
+    return encoded.slice([0, 2, 3][lead], end).toLowerCase();
+  });
+}
+
+/** Base64 pieces of a Java serialization stream: the stream's magic (AC ED 00 05) and gadget class names, at every alignment. */
+export const JAVA_SERIALIZED_BASE64 = [...new Set(SERIALIZED_CLASSES.flatMap((name) => [name, name.toLowerCase()]).flatMap(base64Fragments))];
 
 const NOT_NAME = String.raw`(?:^|[^\w$.])`;
 const NAME_END = String.raw`(?:[^\w$]|$)`;
@@ -60,6 +87,15 @@ export const JAVA_RULES: readonly RuleDefinition[] = [
     description: 'A class of a known deserialization gadget chain (InvokerTransformer, TemplatesImpl, JdbcRowSetImpl, XMLDecoder)',
     targets: T,
     pattern: String.raw`(?:^|[^a-z0-9])${GADGET}(?:[^a-z0-9]|$)`,
+  },
+  {
+    id: 'java.serialized_base64',
+    category: 'java',
+    paranoia_level: 1,
+    description: "A Java serialization stream in base64, or a piece of one: its magic bytes at a token's start (rO0AB…, KztAAU, Cs7QAF) or a gadget or process class's name in base64 at any alignment (cnVudGltZQ is 'runtime')",
+    // Not the body whole: in XML, names of elements and attributes are no data.
+    targets: T.filter((target) => target !== 'body'),
+    pattern: String.raw`(?:^|[^a-z0-9+/])(?:ro0ab[a-z0-9+/]|kztaa[u-x]|cs7qaf)|${alt(JAVA_SERIALIZED_BASE64.map((piece) => piece.replaceAll('+', '\\+')))}`,
   },
   {
     id: 'java.expression_access',
