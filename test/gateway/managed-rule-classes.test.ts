@@ -412,6 +412,10 @@ const TABLES: readonly ClassTable[] = [
       'select pg_sleep',
       "CREATE FUNCTION hello (s CHAR(20)) RETURNS CHAR(50) RETURN CONCAT('Hello, ',s,'!');",
       "1.e(ascii 1.e(substring(1.e(select password from users limit 1 1.e,1 1.e) 1.e,1 1.e,1 1.e)1.e)1.e) = 70 or'1'='2",
+      'benchmark(',
+      { in: 'json', text: 'CONCAT (' },
+      { label: 'a form whose one name is md5(', spec: { path: '/login', form: 'md5%28' } },
+      'length&&(',
     ],
     passed: [
       `'{"a": 1}'::jsonb`,
@@ -434,6 +438,8 @@ const TABLES: readonly ClassTable[] = [
       'std::string',
       "He said 'hi';",
       'Replace the values (1 and 2)',
+      'time :(',
+      'count(*) is slow',
     ],
   },
   {

@@ -17,6 +17,22 @@ const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\+-]|$|null\b|(?:all|distinct|t
 /** T-SQL's types, which DECLARE @variable names next: "declare @Input" in a question about Angular does not. */
 const TSQL_TYPE = String.raw`(?:int|bigint|smallint|tinyint|bit|n?varchar|n?char|n?text|datetime2?|date|decimal|numeric|float|real|money|uniqueidentifier|varbinary|binary|table|cursor|sysname|xml|sql_variant)\b`;
 
+/** Functions of MySQL, PostgreSQL, SQL Server, Oracle and SQLite that injected SQL calls. */
+const SQL_FUNCTION = alt([
+  'abs', 'acos', 'ascii', 'asin', 'atan2?', 'avg', 'benchmark', 'bin', 'bit_length', 'cast', 'ceil(?:ing)?', 'char(?:_length|acter_length)?', 'charset', 'chr',
+  'coalesce', 'collation', 'compress', 'concat(?:_ws)?', 'connection_id', 'conv', 'convert', 'cos', 'cot', 'count', 'crc32', 'curdate', 'current_(?:date|time|timestamp|user|setting|database)',
+  'curtime', 'database', 'datalength', 'date(?:_add|_format|_sub|diff)?', 'day(?:name|of(?:month|week|year))?', 'db_name', 'decode', 'default', 'degrees', 'elt', 'encode', 'exp',
+  'extractvalue', 'field', 'find_in_set', 'floor', 'format', 'found_rows', 'from_base64', 'from_unixtime', 'get_lock', 'getdate', 'greatest', 'group_concat', 'hex',
+  'host_name', 'hour', 'if', 'ifnull', 'in', 'inet_aton', 'instr', 'insert', 'is_srvrolemember', 'isnull', 'last_insert_id', 'lcase', 'least', 'left', 'len', 'length',
+  'ln', 'load_file', 'locate', 'log(?:10|2)?', 'lower', 'lpad', 'ltrim', 'make_set', 'max', 'md5', 'mid', 'min', 'minute', 'mod', 'month(?:name)?', 'name_const',
+  'nchar', 'newid', 'now', 'nullif', 'nvl', 'object_id', 'oct', 'octet_length', 'ord', 'password', 'pg_sleep', 'pi', 'position', 'pow(?:er)?', 'quarter', 'quote',
+  'radians', 'rand(?:omblob)?', 'rawtohex', 'repeat', 'replace', 'reverse', 'right', 'round', 'row_count', 'rpad', 'rtrim', 'schema', 'sec_to_time', 'second',
+  'session_user', 'sha[12]?', 'sign', 'sin', 'sleep', 'soundex', 'space', 'sqlite_version', 'sqrt', 'str_to_date', 'strcmp', 'string_agg', 'stuff', 'subdate',
+  'substr(?:ing(?:_index)?)?', 'sum', 'sys_context', 'sysdate', 'system_user', 'tan', 'time(?:_to_sec|diff|stamp)?', 'to_base64', 'to_char', 'trim', 'truncate',
+  'ucase', 'uncompress', 'unhex', 'unix_timestamp', 'updatexml', 'upper', 'user(?:_name)?', 'utc_date', 'uuid', 'values', 'version', 'week(?:day)?', 'xmltype',
+  'year(?:week)?',
+]);
+
 export const SQLI_RULES: readonly RuleDefinition[] = [
   {
     id: 'sqli.union_select',
@@ -199,6 +215,15 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     pattern:
       String.raw`^\s*['")]*\s*(?:declare${SQL_SP}+@\w+\s*(?:;|=|$|(?:as\s+)?${TSQL_TYPE})|exec(?:ute)?\s*\(\s*@|execute${SQL_SP}+immediate\s*['"]|procedure${SQL_SP}+analyse\s*\(|select${SQL_SP}+pg_sleep\b|create${SQL_SP}+(?:or\s+replace\s+)?function\s+[\w.\x60"]+\s*\((?:[^()\n]|\([^()\n]*\))*\)\s*returns\b)|` +
       String.raw`\b\d+\.e\(\s*(?:ascii|ord|substr(?:ing)?|mid|char|concat|select|user|version|database|schema|length|hex|if|\d)\b`,
+  },
+  {
+    id: 'sqli.function_fragment',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: 'A value or name that is only a SQL function opening its call (benchmark(, CONCAT (, md5(, length&&( ): a fuzzer testing which function names get through, never what a form or a search box sends',
+    targets: ['value', 'name'],
+    // Junk between name and parenthesis is glued to the name: "time :(" is a sad face.
+    pattern: String.raw`^\s*${SQL_FUNCTION}(?:\s*|[^\w\s]{1,8})\(\s*$`,
   },
   {
     id: 'sqli.xpath_injection',
