@@ -180,6 +180,15 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
       String.raw`(?:^|['"\s])\$[0-9a-f]{1,4}:(?:[\w$]+:){0,6}(?:constructor|prototype|__proto__)\b`,
   },
   {
+    id: 'cmdi.endless_loop',
+    category: 'cmdi',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: "A loop whose condition is a negated falsy literal (while(!0), while(!''), while(!false)): code injected into a server-side eval to hang its event loop, which no loop of real code is written as",
+    targets: T,
+    pattern: String.raw`\bwhile\s*\(\s*!\s*(?:[-+]?0|false|null|undefined|nan|''|""|\x60\x60|\[\]\s*\.\s*length)\s*\)`,
+  },
+  {
     id: 'cmdi.shell_escape',
     category: 'cmdi',
     paranoia_level: 1,
