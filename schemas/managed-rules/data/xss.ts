@@ -32,7 +32,7 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'Any on…= attribute inside a tag: in HTML every such attribute is an event handler (custom events, probes like onxxx=)',
     targets: T,
-    pattern: String.raw`<[a-z][^>]*[\s/"'\x60]on[a-z]{3,}\s*=`,
+    pattern: String.raw`<[a-z][^>]*[\s/"'\x60\]]on[a-z]{3,}\s*=`,
   },
   {
     id: 'xss.script_url',
