@@ -416,6 +416,7 @@ const TABLES: readonly ClassTable[] = [
       { in: 'json', text: 'CONCAT (' },
       { label: 'a form whose one name is md5(', spec: { path: '/login', form: 'md5%28' } },
       'length&&(',
+      { label: 'a REST id that is a condition', spec: { path: '/api/users/1%20OR%201=1' } },
     ],
     passed: [
       `'{"a": 1}'::jsonb`,
@@ -440,6 +441,7 @@ const TABLES: readonly ClassTable[] = [
       'Replace the values (1 and 2)',
       'time :(',
       'count(*) is slow',
+      { label: 'a path with and / or in it', spec: { path: '/blog/and-or-1-2/or%20more' } },
     ],
   },
   {

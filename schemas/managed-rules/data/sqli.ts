@@ -65,9 +65,10 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.numeric_tautology',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--)',
+    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--)',
     targets: T,
-    pattern: String.raw`^\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\d[\s)]*${SQL_BOOL}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
+    // A path segment starts like a value: REST ids are values (/api/users/1 OR 1=1).
+    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\d[\s)]*${SQL_BOOL}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
   },
   {
     id: 'sqli.comment_truncation',
