@@ -172,10 +172,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     category: 'cmdi',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "Node.js code that reaches the process or a shell: node-serialize's function marker (_$$ND_FUNC$$_), require('child_process') used, process.binding / process.mainModule / process['env'], require.main's module loader, a React Server Components reference walking to a constructor ($3:constructor:constructor)",
+    description: "Node.js code that reaches the process or a shell: node-serialize's and funcster's function markers (_$$ND_FUNC$$_, __js_function), require('child_process') used, process.binding / process.mainModule / process['env'], require.main's module loader, a React Server Components reference walking to a constructor ($3:constructor:constructor)",
     targets: T,
     pattern:
-      String.raw`_\$\$nd_func\$\$_|\brequire\s*\(\s*['"\x60]child_process['"\x60]\s*\)\s*\.\s*(?:exec|execsync|spawn|spawnsync|execfile|fork)\b|\bprocess\s*\.\s*(?:binding\s*\(|mainmodule\b)|\brequire\s*\.\s*main\s*\.\s*constructor\b|\bprocess\s*\[\s*(?:['"\x60](?:mainmodule|binding|env)|mainmodule)\b|` +
+      String.raw`_\$\$nd_func\$\$_|\b__js_function\b|\brequire\s*\(\s*['"\x60]child_process['"\x60]\s*\)\s*\.\s*(?:exec|execsync|spawn|spawnsync|execfile|fork)\b|\bprocess\s*\.\s*(?:binding\s*\(|mainmodule\b)|\brequire\s*\.\s*main\s*\.\s*constructor\b|\bprocess\s*\[\s*(?:['"\x60](?:mainmodule|binding|env)|mainmodule)\b|` +
       // React Server Components' flight references walking a chunk to a constructor (CVE-2025-55182: '$3:constructor:constructor').
       String.raw`(?:^|['"\s])\$[0-9a-f]{1,4}:(?:[\w$]+:){0,6}(?:constructor|prototype|__proto__)\b`,
   },
@@ -202,9 +202,9 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     category: 'cmdi',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "A loop whose condition is a negated falsy literal (while(!0), while(!''), while(!false)): code injected into a server-side eval to hang its event loop, which no loop of real code is written as",
+    description: "A loop on a constant condition (while(!0), while(true), while(Infinity), while(!![]), while(new Date)): code injected into a server-side eval to hang its event loop",
     targets: T,
-    pattern: String.raw`\bwhile\s*\(\s*!\s*(?:[-+]?0|false|null|undefined|nan|''|""|\x60\x60|\[\]\s*\.\s*length)\s*\)`,
+    pattern: String.raw`\bwhile\s*\(+\s*(?:!\s*(?:[-+]?0|false|null|undefined|nan|''|""|\x60\x60|\[\]\s*\.\s*length)|!!\s*(?:\{\s*\}|\[\s*\]|''|""|\x60\x60)|true|[-+]?infinity|[-+]?[1-9]\d*|new\s+date|this|string)\s*\)`,
   },
   {
     id: 'cmdi.shell_escape',
