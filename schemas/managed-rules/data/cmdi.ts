@@ -105,6 +105,16 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`\bcmd(?:\.exe)?\s*/[ckr]\b|%comspec%|\bpowershell(?:\.exe)?\s+-(?:c|command|e|enc|encodedcommand|nop|noprofile|w|windowstyle|ep|executionpolicy|exec|noni|noninteractive)\b|\bcertutil(?:\.exe)?\s+-(?:urlcache|decode|encode|split)\b|\bbitsadmin(?:\.exe)?\s+/transfer\b|\bmshta(?:\.exe)?\s+(?:https?:|vbscript:|javascript:)|\brundll32(?:\.exe)?\s+[\w.]+,|\bregsvr32(?:\.exe)?\s+/s\b`,
   },
   {
+    id: 'cmdi.brace_expansion',
+    category: 'cmdi',
+    paranoia_level: 1,
+    in_prose: 'notice',
+    description: 'Bash brace expansion that spells a command: a list with an empty item ({,ifconfig}, {id,}) or one glued to letters on both sides, or first and glued to one after ({l,-lh}s, c{a,oun}t); lists like {1,2,3} and *.{js,ts} pass',
+    targets: T,
+    // Items start with a letter: {2,} and {,5} are regular-expression counts.
+    pattern: String.raw`\{,[a-z][\w./-]*(?:,[\w./-]*)*\}|\{[a-z][\w./-]*(?:,[\w./-]+)*,\}|(?:^\s*|[a-z])\{[\w./-]*,[\w./,-]*\}[a-z]`,
+  },
+  {
     id: 'cmdi.glob_command',
     category: 'cmdi',
     paranoia_level: 1,
