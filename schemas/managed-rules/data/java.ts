@@ -54,7 +54,7 @@ function base64Fragments(word: string): string[] {
   });
 }
 
-/** Base64 pieces of a Java serialization stream: the stream's magic (AC ED 00 05) and gadget class names, at every alignment. */
+/** Base64 pieces (12 characters or more) of the class names a Java serialization stream of a gadget chain carries, at every alignment. */
 export const JAVA_SERIALIZED_BASE64 = [...new Set(SERIALIZED_CLASSES.flatMap((name) => [name, name.toLowerCase()]).flatMap(base64Fragments))];
 
 const NOT_NAME = String.raw`(?:^|[^\w$.])`;
@@ -92,7 +92,7 @@ export const JAVA_RULES: readonly RuleDefinition[] = [
     id: 'java.serialized_base64',
     category: 'java',
     paranoia_level: 1,
-    description: "A Java serialization stream in base64, or a piece of one: its magic bytes at a token's start (rO0AB…, KztAAU, Cs7QAF) or a gadget or process class's name in base64 at any alignment (cnVudGltZQ is 'runtime')",
+    description: "A Java serialization stream in base64, or a piece of one: its magic bytes at a token's start (rO0AB…, KztAAU, Cs7QAF) or a gadget or process class's name in base64 at any alignment (…SW52b2tlclRyYW5zZm9ybWVy… is 'InvokerTransformer')",
     // Not the body whole: in XML, names of elements and attributes are no data.
     targets: T.filter((target) => target !== 'body'),
     pattern: String.raw`(?:^|[^a-z0-9+/])(?:ro0ab[a-z0-9+/]|kztaa[u-x]|cs7qaf)|${alt(JAVA_SERIALIZED_BASE64.map((piece) => piece.replaceAll('+', '\\+')))}`,
