@@ -124,12 +124,20 @@ function isTrigger(raw: string, start: number, end: number, hash: number): boole
 }
 
 /**
- * Base64 pieces of a Java serialization stream (data/java.ts) sit anywhere inside a word, so a word
+ * Base64 pieces of a Java serialization stream (data/java.ts) sit anywhere inside a word, so a value
  * at least as long as the shortest is searched for them (only letters and digits reach this test).
  */
 const BASE64_PIECES = JAVA_SERIALIZED_BASE64.filter((piece) => /^[a-z0-9]+$/.test(piece));
 const SHORTEST_PIECE = Math.min(...BASE64_PIECES.map((piece) => piece.length));
 const BASE64_PIECE = new RegExp(BASE64_PIECES.join('|'), 'i');
+
+/**
+ * Whether `raw` has an ASCII capital and a small letter: base64 of a dozen characters or more all in
+ * one case does not happen, so a long word in one case (`aaaa…`) is not searched.
+ */
+const CAPITAL = /[A-Z]/;
+const SMALL = /[a-z]/;
+const mixesCase = (raw: string): boolean => CAPITAL.test(raw) && SMALL.test(raw);
 
 const DOTTED_NUMBER = /\d\.\d+\.\d/;
 const DOT_DOT_HEX = /\.\.(?:2f|5c)/i;
@@ -140,7 +148,6 @@ export function isInert(raw: string): boolean {
   let dots = 0;
   let wordStart = -1;
   let hash = FNV_OFFSET;
-  let longestWord = 0;
   for (let i = 0; i <= n; i++) {
     const c = i < n ? raw.charCodeAt(i) : 32;
     if (isWordChar(c)) {
@@ -153,7 +160,6 @@ export function isInert(raw: string): boolean {
     }
     if (wordStart >= 0) {
       if (i - wordStart >= 2 && wordIsTrigger(raw, wordStart, i, hash)) return false;
-      if (i - wordStart > longestWord) longestWord = i - wordStart;
       wordStart = -1;
     }
     if (i === n) break;
@@ -172,7 +178,7 @@ export function isInert(raw: string): boolean {
   while (last >= 0 && raw.charCodeAt(last) === 32) last--;
   const tail = raw.charCodeAt(last);
   if (tail === 35 /* # */ || (tail === 45 /* - */ && raw.charCodeAt(last - 1) === 45)) return false;
-  if (longestWord >= SHORTEST_PIECE && BASE64_PIECE.test(raw)) return false;
+  if (n >= SHORTEST_PIECE && mixesCase(raw) && BASE64_PIECE.test(raw)) return false;
   // Carriers are read trimmed (canonicalise.ts): a trailing `+` sent unencoded arrives as a space.
   return !mayBeBase64Text(last === n - 1 && raw.charCodeAt(0) !== 32 ? raw : raw.trim());
 }
