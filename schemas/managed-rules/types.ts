@@ -41,9 +41,11 @@ export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent'
 /**
  * Which canonical form a pattern is matched against (canonicalise.ts): `text` for everything but
  * command injection, `shell` (text with shell quoting and expansion tricks undone) for the command
- * rules, which only run when the text holds a shell metacharacter.
+ * rules, which only run when the text holds a shell metacharacter, and `raw` (the input as it came,
+ * lower case) for the few rules about the encoding itself: a value that is nothing but an escaped
+ * `<` is a probe of the decoder, while a `<` alone is a filter operator.
  */
-export type Form = 'text' | 'shell';
+export type Form = 'text' | 'shell' | 'raw';
 
 /** Host classes of ssrf-hosts.ts; each is reported by the rule that names it. */
 export type HostClass = 'metadata' | 'link_local' | 'obfuscated' | 'loopback' | 'private';

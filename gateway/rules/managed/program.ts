@@ -9,6 +9,7 @@
 // the text. An attacker sending unique values only gets the uncached cost.
 import RE2 from 're2';
 import type { Anomaly } from '../../inspect/fields.ts';
+import { base64Text } from './base64-text.ts';
 import { canonicalForms, mayHoldCommand, shellForm, type CanonicalOptions } from './canonicalise.ts';
 import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { isInert } from './prefilter.ts';
@@ -66,6 +67,8 @@ export class TargetProgram {
   constructor(
     private readonly text: PatternGroup | null,
     private readonly shell: PatternGroup | null,
+    /** Patterns over the input before canonicalisation (types.ts `raw`). */
+    private readonly raw: PatternGroup | null,
     /** Rule index per host class, for the SSRF host checks of this target. */
     private readonly hosts: ReadonlyMap<HostClass, number>,
     /** Values, names and bodies: skip inert texts (prefilter.ts). */
@@ -78,7 +81,7 @@ export class TargetProgram {
   ) {}
 
   get empty(): boolean {
-    return !this.text && !this.shell && this.hosts.size === 0;
+    return !this.text && !this.shell && !this.raw && this.hosts.size === 0;
   }
 
   /** The rules (indexes, ascending) whose pattern or host check matches `raw`. */
@@ -100,6 +103,12 @@ export class TargetProgram {
 
   #evaluate(raw: string): RuleHits {
     const hits: number[] = [];
+    if (this.raw) {
+      addMatches(this.raw, raw.toLowerCase(), hits);
+      // A base64 carrier is read as what it carries, as canonicalForms reads it.
+      const carried = base64Text(raw);
+      if (carried !== null) addMatches(this.raw, carried.toLowerCase(), hits);
+    }
     for (const text of canonicalForms(raw, this.options)) {
       if (this.text) addMatches(this.text, text, hits);
       if (this.shell && mayHoldCommand(text, this.options)) addMatches(this.shell, shellForm(text), hits);
@@ -169,7 +178,7 @@ function buildProgram(level: ParanoiaLevel): LevelProgram {
       if (rule.check?.kind === 'host' && rule.targets.includes(target)) hosts.set(rule.check.hostClass, index);
     }
     const fieldLike = target === 'value' || target === 'name' || target === 'header' || target === 'body';
-    targets[target] = new TargetProgram(groupFor(target, 'text'), groupFor(target, 'shell'), hosts, fieldLike, target !== 'body', CANONICAL_OPTIONS[target], target === 'path');
+    targets[target] = new TargetProgram(groupFor(target, 'text'), groupFor(target, 'shell'), groupFor(target, 'raw'), hosts, fieldLike, target !== 'body', CANONICAL_OPTIONS[target], target === 'path');
   }
   const anomalies: { anomaly: Anomaly; rule: number }[] = [];
   const methods: { methods: readonly string[]; rule: number }[] = [];

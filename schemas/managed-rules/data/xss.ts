@@ -117,6 +117,16 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     targets: T,
     pattern: String.raw`(?:^|[;)}\]=?>])\s*(?:alert|prompt|confirm)\s*(?:\(\s*(?:-?\d+|['"\x60][^'"\x60\n]{0,40}['"\x60]|/[^/\n]{1,40}/|document\s*\.\s*(?:cookie|domain|location)|)\s*\)|\x60[^\x60\n]{0,40}\x60)\s*(?://|;|$|-->|[<>'",])|\b(?:top|self|window|parent|frames|globalthis)\s*\[[^\]\n]{1,80}\]\s*\(\s*(?:-?\d+|['"\x60][^'"\x60\n]{0,40}['"\x60]|document\s*\.\s*cookie)?\s*\)`,
   },
+  {
+    id: 'xss.escaped_bracket_probe',
+    category: 'xss',
+    paranoia_level: 1,
+    description:
+      'A value that is nothing but an escaped angle bracket (&lt, &#0060;, &#x3C, \\x3c, \\u003c, %3C left after decoding): a probe for which escape the application decodes back into markup. A bare < or > is a filter operator and passes',
+    targets: ['value', 'header'],
+    form: 'raw',
+    pattern: String.raw`^\s*(?:&(?:lt|gt|#0*6[02]|#x0*3[ce]);?|\\(?:x3[ce]|u0{0,4}3[ce]|u\{0*3[ce]\})|%(?:u00)?3[ce])\s*$`,
+  },
   // --- level 2 -------------------------------------------------------------------------------------
   {
     id: 'xss.embedding_element',
