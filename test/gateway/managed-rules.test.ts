@@ -161,6 +161,13 @@ describe('targets', () => {
     expect(pl1.match(buildRequest({ json: JSON.stringify({ "a' or 1=1--": 1 }) }))?.ruleId).toBe('sqli.tautology');
   });
 
+  it('reads what follows an encoded = in a name as a value (a body decoded twice splits there)', () => {
+    // `id=1 OR 1=1` is an attack only as a value: the tautology rule reads values from their start.
+    expect(pl1.match(buildRequest({ form: 'id%3D1%20OR%201%3D1' }))?.ruleId).toBe('sqli.numeric_tautology');
+    expect(pl1.match(buildRequest({ form: 'id=1%20OR%201%3D1' }))?.ruleId).toBe('sqli.numeric_tautology');
+    expect(pl1.match(buildRequest({ form: 'note%3DOR%201' }))).toBeNull();
+  });
+
   it('reads the decoded path (traversal, hidden files), not only the query', () => {
     expect(pl1.match(buildRequest({ path: '/static/..%2f..%2fetc%2fpasswd' }))?.ruleId).toBe('traversal.dot_dot_slash');
     expect(pl1.match(buildRequest({ path: '/static/%252e%252e%252fsecret' }))?.ruleId).toBe('traversal.dot_dot_slash');

@@ -15,6 +15,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ManagedRulesSettings } from '../../../platform/db/schema.ts';
 import type { InspectedRequest } from '../../inspected-request.ts';
+import type { Field } from '../../inspect/fields.ts';
 import { RULE_DEFINITIONS } from '../../../schemas/managed-rules/catalogue.ts';
 import { compileExclusions, isExcluded, type CompiledExclusions } from './exclusions.ts';
 import { freeFormHeaders } from './headers.ts';
@@ -49,7 +50,7 @@ function decisiveHits(program: LevelProgram): readonly (ManagedRuleHit | undefin
 const FILE_NAME_HEADER = /^x[-_]file[-_]?name$/;
 
 /** A parameter named like a session cookie (types.ts `session_parameter`); cookies themselves are where it belongs. */
-function isSessionParameter(field: InspectedRequest['fields'][number], check: SessionParameterCheck): boolean {
+function isSessionParameter(field: Field, check: SessionParameterCheck): boolean {
   // An XML element named SessionId is how SOAP APIs carry sessions, not a session fixed in a link.
   if (field.source === 'cookie' || field.source === 'file_name' || field.source === 'xml') return false;
   // field.names are lower case already (inspect/fields.ts).
@@ -128,7 +129,7 @@ class SiteManagedRules implements ManagedRuleSet {
     for (const field of request.fields) {
       if ((hit = this.#count(targets.value.evaluate(field.value), request, field.names, signals, field.value))) return hit;
       // An XML field's name is the path of its elements: the document's schema, not data (the body is also read whole).
-      if (field.source !== 'xml' && (hit = this.#count(targets.name.evaluate(field.raw), request, field.names, signals))) return hit;
+      if (field.source !== 'xml' && (hit = this.#nameHits(field, request, signals))) return hit;
       if (field.source === 'file_name' && (hit = this.#count(targets.file_name.evaluate(field.value), request, field.names, signals))) return hit;
     }
     if ((hit = this.#count(targets.path.evaluate(request.decodedPath), request, null, signals))) return hit;
@@ -145,6 +146,19 @@ class SiteManagedRules implements ManagedRuleSet {
     if (body !== null && (hit = this.#count(targets.body.evaluate(body), request, null, signals, body))) return hit;
     if ((hit = this.#requestChecks(request, userAgent, signals))) return hit;
     return signals.hit(this.program.threshold, this.program.scores);
+  }
+
+  /**
+   * A field's name, and what follows an `=` in it as a value: a name that holds `=` (sent as `%3D`)
+   * is a name and a value glued together, which a server decoding the body twice reads as both.
+   */
+  #nameHits(field: Field, request: InspectedRequest, signals: Signals): ManagedRuleHit | null {
+    const hit = this.#count(this.program.targets.name.evaluate(field.raw), request, field.names, signals);
+    if (hit) return hit;
+    const glued = field.raw.indexOf('=');
+    if (glued < 0) return null;
+    const value = field.raw.slice(glued + 1);
+    return this.#count(this.program.targets.value.evaluate(value), request, field.names, signals, value);
   }
 
   /**
