@@ -242,7 +242,7 @@ const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b/;
  * to be a text the fast path skips (prefilter.ts): words alone (`sleep 100`) stay words. RE2: it
  * reads values.
  */
-const LEADING_COMMAND = new RE2(`^\\s*(?:${ATTACK_COMMAND_LINE})`, 'u');
+const LEADING_COMMAND = new RE2(`^\\s*(?:['"]\\s*)?(?:${ATTACK_COMMAND_LINE})`, 'u');
 /** Any command line, quoted or not, where a User-Agent should stand. RE2: it reads headers. */
 const LEADING_COMMAND_LINE = new RE2(`^\\s*['"]?(?:${COMMAND_LINE})`, 'u');
 
