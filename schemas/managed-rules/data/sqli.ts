@@ -227,6 +227,22 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`^\s*${SQL_FUNCTION}(?:\s*|[^\w\s]{1,8})\(\s*$`,
   },
   {
+    id: 'sqli.condition_fragment',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A value that starts with a boolean operator and a comparison the query is to complete (AND 4372=(, OR name = \", and code != ', && uid!=(, xor 2 <): a fragment appended to a WHERE clause; searches do not open with AND or OR",
+    targets: ['value'],
+    pattern: String.raw`^\s*[)'"\x60]*\s*(?:(?:and|or|xor)\b|&&|\|\|)\s*\(?\s*(?:[a-z_][\w.]*|\d+|'[^'\n]*'|"[^"\n]*")\s*(?:={1,3}|!={1,2}|<>|<=>|<=?|>=?)\s*(?:['"(]|-?\d+\)?\s*$|$)`,
+  },
+  {
+    id: 'sqli.statement_fragment',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A value that starts with a semicolon, maybe after a closing quote, and a SQL statement's first word (; insert into, ';drop, \";SELECT, ; SET @x): a second statement stacked on the application's",
+    targets: ['value'],
+    pattern: String.raw`^\s*[)'"\x60]*\s*;\s*(?:select|insert|update|delete|drop|alter|create|truncate|exec(?:ute)?|declare|shutdown|waitfor|grant|revoke|load\s+data|set\s+@)\b`,
+  },
+  {
     id: 'sqli.xpath_injection',
     category: 'sqli',
     paranoia_level: 1,
