@@ -235,7 +235,7 @@ function cssReading(text: string): string | null {
  * only built with one; an escaped line break counts — and the Windows interpreters, which a value can name whole (`powershell
  * -nop -c "…"`).
  */
-const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b/;
+const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b|\/dev\/(?:tcp|udp)\/|(?:^|\s)\/(?:[a-z]*\?[a-z?]*|\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\][a-z]+)\//;
 /**
  * A value that is an attack-shaped command line on its own (`ls -la /etc/`, `net user x /add`:
  * fragments.ts ATTACK_COMMAND_LINE, matched by cmdi.command_line) needs no metacharacter, only not

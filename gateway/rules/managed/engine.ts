@@ -149,15 +149,17 @@ class SiteManagedRules implements ManagedRuleSet {
   }
 
   /**
-   * A field's name, and what follows an `=` in it as a value: a name that holds `=` (sent as `%3D`)
-   * is a name and a value glued together, which a server decoding the body twice reads as both.
+   * A field's name, and what the application may read in it as a value: what follows an `=` in it
+   * (sent as `%3D`, a name and a value glued together, which a server decoding twice splits there),
+   * or the whole name of a query or form parameter sent without a value (`?sleep(5)`), which
+   * applications reading the raw query string or body take as it is.
    */
   #nameHits(field: Field, request: InspectedRequest, signals: Signals): ManagedRuleHit | null {
     const hit = this.#count(this.program.targets.name.evaluate(field.raw), request, field.names, signals);
     if (hit) return hit;
     const glued = field.raw.indexOf('=');
-    if (glued < 0) return null;
-    const value = field.raw.slice(glued + 1);
+    const value = glued >= 0 ? field.raw.slice(glued + 1) : field.value === '' && (field.source === 'query' || field.source === 'form') ? field.raw : null;
+    if (value === null) return null;
     return this.#count(this.program.targets.value.evaluate(value), request, field.names, signals, value);
   }
 

@@ -118,10 +118,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.glob_command',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A separator followed by a path written with wildcards (;/???/c?t /???/p??s??)',
+    description: 'A path written with wildcards after a separator (;/???/c?t /???/p??s??), or opening the value or a word with `?` or bracket wildcards in its first two segments (/???/b??h, cat /[e//]tc/[p//]asswd, /[e]tc/); globs like /**/*.js and /[Ll]ibrary/ pass',
     targets: T,
     form: 'shell',
-    pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/`,
+    pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/|(?:^|\s)/(?:[a-z]*\?[a-z?]*|\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\][a-z]+)/(?:[a-z]*\?|\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\][a-z])`,
   },
   {
     id: 'cmdi.windows_for_loop',
