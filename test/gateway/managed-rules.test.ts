@@ -168,6 +168,13 @@ describe('targets', () => {
     expect(pl1.match(buildRequest({ form: 'note%3DOR%201' }))).toBeNull();
   });
 
+  it('reads a query or form parameter sent without a value as a value too (the raw query string is one)', () => {
+    // A command line alone is an attack only as a value: cmdi.command_line reads values.
+    expect(pl1.match(buildRequest({ query: '%27%20whoami' }))?.ruleId).toBe('cmdi.command_line');
+    expect(pl1.match(buildRequest({ form: 'uname%20-a' }))?.ruleId).toBe('cmdi.command_line');
+    expect(pl1.match(buildRequest({ query: 'print&amp' }))).toBeNull();
+  });
+
   it('reads the decoded path (traversal, hidden files), not only the query', () => {
     expect(pl1.match(buildRequest({ path: '/static/..%2f..%2fetc%2fpasswd' }))?.ruleId).toBe('traversal.dot_dot_slash');
     expect(pl1.match(buildRequest({ path: '/static/%252e%252e%252fsecret' }))?.ruleId).toBe('traversal.dot_dot_slash');
