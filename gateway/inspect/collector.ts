@@ -75,9 +75,10 @@ export class FieldCollector {
     const flags = newDecodeFlags();
     for (const pair of header.split(';')) {
       const eq = pair.indexOf('=');
-      if (eq <= 0) continue;
-      const name = pair.slice(0, eq).trim();
-      let value = pair.slice(eq + 1).trim();
+      // A pair without `=` is a name alone, as PHP reads it; an empty name is nothing.
+      const name = (eq < 0 ? pair : pair.slice(0, eq)).trim();
+      if (name === '') continue;
+      let value = eq < 0 ? '' : pair.slice(eq + 1).trim();
       if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
       if (!this.add('cookie', name, [name.toLowerCase()], decodePercent(value, false, flags))) break;
     }

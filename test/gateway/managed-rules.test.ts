@@ -173,6 +173,14 @@ describe('targets', () => {
     expect(pl1.match(buildRequest({ query: '%27%20whoami' }))?.ruleId).toBe('cmdi.command_line');
     expect(pl1.match(buildRequest({ form: 'uname%20-a' }))?.ruleId).toBe('cmdi.command_line');
     expect(pl1.match(buildRequest({ query: 'print&amp' }))).toBeNull();
+    // A cookie pair without `=` is a name alone, as PHP reads the header.
+    expect(pl1.match(buildRequest({ headers: { cookie: '<?php phpinfo(); ?>=value' } }))?.ruleId).toBe('php.code_function');
+    expect(pl1.match(buildRequest({ headers: { cookie: 'theme=dark; beta' } }))).toBeNull();
+  });
+
+  it('reads a Referer that is no absolute URL as any other header', () => {
+    expect(pl1.match(buildRequest({ headers: { referer: 'cat /etc/passwd' } }))?.ruleId).toBe('traversal.unix_system_file');
+    expect(pl1.match(buildRequest({ headers: { referer: 'https://docs.example/etc/passwd-format' } }))).toBeNull();
   });
 
   it('reads the decoded path (traversal, hidden files), not only the query', () => {

@@ -37,6 +37,10 @@ export interface ManagedRuleSet {
 
 const USER_AGENT_NAMES: readonly string[] = ['user-agent'];
 const REFERER_NAMES: readonly string[] = ['referer'];
+/** A scheme and `//`: what a browser's Referer starts with. */
+const ABSOLUTE_URL = /^\s*[a-z][a-z\d+.-]*:\/\//i;
+/** Where a parameter may come without a value, read whole by applications that parse the raw text. */
+const VALUELESS_SOURCES: ReadonlySet<Field['source']> = new Set(['query', 'form', 'cookie']);
 
 /** Decisive hits are made once per rule and level and reused: most blocked requests need only those. */
 function decisiveHits(program: LevelProgram): readonly (ManagedRuleHit | undefined)[] {
@@ -136,7 +140,11 @@ class SiteManagedRules implements ManagedRuleSet {
     const userAgent = headerText(request.headers, 'user-agent');
     if (userAgent !== undefined && (hit = this.#count(targets.user_agent.evaluate(userAgent), request, USER_AGENT_NAMES, signals))) return hit;
     const referer = headerText(request.headers, 'referer');
-    if (referer !== undefined && (hit = this.#count(targets.referer.evaluate(referer), request, REFERER_NAMES, signals))) return hit;
+    if (referer !== undefined) {
+      if ((hit = this.#count(targets.referer.evaluate(referer), request, REFERER_NAMES, signals))) return hit;
+      // Browsers send an absolute URL; anything else is free text put there, read as any other header.
+      if (!ABSOLUTE_URL.test(referer) && (hit = this.#count(targets.header.evaluate(referer), request, REFERER_NAMES, signals))) return hit;
+    }
     for (const [name, value] of freeFormHeaders(request.headers)) {
       const hits = targets.header.evaluate(value);
       if (hits.length > 0 && (hit = this.#count(hits, request, [name], signals))) return hit;
@@ -151,14 +159,14 @@ class SiteManagedRules implements ManagedRuleSet {
   /**
    * A field's name, and what the application may read in it as a value: what follows an `=` in it
    * (sent as `%3D`, a name and a value glued together, which a server decoding twice splits there),
-   * or the whole name of a query or form parameter sent without a value (`?sleep(5)`), which
-   * applications reading the raw query string or body take as it is.
+   * or the whole name of a query, form or cookie parameter sent without a value (`?sleep(5)`),
+   * which applications reading the raw query string, body or Cookie header take as it is.
    */
   #nameHits(field: Field, request: InspectedRequest, signals: Signals): ManagedRuleHit | null {
     const hit = this.#count(this.program.targets.name.evaluate(field.raw), request, field.names, signals);
     if (hit) return hit;
     const glued = field.raw.indexOf('=');
-    const value = glued >= 0 ? field.raw.slice(glued + 1) : field.value === '' && (field.source === 'query' || field.source === 'form') ? field.raw : null;
+    const value = glued >= 0 ? field.raw.slice(glued + 1) : field.value === '' && VALUELESS_SOURCES.has(field.source) ? field.raw : null;
     if (value === null) return null;
     return this.#count(this.program.targets.value.evaluate(value), request, field.names, signals, value);
   }
