@@ -422,6 +422,7 @@ const TABLES: readonly ClassTable[] = [
       { in: 'json', text: 'OR name = "' },
       { in: 'query', text: "and code != '" },
       '&&(b=0)',
+      'SELECT GROUP_CONCAT(',
       '; insert into',
       { in: 'multipart', text: "';SELECT P" },
     ],

@@ -196,7 +196,7 @@ export const ATTACK_COMMAND_LINE = alt([
   String.raw`n(?:c|cat)(?:\.exe)?\s[^\n]*-[a-z]*e\s`,
   String.raw`(?:wget|curl)\s+(?:-{1,2}[a-z-]+\s+)*(?:https?|ftp)://[^\s]+\.(?:txt|sh|php\d?|py|pl|exe|ps1|jsp|aspx?|elf|bin)(?:\s|$)`,
   String.raw`invoke-(?:webrequest|restmethod|expression|wmimethod|command)\s+[^\s]|start-bitstransfer\s+[^\s]`,
-  String.raw`(?:ls|dir|cat|type|more|head|tail|find)\s+(?:-{1,2}[a-z]+\s+)*(?:/(?:etc|var|proc|root|home|tmp|usr|opt|windows|\s*$|\*)|[a-z]:\\)`,
+  String.raw`(?:ls|dir|cat|type|more|less|head|tail|find|tac|nl|od|xxd|strings|base64|zcat|zstdcat|bzcat|xzcat|gunzip)\s+(?:-{1,2}[a-z]+\s+)*(?:/(?:etc|var|proc|root|home|tmp|usr|opt|windows|\s*$|\*)|[a-z]:\\)`,
 ]);
 
 /** A probe command alone after a separator at the end of a value (`; id`, `| dir`, `& ver`). */

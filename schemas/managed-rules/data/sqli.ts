@@ -221,10 +221,10 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.function_fragment',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value or name that is only a SQL function opening its call (benchmark(, CONCAT (, md5(, length&&( ): a fuzzer testing which function names get through, never what a form or a search box sends',
+    description: 'A value or name that is only a SQL function opening its call, maybe after SELECT (benchmark(, CONCAT (, md5(, length&&(, SELECT CHAR( ): a fuzzer testing which function names get through, never what a form or a search box sends',
     targets: ['value', 'name'],
     // Junk between name and parenthesis is glued to the name: "time :(" is a sad face.
-    pattern: String.raw`^\s*${SQL_FUNCTION}(?:\s*|[^\w\s]{1,8})\(\s*$`,
+    pattern: String.raw`^\s*(?:select\s+)?${SQL_FUNCTION}(?:\s*|[^\w\s]{1,8})\(\s*$`,
   },
   {
     id: 'sqli.condition_fragment',
