@@ -9,6 +9,17 @@ import { ALL_INPUT, DOM_EVENTS, SCRIPT_CODE, SCRIPT_SCHEME, URL_ATTRIBUTES, alt 
 const T = ALL_INPUT;
 const ATTRS = alt(URL_ATTRIBUTES.map((a) => a.replace(':', '\\s*:\\s*')));
 
+/**
+ * `word` with whitespace somewhere inside it (browsers drop tabs and line breaks from a URL's
+ * scheme: ja&Tab;vascript:), but not only at `wordBreak`, where prose splits it into two words.
+ */
+function splitWord(word: string, wordBreak: number): string {
+  const spaced = (part: string): string => [...part].join(String.raw`\s*`);
+  const alternatives: string[] = [];
+  for (let k = 1; k < word.length; k++) if (k !== wordBreak) alternatives.push(`${spaced(word.slice(0, k))}\\s+${spaced(word.slice(k))}`);
+  return alt(alternatives);
+}
+
 export const XSS_RULES: readonly RuleDefinition[] = [
   {
     id: 'xss.script_tag',
@@ -116,6 +127,16 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     description: "A statement of its own calling a dialog with a marker, as injection probes do (;alert(1)//, x;confirm('xss');, =alert(document.cookie)), or a global object's member computed and called (top[/al/.source+/ert/.source](1))",
     targets: T,
     pattern: String.raw`(?:^|[;)}\]=?>])\s*(?:alert|prompt|confirm)\s*(?:\(\s*(?:-?\d+|['"\x60][^'"\x60\n]{0,40}['"\x60]|/[^/\n]{1,40}/|document\s*\.\s*(?:cookie|domain|location)|)\s*\)|\x60[^\x60\n]{0,40}\x60)\s*(?://|;|$|-->|[<>'",])|\b(?:top|self|window|parent|frames|globalthis)\s*\[[^\]\n]{1,80}\]\s*\(\s*(?:-?\d+|['"\x60][^'"\x60\n]{0,40}['"\x60]|document\s*\.\s*cookie)?\s*\)`,
+  },
+  {
+    id: 'xss.obfuscated_script',
+    category: 'xss',
+    paranoia_level: 1,
+    description:
+      'Script words spelled so that filters miss them and browsers still read them: a javascript: or vbscript: scheme with whitespace inside the word (ja&Tab;vascript:), a script element in the high-bit bytes old IE read as ASCII (¼script¾…¼/script¾), a DOM property reached across spaces or a comment (document /**/ . cookie)',
+    targets: T,
+    // NFKC has made ¼ and ¾ into 1/4 and 3/4 (canonicalise.ts).
+    pattern: String.raw`\b(?:${splitWord('javascript', 4)}|${splitWord('vbscript', 2)})\s*:|1/4script3/4[^\n]{0,200}?1/4/script3/4|\bdocument\s+\.\s*(?:cookie|domain|location|write)\b`,
   },
   {
     id: 'xss.escaped_bracket_probe',
