@@ -103,8 +103,11 @@ const TABLES: readonly ClassTable[] = [
       { in: 'json', text: '*)(|(mail=*)' },
       '(!(cn=guest))',
       'jdoe)(|(objectclass=*)',
+      { in: 'header', text: ')(cn=))' },
     ],
     passed: [
+      ')(',
+      ') (see above) (x = 1)',
       'if (!(a == b)) {}',
       '(a|b)',
       '(see note (a))',
