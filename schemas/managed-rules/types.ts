@@ -43,7 +43,8 @@ export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent'
  * command injection, `shell` (text with shell quoting and expansion tricks undone) for the command
  * rules, which only run when the text holds a shell metacharacter, and `raw` (the input as it came,
  * lower case) for the few rules about the encoding itself: a value that is nothing but an escaped
- * `<` is a probe of the decoder, while a `<` alone is a filter operator.
+ * `<` is a probe of the decoder, while a `<` alone is a filter operator. Raw patterns read only
+ * inputs that canonicalisation changes beyond case: without an encoding there is nothing for them.
  */
 export type Form = 'text' | 'shell' | 'raw';
 

@@ -96,6 +96,18 @@ export class TargetProgram {
     return hits;
   }
 
+  /**
+   * Raw patterns are about an encoding (types.ts `raw`), so they read only texts canonicalisation
+   * changed beyond case — and, for a base64 carrier, what it carries, as canonicalForms reads it.
+   */
+  #matchRaw(raw: string, forms: readonly string[], hits: number[]): void {
+    const lower = raw.toLowerCase();
+    if (forms.length === 1 && forms[0] === lower) return;
+    addMatches(this.raw!, lower, hits);
+    const carried = forms.length > 1 ? base64Text(raw.trim()) : null;
+    if (carried !== null) addMatches(this.raw!, carried.toLowerCase(), hits);
+  }
+
   /** The full evaluation, without the fast path or the memo (also used by tests). */
   evaluateFully(raw: string): RuleHits {
     return this.#evaluate(raw);
@@ -103,13 +115,9 @@ export class TargetProgram {
 
   #evaluate(raw: string): RuleHits {
     const hits: number[] = [];
-    if (this.raw) {
-      addMatches(this.raw, raw.toLowerCase(), hits);
-      // A base64 carrier is read as what it carries, as canonicalForms reads it.
-      const carried = base64Text(raw);
-      if (carried !== null) addMatches(this.raw, carried.toLowerCase(), hits);
-    }
-    for (const text of canonicalForms(raw, this.options)) {
+    const forms = canonicalForms(raw, this.options);
+    if (this.raw) this.#matchRaw(raw, forms, hits);
+    for (const text of forms) {
       if (this.text) addMatches(this.text, text, hits);
       if (this.shell && mayHoldCommand(text, this.options)) addMatches(this.shell, shellForm(text), hits);
       if (this.hosts.size > 0 && mayHoldHost(text)) {
