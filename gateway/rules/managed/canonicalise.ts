@@ -42,7 +42,7 @@
 // Every step is a bounded scan: regular expressions here have no nested or overlapping quantifiers,
 // and comment pairing is done with indexOf, so canonicalising is linear in the input.
 import RE2 from 're2';
-import { ATTACK_COMMAND_LINE, COMMAND_LINE } from '../../../schemas/managed-rules/data/fragments.ts';
+import { ATTACK_COMMAND_LINE, COMMAND_LINE, WILDCARD_ROOT } from '../../../schemas/managed-rules/data/fragments.ts';
 import { decodePercent } from '../../inspect/percent.ts';
 import { base64Text } from './base64-text.ts';
 import { isInert } from './prefilter.ts';
@@ -232,10 +232,10 @@ function cssReading(text: string): string | null {
 
 /**
  * Characters without which no command can be injected into a larger command — the shell form is
- * only built with one; an escaped line break counts — and the Windows interpreters, which a value can name whole (`powershell
- * -nop -c "…"`).
+ * only built with one; an escaped line break counts —, the Windows interpreters, which a value can name whole (`powershell
+ * -nop -c "…"`), bash's network redirection (`/dev/tcp/`) and a path spelled with wildcards (`/???/b??h`).
  */
-const SHELL_TRIGGER = /[;|&`$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b|\/dev\/(?:tcp|udp)\/|(?:^|\s)\/(?:[a-z]*\?[a-z?]*|\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\][a-z]+)\//;
+const SHELL_TRIGGER = new RegExp(String.raw`[;|&\x60$\n]|\\[nr]|\b(?:powershell|pwsh|cmd)\b|/dev/(?:tcp|udp)/|${WILDCARD_ROOT}`);
 /**
  * A value that is an attack-shaped command line on its own (`ls -la /etc/`, `net user x /add`:
  * fragments.ts ATTACK_COMMAND_LINE, matched by cmdi.command_line) needs no metacharacter, only not

@@ -133,7 +133,7 @@ const BASE64_PIECE = new RegExp(BASE64_PIECES.join('|'), 'i');
 
 /**
  * Whether `raw` has an ASCII capital and a small letter: base64 of a dozen characters or more all in
- * one case does not happen, so a long word in one case (`aaaa…`) is not searched. The one knowing
+ * one case does not happen, so a long word in one case (`aaaa…`) is not searched. The one known
  * exception to the property above: a one-case text holding a piece (which real base64 never is) is
  * skipped although java.serialized_base64, reading lower case, would match it.
  */

@@ -58,6 +58,18 @@ function addMatches(group: PatternGroup, text: string, hits: number[]): void {
   for (const i of matched) hits.push(group.rules[i]!);
 }
 
+/**
+ * Raw patterns are about an encoding (types.ts `raw`), so they read only texts canonicalisation
+ * changed beyond case — and, for a base64 carrier, what it carries, as canonicalForms reads it.
+ */
+function matchRaw(group: PatternGroup, raw: string, forms: readonly string[], hits: number[]): void {
+  const lower = raw.toLowerCase();
+  if (forms.length === 1 && forms[0] === lower) return;
+  addMatches(group, lower, hits);
+  const carried = forms.length > 1 ? base64Text(raw.trim()) : null;
+  if (carried !== null) addMatches(group, carried.toLowerCase(), hits);
+}
+
 const ascending = (a: number, b: number): number => a - b;
 
 /** Everything a level's rules look for in one target. */
@@ -96,18 +108,6 @@ export class TargetProgram {
     return hits;
   }
 
-  /**
-   * Raw patterns are about an encoding (types.ts `raw`), so they read only texts canonicalisation
-   * changed beyond case — and, for a base64 carrier, what it carries, as canonicalForms reads it.
-   */
-  #matchRaw(raw: string, forms: readonly string[], hits: number[]): void {
-    const lower = raw.toLowerCase();
-    if (forms.length === 1 && forms[0] === lower) return;
-    addMatches(this.raw!, lower, hits);
-    const carried = forms.length > 1 ? base64Text(raw.trim()) : null;
-    if (carried !== null) addMatches(this.raw!, carried.toLowerCase(), hits);
-  }
-
   /** The full evaluation, without the fast path or the memo (also used by tests). */
   evaluateFully(raw: string): RuleHits {
     return this.#evaluate(raw);
@@ -116,7 +116,7 @@ export class TargetProgram {
   #evaluate(raw: string): RuleHits {
     const hits: number[] = [];
     const forms = canonicalForms(raw, this.options);
-    if (this.raw) this.#matchRaw(raw, forms, hits);
+    if (this.raw) matchRaw(this.raw, raw, forms, hits);
     for (const text of forms) {
       if (this.text) addMatches(this.text, text, hits);
       if (this.shell && mayHoldCommand(text, this.options)) addMatches(this.shell, shellForm(text), hits);

@@ -6,7 +6,7 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD } from './fragments.ts';
+import { ALL_INPUT, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, WILDCARD_ROOT } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
@@ -121,7 +121,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: 'A path written with wildcards after a separator (;/???/c?t /???/p??s??), or opening the value or a word with `?` or bracket wildcards in its first two segments (/???/b??h, cat /[e//]tc/[p//]asswd, /[e]tc/); globs like /**/*.js and /[Ll]ibrary/ pass',
     targets: T,
     form: 'shell',
-    pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/|(?:^|\s)/(?:[a-z]*\?[a-z?]*|\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\][a-z]+)/(?:[a-z]*\?|\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\][a-z])`,
+    pattern: String.raw`${SEPARATOR}/[a-z?*]*[?*][a-z?*]*/|${WILDCARD_ROOT}(?:[a-z]*\?|${BRACKET_GLOB}[a-z])`,
   },
   {
     id: 'cmdi.windows_for_loop',

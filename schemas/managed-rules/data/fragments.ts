@@ -158,6 +158,14 @@ export const COMMAND_PROBE_DISTINCT = `${alt([...COMMANDS_ALONE_DISTINCT])}${COM
 export const COMMAND_WORD = `${alt([...COMMANDS_DISTINCT, ...COMMANDS_WITH_ARGS])}\\b`;
 
 /**
+ * A bracket wildcard a shell expands inside a path segment: one letter (`/[e]tc`) or junk holding a
+ * slash (`/[e//]tc`). gitignore's case classes (`/[Ll]ibrary/`) are neither.
+ */
+export const BRACKET_GLOB = String.raw`\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\]`;
+/** A root path whose first segment is spelled with `?` or bracket wildcards (`/???/`, `/[e//]tc/`), opening the text or a word. */
+export const WILDCARD_ROOT = String.raw`(?:^|\s)/(?:[a-z]*\?[a-z?]*|${BRACKET_GLOB}[a-z]+)/`;
+
+/**
  * Reconnaissance commands no word of prose spells, which a value holding only one of them (with
  * options, or behind a wrapper such as `time`) runs to learn the host (`uname -a`, `ipconfig /all`,
  * `time ifconfig`). Words for the fast path too (prefilter.ts).
