@@ -33,7 +33,7 @@ export const ANOMALY_THRESHOLD: Readonly<Record<ParanoiaLevel, number>> = { 1: 9
  *     already knows (Accept, Content-Type, Cookie — parsed into fields —, Authorization, Sec-*…);
  *   - `body`: a text body that is not parsed into fields (XML, plain text);
  *   - `file_name`: the name of an uploaded file — a multipart part's filename, or a header whose
- *     name says it carries one (`X-File-Name`, `X_Filename`), as upload APIs take it.
+ *     name says it carries one (`X-File-Name`, `X_Filename`, `X.Filename`), as upload APIs take it.
  */
 export type Target = 'value' | 'name' | 'path' | 'user_agent' | 'referer' | 'header' | 'body' | 'file_name';
 export const TARGETS: readonly Target[] = ['value', 'name', 'path', 'user_agent', 'referer', 'header', 'body', 'file_name'];

@@ -50,8 +50,8 @@ function decisiveHits(program: LevelProgram): readonly (ManagedRuleHit | undefin
   });
 }
 
-/** Headers upload APIs take a file's name in (X-File-Name, X_Filename, X-Filename). */
-const FILE_NAME_HEADER = /^x[-_]file[-_]?name$/;
+/** Headers upload APIs take a file's name in (X-File-Name, X_Filename, X-Filename, X.Filename). */
+const FILE_NAME_HEADER = /^x[-_.]file[-_]?name$/;
 
 /** A parameter named like a session cookie (types.ts `session_parameter`); cookies themselves are where it belongs. */
 function isSessionParameter(field: Field, check: SessionParameterCheck): boolean {
