@@ -6,12 +6,26 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, WILDCARD_ROOT } from './fragments.ts';
+import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, WILDCARD_ROOT } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
 /** What a batch file's IF runs: its own commands, bracketed or not. */
 const BATCH_COMMAND = String.raw`\(?\s*(?:echo|set|goto|call|cmd|del|copy|move|type|start|exit)\b`;
+
+/** What a shell drops inside a word: quotes, a backslash, `$@` and `$*` (empty without arguments). */
+const IN_WORD_JUNK = String.raw`(?:['"\\]|\$[@*])`;
+/**
+ * Commands an injection runs that no word of prose turns into when a quote or backslash inside it is
+ * dropped: `i'd` is English, so `id` is not here, nor other two-letter commands.
+ */
+const SPLIT_COMMANDS = ['whoami', 'wget', 'curl', 'cat', 'ifconfig', 'ipconfig', 'uname', 'bash', 'python', 'perl', 'ping', 'nslookup', 'netstat', 'passwd', 'time', 'echo', 'chmod', 'sleep', 'systeminfo', 'telnet', 'nmap', 'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'printenv', 'hostname'];
+/** `word` with junk a shell drops between its letters, at least once (`wh'o'ami`, `c\\at`, `cu$@rl`); junk before it too (`'i'fconfig`). */
+function spelledWithJunk(word: string): string {
+  const letters = [...word];
+  const splits = letters.slice(1).map((_, i) => `${letters.slice(0, i + 1).join(`${IN_WORD_JUNK}*`)}${IN_WORD_JUNK}+${letters.slice(i + 1).join(`${IN_WORD_JUNK}*`)}`);
+  return `${IN_WORD_JUNK}*${alt(splits)}`;
+}
 
 export const CMDI_RULES: readonly RuleDefinition[] = [
   {
@@ -197,6 +211,14 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: 'A shell function whose body pipes into itself in the background (:(){ :|:& };:, f(){ f|f& };f): a fork bomb',
     targets: T,
     pattern: String.raw`\(\s*\)\s*\{\s*[^\s{}|&;]+\s*\|\s*[^\s{}|&;]+\s*&\s*;?\s*\}`,
+  },
+  {
+    id: 'cmdi.split_command_name',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: "A command's name broken by what the shell drops inside a word — quotes, a backslash, $@ — to slip past filters ('wh'oami, c''at /etc/passwd, w\\get, cu$@rl); contractions such as i'd and it's spell no command",
+    targets: T,
+    pattern: `(?:^|[\\s;|&(\\x60=])${alt(SPLIT_COMMANDS.map(spelledWithJunk))}(?:$|[\\s;|&)\\x60'"])`,
   },
   {
     id: 'cmdi.alias_definition',
