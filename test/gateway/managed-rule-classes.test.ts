@@ -344,6 +344,11 @@ const TABLES: readonly ClassTable[] = [
       '/.\\/\\.\\',
       '/.bashrc',
       'home/bob/.ssh/authorized_keys',
+      // System directories beyond /etc: cron and spool logs, libraries, ports trees.
+      '/var/cron/log',
+      { in: 'form', text: '/usr/lib/security/mkuser.default' },
+      { in: 'json', text: '/usr/spool/mqueue/syslog' },
+      { in: 'multipart', text: '/usr/local/pureftpd/etc/pureftpd.pdb' },
     ],
     passed: [
       '.bash_profile',
@@ -372,6 +377,11 @@ const TABLES: readonly ClassTable[] = [
       { label: 'a browser User-Agent', spec: { path: '/', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36' } } },
       { label: 'path /blog/claude-and-cursor-compared', spec: { path: '/blog/claude-and-cursor-compared' } },
       'C:\\Users\\me\\Documents\\access_log.xlsx',
+      // Web roots, homes and project trees are what file managers show.
+      '/var/www/example.com/htdocs/index.html',
+      '/srv/projects/shop-app/README.md',
+      '/home/jane/photos/2024',
+      '/usr/lib and /usr/share explained',
     ],
   },
   {
@@ -428,6 +438,10 @@ const TABLES: readonly ClassTable[] = [
       'SELECT GROUP_CONCAT(',
       '; insert into',
       { in: 'multipart', text: "';SELECT P" },
+      // MySQL's executable comment holding SQL.
+      '0/**/union/*!50000select*/table_name',
+      { in: 'query', text: "1/*!1111'*/" },
+      { in: 'json', text: 'id=1/*!and*/1=1' },
     ],
     passed: [
       `'{"a": 1}'::jsonb`,
@@ -457,6 +471,8 @@ const TABLES: readonly ClassTable[] = [
       'time :(',
       'count(*) is slow',
       { label: 'a path with and / or in it', spec: { path: '/blog/and-or-1-2/or%20more' } },
+      '/*! jQuery v3.7.1 | (c) OpenJS Foundation */',
+      '/*!40101 SET NAMES utf8 */',
     ],
   },
   {

@@ -243,6 +243,16 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`^\s*[)'"\x60]*\s*;\s*(?:select|insert|update|delete|drop|alter|create|truncate|exec(?:ute)?|declare|shutdown|waitfor|grant|revoke|load\s+data|set\s+@)\b`,
   },
   {
+    id: 'sqli.versioned_comment',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "MySQL's executable comment, which MySQL runs and other readers skip, holding SQL (/*!50000select*/, /*!1111'*/, /*!and*/): a keyword hidden from filters that drop comments; a script's licence banner (/*! jQuery v3 */) passes",
+    targets: T,
+    // Canonicalisation keeps such a comment's content as SQL (canonicalise.ts step 7): the comment itself is in the raw text.
+    form: 'raw',
+    pattern: String.raw`/\*!\s*(?:\d{4,6}\s*)?(?:select|union|and|or|xor|not|from|where|having|if|case|sleep|benchmark|concat|char|insert|update|delete|drop|exec|['"\x60()=]|\d+\s*(?:=|\*/))`,
+  },
+  {
     id: 'sqli.xpath_injection',
     category: 'sqli',
     paranoia_level: 1,

@@ -145,9 +145,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.system_path_value',
     category: 'traversal',
     paranoia_level: 1,
-    description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /root/…)',
+    description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /var/cron/…, /usr/lib/…, /usr/spool/…, /root/…); web roots (/var/www/) and home directories are what file managers show',
     targets: ['value', 'name', 'user_agent', 'body'],
-    pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel))(?:/[^\s]*)?$`,
+    pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db|cron|lock|saf|cpanel|backups|apache\d*|nginx)|usr/+(?:lib|libexec|spool|ports|pkgsrc)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel|mysql|pure-?ftpd))(?:/[^\s]*)?$`,
   },
   {
     id: 'traversal.server_file_value',
