@@ -7,8 +7,8 @@ import type { RuleDefinition } from '../types.ts';
 import { ALL_INPUT, DOM_EVENTS, SCRIPT_CODE, SCRIPT_SCHEME, URL_ATTRIBUTES, alt } from './fragments.ts';
 
 const T = ALL_INPUT;
-/** Where a probe is one line: not the request path (documentation URLs name these APIs) nor a text body (XML documents hold <xml> and <svg>). */
-const ONE_LINE_INPUT = ['value', 'name', 'user_agent', 'referer', 'header'] as const;
+/** Where a probe goes: not the request path (documentation URLs name these APIs) nor a text body (XML documents hold <xml> and <svg>). */
+const PROBE_INPUT = ['value', 'name', 'user_agent', 'referer', 'header'] as const;
 const ATTRS = alt(URL_ATTRIBUTES.map((a) => a.replace(':', '\\s*:\\s*')));
 
 /**
@@ -150,14 +150,13 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     form: 'raw',
     pattern: String.raw`^\s*(?:&(?:lt|gt|#0*6[02]|#x0*3[ce]);?|\\(?:x3[ce]|u0{0,4}3[ce]|u\{0*3[ce]\})|%(?:u00)?3[ce])\s*$`,
   },
-  // --- level 2 -------------------------------------------------------------------------------------
   {
     id: 'xss.embedded_document',
     category: 'xss',
     paranoia_level: 1,
     in_prose: 'warning',
     description: 'A one-line value with an element that loads another document or style sheet into the page (<iframe>, <frame>, <portal>, <style>, <link href=…>, <xml src=…>, <math>, <xss>); XML bodies and SVG images are level 2 (xss.embedding_element)',
-    targets: ONE_LINE_INPUT,
+    targets: PROBE_INPUT,
     pattern: String.raw`<\s*(?:iframe|frame|portal|style|math|xss)\b|<\s*link\b[^>\n]*\b(?:href|rel)\s*=|<\s*xml\b[^>\n]*\bsrc\s*=`,
   },
   {
@@ -166,11 +165,12 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     in_prose: 'warning',
     description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, String.fromCharCode(…), setTimeout('…')); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
-    targets: ONE_LINE_INPUT,
+    targets: PROBE_INPUT,
     pattern:
       String.raw`\b(?:alert|confirm|prompt)(?:\(|\x60)|[(=+,:;]\s*(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*(?:location|name))\b|\b(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*name)\s*[)+;,]|` +
       String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|fromcharcode\s*\(|\b(?:settimeout|setinterval)\s*\(\s*['"\x60]|\bnew\s+function\s*\(`,
   },
+  // --- level 2 -------------------------------------------------------------------------------------
   {
     id: 'xss.embedding_element',
     category: 'xss',
