@@ -438,6 +438,7 @@ const TABLES: readonly ClassTable[] = [
       'SELECT GROUP_CONCAT(',
       '; insert into',
       { in: 'multipart', text: "';SELECT P" },
+      { in: 'query', text: "'union select/" },
       // MySQL's executable comment holding SQL.
       '0/**/union/*!50000select*/table_name',
       { in: 'query', text: "1/*!1111'*/" },

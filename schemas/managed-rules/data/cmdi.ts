@@ -13,13 +13,13 @@ const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
 /** What a batch file's IF runs: its own commands, bracketed or not. */
 const BATCH_COMMAND = String.raw`\(?\s*(?:echo|set|goto|call|cmd|del|copy|move|type|start|exit)\b`;
 
-/** What a shell drops inside a word: quotes, a backslash, `$@` and `$*` (empty without arguments). */
-const IN_WORD_JUNK = String.raw`(?:['"\\]|\$[@*])`;
+/** What a shell drops inside a word: quotes, a backslash, `$@` and `$*` (empty without arguments), cmd.exe's `^`. */
+const IN_WORD_JUNK = String.raw`(?:['"\\^]|\$[@*])`;
 /**
  * Commands an injection runs that no word of prose turns into when a quote or backslash inside it is
  * dropped: `i'd` is English, so `id` is not here, nor other two-letter commands.
  */
-const SPLIT_COMMANDS = ['whoami', 'wget', 'curl', 'cat', 'ifconfig', 'ipconfig', 'uname', 'bash', 'python', 'perl', 'ping', 'nslookup', 'netstat', 'passwd', 'time', 'echo', 'chmod', 'sleep', 'systeminfo', 'telnet', 'nmap', 'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'printenv', 'hostname'];
+const SPLIT_COMMANDS = ['whoami', 'wget', 'curl', 'cat', 'ifconfig', 'ipconfig', 'uname', 'bash', 'python', 'perl', 'ping', 'nslookup', 'netstat', 'passwd', 'time', 'echo', 'chmod', 'sleep', 'systeminfo', 'telnet', 'nmap', 'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'printenv', 'hostname', 'cmd', 'certutil', 'tasklist', 'wmic', 'bitsadmin', 'mshta', 'rundll32'];
 /** `word` with junk a shell drops between its letters, at least once (`wh'o'ami`, `c\\at`, `cu$@rl`); junk before it too (`'i'fconfig`). */
 function spelledWithJunk(word: string): string {
   const letters = [...word];
@@ -216,7 +216,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.split_command_name',
     category: 'cmdi',
     paranoia_level: 1,
-    description: "A command's name broken by what the shell drops inside a word — quotes, a backslash, $@ — to slip past filters ('wh'oami, c''at /etc/passwd, w\\get, cu$@rl); contractions such as i'd and it's spell no command",
+    description: "A command's name broken by what the shell drops inside a word — quotes, a backslash, $@, cmd.exe's ^ — to slip past filters ('wh'oami, c''at /etc/passwd, w\\get, cu$@rl, p^o^w^e^r^s^h^e^l^l); contractions such as i'd and it's spell no command",
     targets: T,
     pattern: `(?:^|[\\s;|&(\\x60=])${alt(SPLIT_COMMANDS.map(spelledWithJunk))}(?:$|[\\s;|&)\\x60'"])`,
   },

@@ -38,9 +38,9 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.union_select',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'UNION [ALL|DISTINCT] SELECT followed by a column list, with comments, parentheses or line comments between the keywords',
+    description: "UNION [ALL|DISTINCT] SELECT followed by a column list, with comments, parentheses or line comments between the keywords, or opening a value right after a closing quote ('union select/)",
     targets: T,
-    pattern: String.raw`${WORD_START}\d*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}`,
+    pattern: String.raw`${WORD_START}\d*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}|^\s*['"\x60)]+\s*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select\b`,
   },
   {
     id: 'sqli.tautology',

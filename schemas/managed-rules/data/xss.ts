@@ -64,7 +64,7 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     in_prose: 'warning',
     description: 'Elements that load active content or change how the page is read (<object>, <embed>, <applet>, <base>, <meta>, <layer>, srcdoc=, SVG animation of on… or href)',
     targets: T,
-    pattern: String.raw`<\s*(?:applet|object|embed|base|isindex|frameset|bgsound|import|meta|i?layer|(?:[a-z]+\s*:\s*)?vmlframe)\b|<\?\s*import\b|[\s/"']srcdoc\s*=|[\s/"']datasrc\s*=|\battributename\s*=\s*["'\x60]?\s*(?:on[a-z]+|(?:xlink\s*:\s*)?href)\b`,
+    pattern: String.raw`<\s*(?:applet|object|embed|base|isindex|frameset|bgsound|import|meta|i?layer|(?:[a-z]*\s*:\s*)?vmlframe)\b|<\?\s*import\b|[\s/"']srcdoc\s*=|[\s/"']datasrc\s*=|\battributename\s*=\s*["'\x60]?\s*(?:on[a-z]+|(?:xlink\s*:\s*)?href)\b`,
   },
   {
     id: 'xss.string_breakout',
@@ -155,9 +155,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     category: 'xss',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: 'A one-line value with an element that loads another document or style sheet into the page (<iframe>, <frame>, <portal>, <style>, <link href=…>, <xml src=…>, <math>, <xss>); XML bodies and SVG images are level 2 (xss.embedding_element)',
+    description: 'A one-line value with an element that loads another document or style sheet into the page (<iframe>, <frame>, <portal>, <style>, <link href=…>, <xml src=…>, <xss>); XML bodies, SVG images and MathML (formula editors post it) are level 2 (xss.embedding_element)',
     targets: PROBE_INPUT,
-    pattern: String.raw`<\s*(?:iframe|frame|portal|style|math|xss)\b|<\s*link\b[^>\n]*\b(?:href|rel)\s*=|<\s*xml\b[^>\n]*\bsrc\s*=`,
+    pattern: String.raw`<\s*(?:iframe|frame|portal|style|xss)\b|<\s*link\b[^>\n]*\b(?:href|rel)\s*=|<\s*xml\b[^>\n]*\bsrc\s*=`,
   },
   {
     id: 'xss.script_call',
@@ -167,7 +167,7 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, String.fromCharCode(…), setTimeout('…')); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
     targets: PROBE_INPUT,
     pattern:
-      String.raw`\b(?:alert|confirm|prompt)(?:\(|\x60)|[(=+,:;]\s*(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*(?:location|name))\b|\b(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*name)\s*[)+;,]|` +
+      String.raw`\b(?:alert|confirm|prompt)\(|(?:^|[^\x60\w])(?:alert|confirm|prompt)\x60|[(=+,:;]\s*(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*(?:location|name))\b|\b(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*name)\s*[)+;,]|` +
       String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|fromcharcode\s*\(|\b(?:settimeout|setinterval)\s*\(\s*['"\x60]|\bnew\s+function\s*\(`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
