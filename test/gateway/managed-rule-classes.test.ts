@@ -349,6 +349,10 @@ const TABLES: readonly ClassTable[] = [
       { in: 'form', text: '/usr/lib/security/mkuser.default' },
       { in: 'json', text: '/usr/spool/mqueue/syslog' },
       { in: 'multipart', text: '/usr/local/pureftpd/etc/pureftpd.pdb' },
+      // Credential files by path alone.
+      '.ssh/id_rsa',
+      { in: 'json', text: '/home/jane/.aws/credentials' },
+      { in: 'header', text: '/.netrc' },
     ],
     passed: [
       '.bash_profile',
@@ -382,6 +386,8 @@ const TABLES: readonly ClassTable[] = [
       '/srv/projects/shop-app/README.md',
       '/home/jane/photos/2024',
       '/usr/lib and /usr/share explained',
+      '.env.development',
+      'how to set up .ssh/id_rsa keys',
     ],
   },
   {

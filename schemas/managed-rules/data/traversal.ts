@@ -107,6 +107,14 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`^[\s./\\]*(?:[\w.-]+[/\\])*\.(?:htaccess|htpasswd|env(?:\.[a-z]+)?|git[/\\](?:config|head)|ssh[/\\](?:id_[a-z0-9]+|authorized_keys|known_hosts)|aws[/\\](?:credentials|config)|npmrc|netrc|pgpass|bash_history|docker[/\\]config\.json|kube[/\\]config)\s*$`,
   },
   {
+    id: 'traversal.credential_file_value',
+    category: 'traversal',
+    paranoia_level: 1,
+    description: 'A value that is only a path to a file holding credentials (.ssh/id_rsa, .aws/credentials, .docker/config.json, .kube/config, .git-credentials, .netrc, .pgpass, .bash_history): what file-inclusion lists try; .env and .htaccess, which file managers list, are level 2 (traversal.sensitive_file_value)',
+    targets: ['value', 'header'],
+    pattern: String.raw`^[\s./\\]*(?:[\w.-]+[/\\])*\.(?:ssh[/\\](?:id_[a-z0-9]+|authorized_keys\d?|known_hosts)|aws[/\\](?:credentials|config)|docker[/\\](?:config\.json|secrets)|kube[/\\]config|git-credentials|netrc|pgpass|bash_history)\s*$`,
+  },
+  {
     id: 'traversal.unc_path',
     category: 'traversal',
     paranoia_level: 1,
