@@ -20,10 +20,12 @@ const IN_WORD_JUNK = String.raw`(?:['"\\^]|\$[@*])`;
  * dropped: `i'd` is English, so `id` is not here, nor other two-letter commands.
  */
 const SPLIT_COMMANDS = ['whoami', 'wget', 'curl', 'cat', 'ifconfig', 'ipconfig', 'uname', 'bash', 'python', 'perl', 'ping', 'nslookup', 'netstat', 'passwd', 'time', 'echo', 'chmod', 'sleep', 'systeminfo', 'telnet', 'nmap', 'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'printenv', 'hostname', 'cmd', 'certutil', 'tasklist', 'wmic', 'bitsadmin', 'mshta', 'rundll32'];
-/** `word` with junk a shell drops between its letters, at least once (`wh'o'ami`, `c\\at`, `cu$@rl`); junk before it too (`'i'fconfig`). */
+/** `word` with junk a shell drops between its letters, at least once (`wh'o'ami`, `c\at`, `cu$@rl`); junk before it too (`'i'fconfig`). */
 function spelledWithJunk(word: string): string {
   const letters = [...word];
-  const splits = letters.slice(1).map((_, i) => `${letters.slice(0, i + 1).join(`${IN_WORD_JUNK}*`)}${IN_WORD_JUNK}+${letters.slice(i + 1).join(`${IN_WORD_JUNK}*`)}`);
+  const spell = (part: readonly string[]): string => part.join(`${IN_WORD_JUNK}*`);
+  // One alternative per gap that must hold junk (w|hoami, wh|oami, …): RE2 has no lookahead to say "somewhere".
+  const splits = letters.slice(1).map((_, gap) => `${spell(letters.slice(0, gap + 1))}${IN_WORD_JUNK}+${spell(letters.slice(gap + 1))}`);
   return `${IN_WORD_JUNK}*${alt(splits)}`;
 }
 
