@@ -6,7 +6,7 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, WILDCARD_ROOT } from './fragments.ts';
+import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMANDS, WILDCARD_ROOT } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
@@ -19,7 +19,10 @@ const IN_WORD_JUNK = String.raw`(?:['"\\^]|\$[@*])`;
  * Commands an injection runs that no word of prose turns into when a quote or backslash inside it is
  * dropped: `i'd` is English, so `id` is not here, nor other two-letter commands.
  */
-const SPLIT_COMMANDS = ['whoami', 'wget', 'curl', 'cat', 'ifconfig', 'ipconfig', 'uname', 'bash', 'python', 'perl', 'ping', 'nslookup', 'netstat', 'passwd', 'time', 'echo', 'chmod', 'sleep', 'systeminfo', 'telnet', 'nmap', 'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'printenv', 'hostname', 'cmd', 'certutil', 'tasklist', 'wmic', 'bitsadmin', 'mshta', 'rundll32'];
+const SPLIT_COMMANDS = [
+  ...RECON_COMMANDS, 'wget', 'curl', 'cat', 'bash', 'python', 'perl', 'ping', 'nslookup', 'passwd', 'time', 'echo', 'chmod', 'sleep', 'telnet', 'nmap',
+  'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'hostname', 'cmd', 'certutil', 'wmic', 'bitsadmin', 'mshta', 'rundll32',
+];
 /** `word` with junk a shell drops between its letters, at least once (`wh'o'ami`, `c\at`, `cu$@rl`); junk before it too (`'i'fconfig`). */
 function spelledWithJunk(word: string): string {
   const letters = [...word];

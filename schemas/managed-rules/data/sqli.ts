@@ -14,6 +14,9 @@ const T = ALL_INPUT;
  */
 const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\+-]|$|null\b|(?:all|distinct|top)\b|[a-z_][\w$.]*\s*(?:\(|,|$|--|#|/\*|;|\|\||\+|::)|[a-z_][\w$.\x60]*${SQL_SP}+from\b|case\b)`;
 
+/** UNION [ALL|DISTINCT] SELECT, with comments or `+` between the keywords. */
+const UNION_SELECT = String.raw`union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select`;
+
 /** T-SQL's types, which DECLARE @variable names next: "declare @Input" in a question about Angular does not. */
 const TSQL_TYPE = String.raw`(?:int|bigint|smallint|tinyint|bit|n?varchar|n?char|n?text|datetime2?|date|decimal|numeric|float|real|money|uniqueidentifier|varbinary|binary|table|cursor|sysname|xml|sql_variant)\b`;
 
@@ -40,7 +43,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: "UNION [ALL|DISTINCT] SELECT followed by a column list, with comments, parentheses or line comments between the keywords, or opening a value right after a closing quote ('union select/)",
     targets: T,
-    pattern: String.raw`${WORD_START}\d*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}|^\s*['"\x60)]+\s*union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select\b`,
+    pattern: String.raw`${WORD_START}\d*${UNION_SELECT}(?:${SQL_GAP}|\+)*${SELECT_FOLLOW}|^\s*['"\x60)]+\s*${UNION_SELECT}\b`,
   },
   {
     id: 'sqli.tautology',

@@ -42,6 +42,9 @@ const WINDOWS_ROOT = String.raw`(?:/?[a-z]:[\\/]+|\\+|/[^\n/\\]*\\)`;
 /** Top-level Unix directories holding system and server software (not an application's own tree). */
 const UNIX_TOP = String.raw`(?:var|usr|opt|srv|home|private|applications|library|volumes|etc|apache\d*|xampp|lampp|nginx|www)`;
 
+/** A value that is only a path (directories optional) to one of the dotfiles `names` spells. */
+const dotfileValue = (names: string): string => String.raw`^[\s./\\]*(?:[\w.-]+[/\\])*\.(?:${names})\s*$`;
+
 /** A separator as fuzzers mangle it: `0x2f`, a percent escape left undecoded, any punctuation. */
 const JUNK = String.raw`(?:0x2f|0x5c|%u[0-9a-f]{4}|%[0-9a-z]{1,2}|[^a-z0-9\s])`;
 
@@ -102,9 +105,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     category: 'traversal',
     paranoia_level: 2,
     signal: { from: 1, severity: 'warning' },
-    description: 'A value that is only a path to a secret-bearing dotfile (.htaccess, .env, .git/config, .ssh/id_rsa, .aws/credentials), with or without directories',
+    description: 'A value that is only a path to a dotfile that configures or unlocks a site (.htaccess, .htpasswd, .env, .git/config, .npmrc), with or without directories: file managers list them; credential files are traversal.credential_file_value',
     targets: ['value', 'header'],
-    pattern: String.raw`^[\s./\\]*(?:[\w.-]+[/\\])*\.(?:htaccess|htpasswd|env(?:\.[a-z]+)?|git[/\\](?:config|head)|ssh[/\\](?:id_[a-z0-9]+|authorized_keys|known_hosts)|aws[/\\](?:credentials|config)|npmrc|netrc|pgpass|bash_history|docker[/\\]config\.json|kube[/\\]config)\s*$`,
+    pattern: dotfileValue(String.raw`htaccess|htpasswd|env(?:\.[a-z]+)?|git[/\\](?:config|head)|npmrc`),
   },
   {
     id: 'traversal.credential_file_value',
@@ -112,7 +115,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'A value that is only a path to a file holding credentials (.ssh/id_rsa, .aws/credentials, .docker/config.json, .kube/config, .git-credentials, .netrc, .pgpass, .bash_history): what file-inclusion lists try; .env and .htaccess, which file managers list, are level 2 (traversal.sensitive_file_value)',
     targets: ['value', 'header'],
-    pattern: String.raw`^[\s./\\]*(?:[\w.-]+[/\\])*\.(?:ssh[/\\](?:id_[a-z0-9]+|authorized_keys\d?|known_hosts)|aws[/\\](?:credentials|config)|docker[/\\](?:config\.json|secrets)|kube[/\\]config|git-credentials|netrc|pgpass|bash_history)\s*$`,
+    pattern: dotfileValue(String.raw`ssh[/\\](?:id_[a-z0-9]+|authorized_keys\d?|known_hosts)|aws[/\\](?:credentials|config)|docker[/\\](?:config\.json|secrets)|kube[/\\]config|git-credentials|netrc|pgpass|bash_history`),
   },
   {
     id: 'traversal.unc_path',

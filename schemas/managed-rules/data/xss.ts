@@ -9,6 +9,15 @@ import { ALL_INPUT, DOM_EVENTS, SCRIPT_CODE, SCRIPT_SCHEME, URL_ATTRIBUTES, alt 
 const T = ALL_INPUT;
 /** Where a probe goes: not the request path (documentation URLs name these APIs) nor a text body (XML documents hold <xml> and <svg>). */
 const PROBE_INPUT = ['value', 'name', 'user_agent', 'referer', 'header'] as const;
+/** The dialogs an XSS probe opens to show it ran. */
+const DIALOG = '(?:alert|confirm|prompt)';
+/** The document's and window's members a stolen session reads. */
+const DOCUMENT_SECRET = String.raw`document\s*\.\s*(?:cookie|domain|location)`;
+const WINDOW_MEMBER = String.raw`window\s*\.\s*(?:location|name)`;
+/** Calls that run a string as script or build one from character codes. */
+const STRING_CODE = String.raw`fromcharcode\s*\(|\b(?:settimeout|setinterval)\s*\(\s*['"\x60]|\bnew\s+function\s*\(`;
+/** Elements that load another document or a style sheet by themselves (xss.embedded_document). */
+const LOADING_ELEMENTS = ['iframe', 'frame', 'portal', 'style', 'xss'];
 const ATTRS = alt(URL_ATTRIBUTES.map((a) => a.replace(':', '\\s*:\\s*')));
 
 /**
@@ -157,7 +166,7 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     in_prose: 'warning',
     description: 'A one-line value with an element that loads another document or style sheet into the page (<iframe>, <frame>, <portal>, <style>, <link href=…>, <xml src=…>, <xss>); XML bodies, SVG images and MathML (formula editors post it) are level 2 (xss.embedding_element)',
     targets: PROBE_INPUT,
-    pattern: String.raw`<\s*(?:iframe|frame|portal|style|xss)\b|<\s*link\b[^>\n]*\b(?:href|rel)\s*=|<\s*xml\b[^>\n]*\bsrc\s*=`,
+    pattern: String.raw`<\s*${alt(LOADING_ELEMENTS)}\b|<\s*link\b[^>\n]*\b(?:href|rel)\s*=|<\s*xml\b[^>\n]*\bsrc\s*=`,
   },
   {
     id: 'xss.script_call',
@@ -167,8 +176,8 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, String.fromCharCode(…), setTimeout('…')); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
     targets: PROBE_INPUT,
     pattern:
-      String.raw`\b(?:alert|confirm|prompt)\(|(?:^|[^\x60\w])(?:alert|confirm|prompt)\x60|[(=+,:;]\s*(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*(?:location|name))\b|\b(?:document\s*\.\s*(?:cookie|domain|location)|window\s*\.\s*name)\s*[)+;,]|` +
-      String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|fromcharcode\s*\(|\b(?:settimeout|setinterval)\s*\(\s*['"\x60]|\bnew\s+function\s*\(`,
+      String.raw`\b${DIALOG}\(|(?:^|[^\x60\w])${DIALOG}\x60|[(=+,:;]\s*(?:${DOCUMENT_SECRET}|${WINDOW_MEMBER})\b|\b(?:${DOCUMENT_SECRET}|window\s*\.\s*name)\s*[)+;,]|` +
+      String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|${STRING_CODE}`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
@@ -178,7 +187,7 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     signal: { from: 1, severity: 'warning' },
     description: 'Elements that embed documents, vector graphics or styles (<iframe>, <frame>, <svg>, <math>, <style>, <link>)',
     targets: T,
-    pattern: String.raw`<\s*(?:iframe|frame|svg|math|style|link|portal|xml|xss)\b`,
+    pattern: String.raw`<\s*${alt([...LOADING_ELEMENTS, 'svg', 'math', 'link', 'xml'])}\b`,
   },
   {
     id: 'xss.dom_sink',
@@ -188,8 +197,8 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     description: 'Script sinks and dialogs (alert(, document.cookie, innerHTML=, eval(, String.fromCharCode, location=)',
     targets: T,
     pattern:
-      String.raw`\b(?:alert|confirm|prompt)\s*(?:\(|\x60)|\bdocument\s*\.\s*(?:cookie|domain|write(?:ln)?|location)\b|\bwindow\s*\.\s*(?:location|name)\b|\.\s*(?:inner|outer)html\s*=|` +
-      String.raw`\binsertadjacenthtml|fromcharcode\s*\(|\beval\s*\(|\b(?:settimeout|setinterval)\s*\(\s*['"\x60]|\bnew\s+function\s*\(|\blocation\s*(?:\.\s*href\s*)?=\s*['"\x60]?\s*(?:${SCRIPT_SCHEME}|//)`,
+      String.raw`\b${DIALOG}\s*(?:\(|\x60)|\b${DOCUMENT_SECRET}\b|\bdocument\s*\.\s*write(?:ln)?\b|\b${WINDOW_MEMBER}\b|\.\s*(?:inner|outer)html\s*=|` +
+      String.raw`\binsertadjacenthtml|${STRING_CODE}|\beval\s*\(|\blocation\s*(?:\.\s*href\s*)?=\s*['"\x60]?\s*(?:${SCRIPT_SCHEME}|//)`,
   },
   {
     id: 'xss.script_scheme',
