@@ -29,7 +29,7 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'union', 'select', 'order', 'group', 'having', 'insert', 'delete', 'update', 'drop', 'waitfor', 'shutdown', 'infile', 'outfile',
   'dumpfile', 'program', 'master', 'information_schema', 'sysobjects', 'syscolumns', 'sysdatabases', 'sysusers', 'sysxlogins', 'sysibm',
   'sys', 'msysobjects', 'msysaccessobjects', 'msysqueries', 'mysql', 'ctxsys', 'load_file', 'openrowset', 'opendatasource', 'lo_import',
-  'lo_export', 'lo_get', 'lo_put', 'lo_from_bytea', 'all_users', 'column_name', 'schema_name', 'declare',
+  'lo_export', 'lo_get', 'lo_put', 'lo_from_bytea', 'all_users', 'column_name', 'schema_name', 'declare', 'syscat',
   // DOM
   'document', 'window', 'insertadjacenthtml',
   // files
@@ -54,6 +54,8 @@ const TRIGGER_WORDS: ReadonlySet<string> = new Set([
   'equiv',
   // Windows interpreters named whole (canonicalise.ts builds their shell form), and shells given -c (data/cmdi.ts)
   'powershell', 'pwsh', 'cmd', 'sh', 'bash', 'dash', 'ksh', 'zsh', 'csh', 'tcsh', 'busybox',
+  // Windows administration commands a value may be alone (fragments.ts ATTACK_COMMAND_LINE)
+  'netsh', 'schtasks', 'wmic', 'vssadmin', 'bcdedit', 'icacls', 'takeown',
   // what cmd.exe's IF tests and compares with (data/cmdi.ts)
   'exist', 'defined', 'errorlevel', 'cmdextversion', 'equ', 'neq', 'lss', 'leq', 'gtr', 'geq',
   // reconnaissance commands a value may be alone

@@ -11,7 +11,7 @@ import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COM
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
 /** What a batch file's IF runs: its own commands, bracketed or not. */
-const BATCH_COMMAND = String.raw`\(?\s*(?:echo|set|goto|call|cmd|del|copy|move|type|start|exit)\b`;
+const BATCH_COMMAND = String.raw`\(?\s*@?(?:echo|set|goto|call|cmd|del|copy|move|type|start|exit)\b`;
 
 /** What a shell drops inside a word: quotes, a backslash, `$@` and `$*` (empty without arguments), cmd.exe's `^`. */
 const IN_WORD_JUNK = String.raw`(?:['"\\^]|\$[@*])`;
@@ -148,7 +148,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: "cmd.exe's FOR loop (for /f %a in ('command') do …): iterates over files, strings or a command's output and runs a command for each",
     targets: ['value', 'header', 'body'],
-    pattern: String.raw`\bfor\s+(?:[^%\n]{0,80}\s)?%%?[^\s%]{1,32}\s+in\s*\([^)\n]*\)\s*do\b`,
+    pattern: String.raw`\bfor\s+(?:[^%\n]{0,80}\s)?(?:%%?[^\s%]{1,32}|%%)\s+in\s*\([^)\n]*\)\s*do\b`,
   },
   {
     id: 'cmdi.windows_if',
@@ -157,8 +157,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: "cmd.exe's IF with what only batch files test: EXIST of a file, DEFINED before a command, ERRORLEVEL, CMDEXTVERSION, a %variable% or %1 compared (if \"%1\"==\"\" goto x), or a comparison (==, GEQ, NEQ…) that runs a batch command (if /i a==b cmd, if (2 geq 15) echo x)",
     targets: ['value', 'header', 'body'],
     pattern:
-      String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?(?:exist\s+"?(?:[a-z]:\\|%|[^\s"]+\.[a-z0-9]{2,4}\b|\(?[^\s"]+\)?\s+${BATCH_COMMAND})|defined\s+[\w.]+\s+(?:\(\b|${BATCH_COMMAND})|errorlevel\s+\d|cmdextversion\s+\d|[^\s]*%(?:~?\d|[a-z_][\w]*%)[^\s]*\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s))|` +
-      String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?\(?\s*(?:"[^"\n]*"|[^\s"(=]+)\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s)\s*(?:"[^"\n]*"|[^\s"=)]+)\s*\)?\s+${BATCH_COMMAND}`,
+      String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?(?:exist\s+"?(?:[a-z]:\\|%|[^\s"]+\.[a-z0-9]{2,4}\b|\(?[^\s"]+\)?\s+${BATCH_COMMAND})|defined\s+[\w.]+\s+(?:\((?:\b|\s*$)|${BATCH_COMMAND})|errorlevel\s+\d|cmdextversion\s+\d|[^\s]*%(?:~?\d|[a-z_][\w]*%)[^\s]*\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s))|` +
+      String.raw`\bif\s+(?:/i\s+)?(?:not\s+)?\(?\s*(?:"[^"\n]*"|[^\s"(=]+)\s*(?:={2,3}|\s(?:equ|neq|lss|leq|gtr|geq)\s)\s*(?:"[^"\n]*"|[^\s"=)]+)\s*\)?\s+${BATCH_COMMAND}|` +
+      // The case-insensitive switch is cmd.exe's alone: with it any comparison is a batch IF.
+      String.raw`\bif\s*/i\s+(?:not\s+)?(?:"[^"\n]*"|[^\s"=]+)\s*==`,
   },
   {
     id: 'cmdi.command_line',

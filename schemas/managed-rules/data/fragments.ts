@@ -68,7 +68,7 @@ export const DOM_EVENTS = [
  * `javascript:`, `vbscript:`, `livescript:` with the whitespace browsers strip inside a scheme
  * (tab, line feed: the canonical text has them as spaces) allowed between the letters.
  */
-export const SCRIPT_SCHEME = String.raw`(?:j\s*a\s*v\s*a|v\s*b|l\s*i\s*v\s*e)\s*s\s*c\s*r\s*i\s*p\s*t\s*:`;
+export const SCRIPT_SCHEME = String.raw`(?:(?:j\s*a\s*v\s*a|v\s*b|l\s*i\s*v\s*e)\s*s\s*c\s*r\s*i\s*p\s*t|m\s*o\s*c\s*h\s*a)\s*:`;
 
 /** What follows a script scheme when it is code rather than prose ("javascript: the good parts"). */
 export const SCRIPT_CODE = String.raw`(?:[a-z_$][\w$.]*(?:\(|\x60|\s*\[|\s*=[^=])|//|/\*|void\b|\{|\\|!|\+|~|\(\s*[a-z_$][\w$.]*\s*\()`;
@@ -143,7 +143,8 @@ const COMMAND_SHAPES = [
  * redirect or an option: `; echo $x` is every PHP snippet.
  */
 export const COMMAND = alt([
-  String.raw`(?:/usr)?(?:/local)?/s?bin/[a-z]`,
+  // After a separator, also relative to the root (|usr/bin/id: the working directory is often /).
+  String.raw`(?:/?usr)?(?:/local)?/s?bin/[a-z]`,
   `${alt([...COMMANDS_DISTINCT])}\\b`,
   `${alt(COMMANDS_WITH_ARGS.filter((c) => c !== 'echo'))}${SHELL_ARG}`,
   ...COMMAND_SHAPES,
@@ -209,3 +210,14 @@ export const ATTACK_COMMAND_LINE = alt([
 
 /** A probe command alone after a separator at the end of a value (`; id`, `| dir`, `& ver`). */
 export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'dir', 'whoami', 'ipconfig', 'ifconfig', 'uname', 'sysinfo', 'systeminfo', 'ver']);
+
+/**
+ * An uploaded file name that hides a server-side script from an extension check: any of
+ * `extensions` followed by dots or spaces (which Windows and some servers drop: a.php.., a.jsp␠) or
+ * preceded by a space (photo. php), or one of `rare`, which only a script handler runs, ending the
+ * name. Extensions are patterns (`php\d*`).
+ */
+export function scriptUploadName(extensions: readonly string[], rare: readonly string[]): string {
+  const any = alt([...extensions]);
+  return String.raw`\.\s*${any}[\s.]+$|\.\s+${any}\s*$|\.${alt([...rare])}\s*$`;
+}
