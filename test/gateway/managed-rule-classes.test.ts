@@ -34,6 +34,7 @@ const TABLES: readonly ClassTable[] = [
       '*{7*7}',
       '<%= 7*7 %>',
       "{{7*'7'}}",
+      "{{'a'.toUpperCase()}}",
       { in: 'form', text: "{{ ''.__class__.__mro__[1].__subclasses__() }}" },
       { in: 'json', text: "{{ lipsum.__globals__['os'].popen('id').read() }}" },
       "${T(java.lang.Runtime).getRuntime().exec('id')}",
@@ -52,6 +53,8 @@ const TABLES: readonly ClassTable[] = [
       '<%= render partial: "form" %>',
       '#{user.firstName}',
       'Rate {{ 4.5 }} stars',
+      "{{ 'Hello'|upper }}",
+      "{{ 'now'|date('Y') }}",
     ],
   },
   {
@@ -163,6 +166,8 @@ const TABLES: readonly ClassTable[] = [
       'x\rRefresh: 0; url=https://evil.example/',
       { in: 'header', text: 'shop.example\r\nSet-Cookie: sid=attacker' },
       { label: 'path /redirect%0d%0aLocation:', spec: { path: '/redirect%0d%0aLocation:%20https://evil.example/' } },
+      // A break encoded three times or more (every hop of a redirect chain decodes once).
+      '/%25250aSet-Cookie:crlf=injection',
     ],
     passed: [
       'Line one\nLine two',
@@ -174,6 +179,25 @@ const TABLES: readonly ClassTable[] = [
       'Hi,\nplease set the cookie banner to dark mode',
       'Status: shipped\nTracking: 1Z999',
       'Steps\n1. Open Settings\n2. Tap Location: allow',
+    ],
+  },
+  {
+    name: 'ssrf numeric hosts',
+    expect: 'ssrf.',
+    place: 'query',
+    blocked: [
+      // A public address written as one number, in hex or in octal: no link a person writes.
+      '<A HREF="http://1113982867/">XSS</A>',
+      { in: 'form', text: 'http://0x42.0x0000066.0x7.0x93/' },
+      { in: 'json', text: '<a href="http://0102.0146.0007.00000223/">x</a>' },
+      { in: 'multipart', text: 'url=//1113982867/a' },
+    ],
+    passed: [
+      'http://66.102.7.147/',
+      'call 0800 123 4567',
+      'http://example.com/12345678',
+      'order 12345678901 shipped',
+      'version 0x1f of the API',
     ],
   },
   {
@@ -449,6 +473,18 @@ const TABLES: readonly ClassTable[] = [
       '0/**/union/*!50000select*/table_name',
       { in: 'query', text: "1/*!1111'*/" },
       { in: 'json', text: 'id=1/*!and*/1=1' },
+      // A payload list's placeholder in the delay; a national literal and a list compared; a column with itself.
+      '1 or sleep(__TIME__)#',
+      { in: 'query', text: ') or pg_sleep(__TIME__)--' },
+      " or 'text' = n'text'",
+      { in: 'json', text: " or 'whatever' in ('whatever')" },
+      ' OR x=x',
+      { in: 'query', text: "' or a=a" },
+      // A constant comparison cut off by a comment after anything; IN (SELECT …); DB2's catalogue; a hex-spelt statement run by EXEC.
+      'hi or 1=1 --',
+      { in: 'multipart', text: ' and 1 in (select var from temp)--' },
+      { in: 'query', text: 'select * from syscat.tabauth;' },
+      '0x77616974666F722064656C61792027303A303A31302700 exec(@s)',
     ],
     passed: [
       `'{"a": 1}'::jsonb`,
@@ -472,6 +508,12 @@ const TABLES: readonly ClassTable[] = [
       "He said 'hi';",
       'and price > 100 dollars',
       'or x = y',
+      'x or y=z',
+      'tea or x = y',
+      'eat or sleep(ing)',
+      'rated 5 in (select markets)',
+      '2 or 3 -- whichever comes first',
+      'color 0x7fffffffffffffff in hex',
       'orders==',
       '; call me later',
       'Replace the values (1 and 2)',

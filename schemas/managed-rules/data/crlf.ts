@@ -7,8 +7,12 @@
 import type { RuleDefinition } from '../types.ts';
 
 const T = ['value', 'name', 'path', 'referer', 'header', 'body'] as const;
-/** Line breaks, and the characters truncated to one (lower case: canonical text is lower-cased). */
-const BREAK = String.raw`[\n\x{010b}\x{010d}\x{560a}\x{560d}]`;
+/**
+ * Line breaks, the characters truncated to one (lower case: canonical text is lower-cased), and a
+ * break still percent-encoded after canonical decoding (%0a sent encoded three times or more, for
+ * a chain of redirects or proxies that each decode once).
+ */
+const BREAK = String.raw`(?:[\n\x{010b}\x{010d}\x{560a}\x{560d}]|%(?:25)*0[ad])`;
 /** Headers no multi-line text writes at the start of a line. */
 const INJECTED_HEADER = String.raw`(?:set-cookie|content-(?:type|length|disposition|security-policy|encoding)|transfer-encoding|access-control-allow-[a-z-]+|x-xss-protection|x-frame-options|cache-control|x-forwarded-[a-z]+|x-original-url|x-rewrite-url|strict-transport-security|x-powered-by)`;
 /** Headers whose names are also words ("Location: Berlin" in a message): only after a one-token start. */

@@ -5,7 +5,7 @@
 // one of those packages is not something a form field, a search box or an id carries; on developer
 // sites it comes in prose (a question with a stack trace), which levels 1–2 only count as a signal.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, alt } from './fragments.ts';
+import { ALL_INPUT, alt, scriptUploadName } from './fragments.ts';
 
 const T = ALL_INPUT;
 
@@ -104,6 +104,14 @@ export const JAVA_RULES: readonly RuleDefinition[] = [
     description: "OGNL and SpEL reaching the runtime or class loaders (#_memberAccess, @java.lang.Runtime@, #context['xwork…'], T(java…), class.module.classLoader)",
     targets: T,
     pattern: String.raw`#_?memberaccess|@(?:java|javax|ognl|org|com)\.[\w.$]+@|#context\s*\[\s*['"]|#application\s*\[\s*['"]|#request\s*\[\s*['"]struts|\bt\s*\(\s*java\.|(?:^|[^\w])class\s*\.\s*(?:module\s*\.\s*)?classloader\b|\.getclass\s*\(\s*\)\s*\.\s*(?:forname|getclassloader|getmethod)\s*\(|\bnew\s+java\.[\w.$]+\s*\(`,
+  },
+  {
+    id: 'java.disguised_script_upload',
+    category: 'java',
+    paranoia_level: 1,
+    description: 'An uploaded JSP page named to slip past an extension check: dots or spaces after the extension (a.jsp.., shell.jsp␠), a space before it (shell. jsp), or an extension only a JSP container serves and no project keeps its files under (.jsw, .jsv); a plain .jsp, .jspx or .jspf is java.script_upload',
+    targets: ['file_name'],
+    pattern: scriptUploadName(['jspx?', 'jspf', 'jsw', 'jsv'], ['jsw', 'jsv']),
   },
   {
     id: 'java.script_upload',

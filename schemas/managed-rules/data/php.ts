@@ -5,7 +5,7 @@
 // `auto_prepend_file=…`) or upload a script. Most of that syntax never appears in a form field;
 // PHP written on a developer site comes in prose, which levels 1–2 only count as a signal.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, alt } from './fragments.ts';
+import { ALL_INPUT, alt, scriptUploadName } from './fragments.ts';
 
 const T = ALL_INPUT;
 
@@ -19,6 +19,8 @@ const CODE_FUNCTION = alt([
   'include_once', 'require_once', 'get_defined_vars', 'get_defined_functions', 'get_defined_constants', 'get_current_user', 'getcwd',
   'scandir', 'glob', 'readfile', 'fopen', 'fsockopen', 'pfsockopen', 'stream_socket_client', 'curl_exec', 'symlink', 'chmod', 'chown', 'unlink',
   'rmdir', 'apache_setenv', 'mb_send_mail', 'imap_open', 'error_log', 'parse_str', 'func_get_args',
+  // Probes of the PHP build an injection runs first.
+  'phpversion', 'phpcredits', 'php_ini_loaded_file', 'get_loaded_extensions', 'zend_version',
 ]);
 /**
  * Calls named by words prose also uses (eval, system, chr…): decisive only when given a PHP
@@ -123,6 +125,14 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     description: 'An uploaded file named as a PHP session file (sess_<id>), which overwrites a session on servers that keep them beside uploads',
     targets: ['file_name'],
     pattern: String.raw`(?:^|[/\\])sess_[a-z0-9,-]{20,}\s*$`,
+  },
+  {
+    id: 'php.disguised_script_upload',
+    category: 'php',
+    paranoia_level: 1,
+    description: 'An uploaded PHP script named to slip past an extension check: dots or spaces after the extension (a.php.., photo.php␠, which Windows and some servers drop), a space before it (photo. php), or an extension only a PHP handler serves and no project keeps its files under (.php3–.php8, .pht, .phps, .pgif); a plain .php, a Magento template (.phtml), a PHP test (.phpt) or an archive (composer.phar) is php.script_upload',
+    targets: ['file_name'],
+    pattern: scriptUploadName(['php\\d*', 'phtml', 'pht', 'phpt', 'phps', 'phar', 'pgif'], ['php[3-8]', 'pht', 'phps', 'pgif']),
   },
   {
     id: 'php.script_upload',

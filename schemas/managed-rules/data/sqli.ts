@@ -14,6 +14,9 @@ const T = ALL_INPUT;
  */
 const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\+-]|$|null\b|(?:all|distinct|top)\b|[a-z_][\w$.]*\s*(?:\(|,|$|--|#|/\*|;|\|\||\+|::)|[a-z_][\w$.\x60]*${SQL_SP}+from\b|case\b)`;
 
+/** A one-letter name compared with itself (x=x): RE2 has no back-references, so the letters are spelt out. */
+const SELF_COMPARISON = alt([...'abcdefghijklmnopqrstuvwxyz'].map((c) => String.raw`${c}\s*=\s*${c}`));
+
 /** UNION [ALL|DISTINCT] SELECT, with comments or `+` between the keywords. */
 const UNION_SELECT = String.raw`union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select`;
 
@@ -49,12 +52,15 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.tautology',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A boolean operator and a comparison of constants after a quote closing a string (' or 1=1, \") or (\"a\")=(\"a, ' or ''&'), or of two quoted strings anywhere (or 'x'='x)",
+    description: "A boolean operator and a comparison of constants after a quote closing a string (' or 1=1, \") or (\"a\")=(\"a, ' or ''&'), or of two quoted strings or of a one-letter column with itself anywhere (or 'x'='x, or 'a' = n'a', or 'a' in ('a'), or x=x)",
     targets: T,
     pattern:
       String.raw`${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}*${SQL_LITERAL}[\s)]*${SQL_COMPARE}\s*\(?\s*${SQL_LITERAL_OPEN}|` +
       String.raw`${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}*(?:'[^'\n]*'[\s)]*[-+*/%&^|]\s*'|"[^"\n]*"[\s)]*[-+*/%&^|]\s*")|` +
-      String.raw`\b(?:or|and)${SQL_GAP}+(?:'[^'\n]*'[\s)]*(?:=|\slike\s)\s*\(?\s*'|"[^"\n]*"[\s)]*(?:=|\slike\s)\s*\(?\s*")`,
+      // A one-letter column compared with itself (or x=x), the classic probe with no literal.
+      String.raw`\b(?:or|and)${SQL_GAP}+\(?\s*${SELF_COMPARISON}(?:[^\w]|$)|` +
+      // Also a national literal (n'x') and a list (or 'a' in ('a')).
+      String.raw`\b(?:or|and)${SQL_GAP}+(?:'[^'\n]*'[\s)]*(?:=|\slike\s|\sin\s*\()\s*\(?\s*n?'|"[^"\n]*"[\s)]*(?:=|\slike\s|\sin\s*\()\s*\(?\s*n?")`,
   },
   {
     id: 'sqli.boolean_constant',
@@ -68,10 +74,10 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.numeric_tautology',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--)',
+    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison cut off by a comment after anything (hi or 1=1 --)',
     targets: T,
     // A path segment starts like a value: REST ids are values (/api/users/1 OR 1=1).
-    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\d[\s)]*${SQL_BOOL}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
+    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\b${SQL_BOOL}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
   },
   {
     id: 'sqli.comment_truncation',
@@ -98,10 +104,10 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.time_delay',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator, BENCHMARK, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
+    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
     targets: T,
     pattern:
-      String.raw`(?:\b(?:and|or|xor|select|then|else|when|union)${SQL_GAP}*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:sleep|pg_sleep)\s*\(\s*[\d.]+\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
+      String.raw`(?:\b(?:and|or|xor|select|then|else|when|union)${SQL_GAP}*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:sleep|pg_sleep)\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20}|\[\w{1,20}\]|\{\w{1,20}\}|%\w{1,20}%?)\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
       String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bselect${SQL_SP}+(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
       String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|` +
       String.raw`\bif\s*\([^\n]*,\s*(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
@@ -134,9 +140,9 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.schema_enumeration',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'System catalogues that list tables, columns and users (INFORMATION_SCHEMA, sysobjects, sqlite_master, pg_shadow, mysql.user)',
+    description: 'System catalogues that list tables, columns and users (INFORMATION_SCHEMA, sysobjects, sqlite_master, pg_shadow, mysql.user, DB2 syscat.tabauth)',
     targets: T,
-    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*sys\w+|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b`,
+    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*sys\w+|\bsyscat\s*\.\s*(?:schemata|tables|columns|dbauth|tabauth|colauth|indexauth|routines|views|packages)\b|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b`,
   },
   {
     id: 'sqli.system_information',
@@ -165,7 +171,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: "A sub-select joined to the query by an operator after a quote, a number or a parenthesis, possibly inside function calls (' and (select …), 1=(select …), ' and ascii(substring((select …)",
     targets: T,
-    pattern: String.raw`(?:(?:['")]|\d)[\s)]*(?:${SQL_BOOL}|[-+*/=<>,])|\b(?:r?like|regexp)\b)(?:${SQL_SP}|[a-z_]+\s*\()*\(${SQL_GAP}*select${SQL_GAP}+${SELECT_FOLLOW}|\bcase${SQL_SP}+when${SQL_GAP}*\d+\s*=\s*\d+[\s)]*then\b`,
+    pattern: String.raw`(?:(?:['")]|\d)[\s)]*(?:${SQL_BOOL}|[-+*/=<>,]|in\b)|\b(?:r?like|regexp)\b)(?:${SQL_SP}|[a-z_]+\s*\()*\(${SQL_GAP}*select${SQL_GAP}+${SELECT_FOLLOW}|\bcase${SQL_SP}+when${SQL_GAP}*\d+\s*=\s*\d+[\s)]*then\b`,
   },
   {
     id: 'sqli.clause_probe',
@@ -214,11 +220,13 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.dialect_statement',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A value that starts a statement only one database's SQL writes (DECLARE @x INT, EXEC(@sql), EXECUTE IMMEDIATE '…', PROCEDURE ANALYSE(, SELECT pg_sleep, CREATE FUNCTION f(…) RETURNS), or MySQL's empty exponent glued to a call (1.e(ascii(…))), which hides a keyword from word-based filters",
+    description: "A value that starts a statement only one database's SQL writes (DECLARE @x INT, EXEC(@sql), EXECUTE IMMEDIATE '…', PROCEDURE ANALYSE(, SELECT pg_sleep, CREATE FUNCTION f(…) RETURNS), MySQL's empty exponent glued to a call (1.e(ascii(…))), which hides a keyword from word-based filters, or a hex-spelt statement run by EXEC (0x7761…74 exec(@s))",
     targets: T,
     pattern:
       String.raw`^\s*['")]*\s*(?:declare${SQL_SP}+@\w+\s*(?:;|=|$|(?:as\s+)?${TSQL_TYPE})|exec(?:ute)?\s*\(\s*@|execute${SQL_SP}+immediate\s*['"]|procedure${SQL_SP}+analyse\s*\(|select${SQL_SP}+pg_sleep\b|create${SQL_SP}+(?:or\s+replace\s+)?function\s+[\w.\x60"]+\s*\((?:[^()\n]|\([^()\n]*\))*\)\s*returns\b)|` +
-      String.raw`\b\d+\.e\(\s*(?:ascii|ord|substr(?:ing)?|mid|char|concat|select|user|version|database|schema|length|hex|if|\d)\b`,
+      String.raw`\b\d+\.e\(\s*(?:ascii|ord|substr(?:ing)?|mid|char|concat|select|user|version|database|schema|length|hex|if|\d)\b|` +
+      // A statement spelt as a hex literal and run by EXEC (…0x77616974666f72… exec(@s)): SQL Server's way past keyword filters.
+      String.raw`\b0x[0-9a-f]{16,}[\s;'")]*exec(?:ute)?\s*\(\s*@\w+\s*\)`,
   },
   {
     id: 'sqli.function_fragment',

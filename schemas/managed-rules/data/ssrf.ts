@@ -36,6 +36,14 @@ export const SSRF_RULES: readonly RuleDefinition[] = [
     check: { kind: 'host', hostClass: 'obfuscated' },
   },
   {
+    id: 'ssrf.numeric_host',
+    category: 'ssrf',
+    paranoia_level: 1,
+    description: 'A URL whose host is an IPv4 address written as one number, in hex or in octal, whatever it points at (http://1113982867/, //0x42.0x66.0x7.0x93/, http://0102.0146.0007.0223/): no link a person writes has one, and blocklists of hosts miss it; ssrf.ip_obfuscation names the internal ones',
+    targets: T,
+    pattern: String.raw`(?:^|[\s"'=(\x60])(?:https?:)?//(?:[^/@\s]*@)?(?:\d{8,10}|0x[0-9a-f]{1,8}(?:\.(?:0x[0-9a-f]{1,8}|\d{1,3})){0,3}|0\d{1,4}(?:\.\d{1,12}){1,3})(?:[:/?#"'\s>\\]|$)`,
+  },
+  {
     id: 'ssrf.dangerous_scheme',
     category: 'ssrf',
     paranoia_level: 1,

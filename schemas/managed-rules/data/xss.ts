@@ -52,18 +52,18 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     id: 'xss.any_event_attribute',
     category: 'xss',
     paranoia_level: 1,
-    description: 'Any on…= attribute inside a tag: in HTML every such attribute is an event handler (custom events, probes like onxxx=)',
+    description: 'Any on…= attribute inside a tag, also after quoted attribute values holding `>` or right after one (<x 1=">" onxxx=1, <x 1="1"onxxx=1): in HTML every such attribute is an event handler (custom events, probes like onxxx=)',
     targets: T,
-    pattern: String.raw`<[a-z][^>]*[\s/"'\x60\]]on[a-z]{3,}\s*=`,
+    pattern: String.raw`<[a-z](?:[^>"']|"[^"]*"|'[^']*')*(?:[\s/\x60\]]|"[^"]*"|'[^']*')on[a-z]{3,}\s*=`,
   },
   {
     id: 'xss.script_url',
     category: 'xss',
     paranoia_level: 1,
-    description: 'A javascript:, vbscript: or data:text/html URL in an attribute or CSS url(), or a script URL followed by code',
+    description: 'A javascript:, vbscript:, livescript:, mocha: or data:text/html URL in an attribute or CSS url(), a data:application/x-… URL (which a browser hands to a plug-in or a certificate store) in one, or a script URL followed by code',
     targets: T,
     pattern:
-      String.raw`(?:${ATTRS}\s*=|url\s*\()\s*["'\x60]?\s*(?:${SCRIPT_SCHEME}|data\s*:\s*text/html)|${SCRIPT_SCHEME}\s*${SCRIPT_CODE}|` +
+      String.raw`(?:${ATTRS}\s*=|url\s*\()\s*["'\x60]?\s*(?:${SCRIPT_SCHEME}|data\s*:\s*(?:text/html|application/x-))|${SCRIPT_SCHEME}\s*${SCRIPT_CODE}|` +
       String.raw`\bdata\s*:\s*(?:text/html|text/xml|application/xhtml\+xml|text/javascript|application/(?:x-)?javascript|application/ecmascript)\b`,
   },
   {
@@ -71,9 +71,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     category: 'xss',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: 'Elements that load active content or change how the page is read (<object>, <embed>, <applet>, <base>, <meta>, <layer>, srcdoc=, SVG animation of on… or href)',
+    description: 'Elements that load active content or change how the page is read (<object>, <embed>, <applet>, <base>, <meta>, <layer>, <?import>, <?xml:namespace>, srcdoc=, SVG animation of on… or href)',
     targets: T,
-    pattern: String.raw`<\s*(?:applet|object|embed|base|isindex|frameset|bgsound|import|meta|i?layer|(?:[a-z]*\s*:\s*)?vmlframe)\b|<\?\s*import\b|[\s/"']srcdoc\s*=|[\s/"']datasrc\s*=|\battributename\s*=\s*["'\x60]?\s*(?:on[a-z]+|(?:xlink\s*:\s*)?href)\b`,
+    pattern: String.raw`<\s*(?:applet|object|embed|base|isindex|frameset|bgsound|import|meta|i?layer|(?:[a-z]*\s*:\s*)?vmlframe)\b|<\?\s*(?:import\b|xml\s*:\s*namespace\b)|[\s/"']srcdoc\s*=|[\s/"']datasrc\s*=|\battributename\s*=\s*["'\x60]?\s*(?:on[a-z]+|(?:xlink\s*:\s*)?href)\b`,
   },
   {
     id: 'xss.string_breakout',
@@ -173,11 +173,11 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     category: 'xss',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, String.fromCharCode(…), setTimeout('…')); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
+    description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, String.fromCharCode(…), setTimeout('…'), a=alert,a(1), eval(a+b)); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
     targets: PROBE_INPUT,
     pattern:
       String.raw`\b${DIALOG}\(|(?:^|[^\x60\w])${DIALOG}\x60|[(=+,:;]\s*(?:${DOCUMENT_SECRET}|${WINDOW_MEMBER})\b|\b(?:${DOCUMENT_SECRET}|window\s*\.\s*name)\s*[)+;,]|` +
-      String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|${STRING_CODE}`,
+      String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|${STRING_CODE}|=\s*(?:${DIALOG}|eval)\s*[,;]\s*[a-z_$][\w$]*\s*\(|\beval\s*\(\s*[a-z_$][\w$]*\s*\+\s*[\w$'"]`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
