@@ -74,10 +74,10 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.numeric_tautology',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison cut off by a comment after anything (hi or 1=1 --)',
+    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison, maybe negated, cut off by a comment after anything (hi or 1=1 --, or not 5=5 #)',
     targets: T,
     // A path segment starts like a value: REST ids are values (/api/users/1 OR 1=1).
-    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\b${SQL_BOOL}${SQL_GAP}+-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
+    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\b${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
   },
   {
     id: 'sqli.comment_truncation',
@@ -98,19 +98,19 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
       String.raw`;\s*(?:drop${SQL_SP}+(?:table|database|schema|view|user|procedure|function|index|trigger)\b|truncate${SQL_SP}+table\b|alter${SQL_SP}+(?:table|user|database|login)\b|create${SQL_SP}+(?:table|user|database|procedure|function|trigger|login)\b|` +
       String.raw`insert${SQL_SP}+into${SQL_SP}+[\w.\x60"\[\]]+\s*(?:\(|values\b|select\b)|delete${SQL_SP}+from${SQL_SP}+[\w.\x60"\[\]]+\s*(?:where\b|$|;|--|#)|update${SQL_SP}+[\w.\x60"\[\]]+${SQL_SP}+set${SQL_SP}+[\w.\x60"\[\]]+\s*=|` +
       String.raw`exec(?:ute)?(?:\s*\(|${SQL_SP}+(?:master\.|xp_|sp_|@|\(|'))|declare${SQL_SP}+@|shutdown\b\s*(?:with\s+nowait\b|$|;|--|#)|waitfor${SQL_SP}+(?:delay|time)\b|` +
-      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|\*${SQL_SP}*from\b|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|replace${SQL_SP}+(?:into${SQL_SP}+)?[\w.\x60"\[\]]+\s*\([^)\n]*\)\s*values\s*\(|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)`,
+      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|(?:\*|count\s*\(\s*\*\s*\))${SQL_SP}*from\b|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|replace${SQL_SP}+(?:into${SQL_SP}+)?[\w.\x60"\[\]]+\s*\([^)\n]*\)\s*values\s*\(|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)`,
   },
   {
     id: 'sqli.time_delay',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
+    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK, a string repeated a million times, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
     targets: T,
     pattern:
-      String.raw`(?:\b(?:and|or|xor|select|then|else|when|union)${SQL_GAP}*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:sleep|pg_sleep)\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20}|\[\w{1,20}\]|\{\w{1,20}\}|%\w{1,20}%?)\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
-      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bselect${SQL_SP}+(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
-      String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|` +
-      String.raw`\bif\s*\([^\n]*,\s*(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
+      String.raw`(?:\b(?:and|or|xor|select|then|else|when|union|r?like|regexp)${SQL_GAP}*\(*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:[!~-]\s*)?(?:sleep|pg_sleep)\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20}|\[\w{1,20}\]|\{\w{1,20}\}|%\w{1,20}%?)\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
+      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bselect(?:${SQL_SP}|\()+(?:[!~-]\s*)?(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
+      String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|\b(?:repeat|replicate|space)\s*\([^\n]{0,80}?,\s*\d{6,}\s*\)|` +
+      String.raw`\b(?:if|iif|elt|make_set)\s*\([^\n]*,\s*(?:[!~-]\s*)?(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
   },
   {
     id: 'sqli.error_function',
@@ -142,7 +142,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     paranoia_level: 1,
     description: 'System catalogues that list tables, columns and users (INFORMATION_SCHEMA, sysobjects, sqlite_master, pg_shadow, mysql.user, DB2 syscat.tabauth)',
     targets: T,
-    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*sys\w+|\bsyscat\s*\.\s*(?:schemata|tables|columns|dbauth|tabauth|colauth|indexauth|routines|views|packages)\b|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b`,
+    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*sys\w+|\bsyscat\s*\.\s*(?:schemata|tables|columns|dbauth|tabauth|colauth|indexauth|routines|views|packages)\b|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b|\brdb\$\w+`,
   },
   {
     id: 'sqli.system_information',
@@ -174,6 +174,14 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     pattern: String.raw`(?:(?:['")]|\d)[\s)]*(?:${SQL_BOOL}|[-+*/=<>,]|in\b)|\b(?:r?like|regexp)\b)(?:${SQL_SP}|[a-z_]+\s*\()*\(${SQL_GAP}*select${SQL_GAP}+${SELECT_FOLLOW}|\bcase${SQL_SP}+when${SQL_GAP}*\d+\s*=\s*\d+[\s)]*then\b`,
   },
   {
+    id: 'sqli.conditional_function',
+    category: 'sqli',
+    paranoia_level: 1,
+    description: "A conditional function or CASE given a comparison of constants, as boolean- and error-based injection asks the database a yes/no question (IF(1=1,…), IIF(5=5,5,1/0), ELT(3=3,1), MAKE_SET(7=7,2), CASE 5 WHEN 5 THEN); a spreadsheet's IF(A1=1,…) compares a cell",
+    targets: T,
+    pattern: String.raw`\b(?:if|iif|elt|make_set)\s*\(\s*\(?\s*-?\d+\s*(?:=|<>|!=|<=|>=|<|>)\s*-?\d+\s*\)?\s*,|\bcase${SQL_SP}+-?\d+${SQL_SP}+when${SQL_SP}+-?\d+${SQL_SP}+then\b`,
+  },
+  {
     id: 'sqli.clause_probe',
     category: 'sqli',
     paranoia_level: 1,
@@ -181,7 +189,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     targets: T,
     pattern:
       String.raw`['")][\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+|\b\d+[\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|` +
-      String.raw`['")][\s)]*group${SQL_SP}+by${SQL_SP}+[\w.,\s\x60]+having\b|^\s*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|(?:['")][\s)]*|^\s*)having${SQL_SP}+\d+\s*=\s*\d+|\bwhere${SQL_SP}+(?:\d+\s*=\s*\d+|'[^'\n]*'\s*=\s*')|['")][\s)]*procedure${SQL_SP}+analyse\b|['")][\s)]*limit${SQL_SP}+\d+\s*,\s*\d+\s*(?:--|#|/\*|;)`,
+      String.raw`['")][\s)]*group${SQL_SP}+by${SQL_SP}+[\w.,\s\x60]+having\b|^\s*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|(?:['")][\s)]*|^\s*|\d[\s)]*)having${SQL_SP}+\d+\s*=\s*\d+|\bwhere${SQL_SP}+(?:\d+\s*=\s*\d+|'[^'\n]*'\s*=\s*')|['")][\s)]*procedure${SQL_SP}+analyse\b|['")][\s)]*limit${SQL_SP}+\d+\s*,\s*\d+\s*(?:--|#|/\*|;)`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
