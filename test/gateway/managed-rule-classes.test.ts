@@ -378,8 +378,17 @@ const TABLES: readonly ClassTable[] = [
       '.ssh/id_rsa',
       { in: 'json', text: '/home/jane/.aws/credentials' },
       { in: 'header', text: '/.netrc' },
+      '/.Xauthority',
+      // A web server's logs, log poisoning's target, and Windows' system directory written drive-relative.
+      '/logs/access.log',
+      { in: 'form', text: '/usr/local/apache/logs/access. log' },
+      { in: 'json', text: 'C:\\wamp\\logs\\access.log' },
+      { in: 'multipart', text: 'c:WINDOWS/system32/' },
     ],
     passed: [
+      'logs/access.log',
+      'access.log',
+      '/dm-app/error_log',
       '.bash_profile',
       '~/.bashrc',
       'colour 0x2e 0x2f',

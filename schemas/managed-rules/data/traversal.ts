@@ -113,9 +113,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.credential_file_value',
     category: 'traversal',
     paranoia_level: 1,
-    description: 'A value that is only a path to a file holding credentials (.ssh/id_rsa, .aws/credentials, .docker/config.json, .kube/config, .git-credentials, .netrc, .pgpass, .bash_history): what file-inclusion lists try; .env and .htaccess, which file managers list, are level 2 (traversal.sensitive_file_value)',
+    description: 'A value that is only a path to a file holding credentials (.ssh/id_rsa, .aws/credentials, .docker/config.json, .kube/config, .git-credentials, .netrc, .pgpass, .bash_history, .Xauthority): what file-inclusion lists try; .env and .htaccess, which file managers list, are level 2 (traversal.sensitive_file_value)',
     targets: ['value', 'header'],
-    pattern: dotfileValue(String.raw`ssh[/\\](?:id_[a-z0-9]+|authorized_keys\d?|known_hosts)|aws[/\\](?:credentials|config)|docker[/\\](?:config\.json|secrets)|kube[/\\]config|git-credentials|netrc|pgpass|bash_history`),
+    pattern: dotfileValue(String.raw`ssh[/\\](?:id_[a-z0-9]+|authorized_keys\d?|known_hosts)|aws[/\\](?:credentials|config)|docker[/\\](?:config\.json|secrets)|kube[/\\]config|git-credentials|netrc|pgpass|bash_history|xauthority`),
   },
   {
     id: 'traversal.unc_path',
@@ -156,9 +156,15 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.system_path_value',
     category: 'traversal',
     paranoia_level: 1,
-    description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /var/cron/…, /usr/lib/…, /usr/spool/…, /root/…); web roots (/var/www/) and home directories are what file managers show',
+    description: 'A value that is nothing but an absolute path into OS configuration, process, log or device directories (/etc/…, /proc/…, /var/log/…, /var/cron/…, /usr/lib/…, /usr/spool/…, /root/…) or to the access or error log of a web server (/logs/access.log, C:\\wamp\\logs\\access.log), or into the system directory of Windows (c:windows/system32/); web roots (/var/www/) and home directories are what file managers show',
     targets: ['value', 'name', 'user_agent', 'body'],
-    pattern: String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db|cron|lock|saf|cpanel|backups|apache\d*|nginx)|usr/+(?:lib|libexec|spool|ports|pkgsrc)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel|mysql|pure-?ftpd))(?:/[^\s]*)?$`,
+    pattern:
+      String.raw`^\s*(?:file:/*)?/+(?:etc|proc|sys|root|dev|boot|var/+(?:log|run|lib|adm|spool|mail|db|cron|lock|saf|cpanel|backups|apache\d*|nginx)|usr/+(?:lib|libexec|spool|ports|pkgsrc)|usr/+local/+(?:etc|apache\d*|nginx|php\d*|lib|cpanel|mysql|pure-?ftpd))(?:/[^\s]*)?$|` +
+      // A web server's request or error log at the root or where the server was installed (/logs/access.log, /usr/local/apache/logs/error_log):
+      // log poisoning's target. An application's own logs (/app/logs/error.log) pass.
+      String.raw`^\s*(?:file:/*)?(?:[a-z]:)?[/\\]+(?:(?:[\w.-]+[/\\]+){0,3}(?:apache\d*|httpd|nginx|lighttpd|lampp|xampp|wamp)[/\\]+(?:[\w.-]+[/\\]+)?)?logs?[/\\]+(?:access|error)[._\s]{0,2}log\s*$|` +
+      // Windows' system directory, also drive-relative (c:windows/system32/).
+      String.raw`^\s*[/\\]*[a-z]:[/\\]*(?:windows|winnt)[/\\]+(?:system32|syswow64)(?:[/\\][^\s]*)?$`,
   },
   {
     id: 'traversal.server_file_value',
