@@ -56,6 +56,7 @@ const TABLES: readonly ClassTable[] = [
       'Rate {{ 4.5 }} stars',
       "{{ 'Hello'|upper }}",
       "{{ 'now'|date('Y') }}",
+      "{{ '{:,}'.format(price) }}",
     ],
   },
   {

@@ -54,10 +54,10 @@ export const SSTI_RULES: readonly RuleDefinition[] = [
     id: 'ssti.context_probe',
     category: 'ssti',
     paranoia_level: 1,
-    description: "Probes of a template engine's context: a value that is only {{self}}, {{config}}, {{request}}, {{dump(app)}}, {$smarty.version}; class walks ({{''.class.mro()}}, [].class.base), a string literal's method called ({{'a'.toUpperCase()}}), |attr(…) filters, config.items()",
+    description: "Probes of a template engine's context: a value that is only {{self}}, {{config}}, {{request}}, {{dump(app)}}, {$smarty.version}; class walks ({{''.class.mro()}}, [].class.base), a string literal's JavaScript or Java conversion called ({{'a'.toUpperCase()}}; Jinja's {{ '{:,}'.format(x) }} is template code), |attr(…) filters, config.items()",
     targets: T,
     pattern:
-      String.raw`^\s*\{\{\s*(?:self|config|request|settings|app|_self|dump\s*\([^)]*\)|range\s*\(\s*\d+\s*\))\s*\}\}\s*$|\{\$smarty\.|\{\{\s*['"][^'"\n]{0,40}['"]\s*\.\s*[a-z_]\w*\s*\(|\{\{[^}\n]*(?:\.class\b|\.mro\s*\(|\.subclasses\s*\(|\|\s*attr\s*\(|config\s*\.\s*(?:items|iteritems|from_object|from_pyfile)\s*\(|app\s*\.\s*request\s*\.)|` +
+      String.raw`^\s*\{\{\s*(?:self|config|request|settings|app|_self|dump\s*\([^)]*\)|range\s*\(\s*\d+\s*\))\s*\}\}\s*$|\{\$smarty\.|\{\{\s*['"][^'"\n]{0,40}['"]\s*\.\s*(?:to[a-z]+|constructor|concat|getclass|__\w+__)\s*\(|\{\{[^}\n]*(?:\.class\b|\.mro\s*\(|\.subclasses\s*\(|\|\s*attr\s*\(|config\s*\.\s*(?:items|iteritems|from_object|from_pyfile)\s*\(|app\s*\.\s*request\s*\.)|` +
       String.raw`\{%[^%\n]*\bconfig\s*\.\s*(?:items|iteritems)\s*\(|@\(\s*\d+\s*[-*+/]\s*\d+\s*\)|(?:[$#]\{|\{\{|<%)[^}\n]{0,200}\b(?:os|subprocess|commands|popen2)\s*\.\s*(?:system|popen|call|check_output|getoutput|run|spawn\w*|exec\w*)\s*\(`,
   },
   {
