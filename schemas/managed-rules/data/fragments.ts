@@ -218,6 +218,6 @@ export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'dir', 'whoami', 'ipc
  * name. Extensions are patterns (`php\d*`).
  */
 export function scriptUploadName(extensions: readonly string[], rare: readonly string[]): string {
-  const any = alt([...extensions]);
-  return String.raw`\.\s*${any}[\s.]+$|\.\s+${any}\s*$|\.${alt([...rare])}\s*$`;
+  const any = alt(extensions);
+  return String.raw`\.\s*${any}[\s.]+$|\.\s+${any}\s*$|\.${alt(rare)}\s*$`;
 }
