@@ -106,11 +106,11 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.reverse_shell',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'Reverse-shell and download-to-disk idioms (/dev/tcp/, nc -e, bash -i, mkfifo, socat exec:, wget -O /tmp/…, PowerShell download cradles)',
+    description: 'Reverse-shell and download-to-disk idioms (/dev/tcp/, or $d/tcp/host/port with /dev in a variable, nc -e, bash -i, mkfifo, socat exec:, wget -O /tmp/…, PowerShell download cradles)',
     targets: T,
     form: 'shell',
     pattern:
-      String.raw`/dev/(?:tcp|udp)/|\bn(?:c|cat)(?:\.exe)?\s[^\n;|&]*-[a-z]*[ec]\s|\b(?:ba|z|k)?sh\s+-i\b|\bmkfifo\s|\bsocat\s[^\n]*\bexec:|\bexec\s+\d+\s*<>|[0-9]\s*<&\s*\d+|>&\s*/dev/|` +
+      String.raw`/dev/(?:tcp|udp)/|\$\{?[a-z_]\w*\}?/(?:tcp|udp)/[\w.-]+/\d{1,5}\b|\bn(?:c|cat)(?:\.exe)?\s[^\n;|&]*-[a-z]*[ec]\s|\b(?:ba|z|k)?sh\s+-i\b|\bmkfifo\s|\bsocat\s[^\n]*\bexec:|\bexec\s+\d+\s*<>|[0-9]\s*<&\s*\d+|>&\s*/dev/|` +
       String.raw`\b(?:python[23]?|perl|ruby|php|lua)\s+-[a-z]*[ecr]\b[^\n]*\b(?:socket|fsockopen|tcpsocket|pty\.spawn|subprocess)|\b(?:wget|curl)\s[^\n;|&]*(?:-o|--output(?:-document)?)\s*/(?:tmp|dev/shm|var/tmp)/|` +
       String.raw`\bpowershell[^\n]*(?:net\.sockets\.tcpclient|net\.webclient|downloadstring|downloadfile|invoke-webrequest|\biwr\b|\biex\b|invoke-expression|-enc(?:odedcommand)?\s)`,
   },
@@ -191,10 +191,14 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.code_injection',
     category: 'cmdi',
     paranoia_level: 1,
-    description: "Server-side code that runs commands or request input: exec functions given a command after a separator or as the whole value (;system('id')), request superglobals passed to exec/include (system($_GET[…])), PHP complex-syntax calls ({${sleep(3)}}, ${@print(…)})",
+    description: "Server-side code that runs commands or request input: exec functions given a command after a separator or as the whole value (;system('id'), system(whoami)), another language's process API given a literal command (Process.spawn(\"id\"), subprocess.call(['ls'])), request superglobals passed to exec/include (system($_GET[…])), PHP complex-syntax calls ({${sleep(3)}}, ${@print(…)})",
     targets: T,
     pattern:
       String.raw`(?:^|[;|&'"]\s*)(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert)\s*\(\s*['"\x60]\s*(?:${COMMAND_WORD}|/)|(?:^|[;|&'"]\s*)phpinfo\s*\(\s*\)|` +
+      // The command unquoted, the call the whole injection (system(whoami), exec(cat /etc/passwd);).
+      String.raw`(?:^|[;|&]\s*)(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec)\s*\(\s*${COMMAND_WORD}[^()\n]{0,60}\)\s*(?:$|[;#]|//)|` +
+      // Another language's process API given a literal command (Process.spawn("id"), IO.popen('ls'), subprocess.check_output(['cat', …])).
+      String.raw`(?:^|[;|&'"]\s*)(?:os|io|kernel|process|open3|subprocess|commands|pty|child_process)\s*(?:\.|::)\s*(?:system|popen\d?|spawn\w*|exec\w*|capture\w*|pipeline\w*|call|run|check_output|check_call|getoutput|getstatusoutput)\s*\(\s*\[?\s*['"\x60]\s*(?:${COMMAND_WORD}|/)|` +
       String.raw`\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|include|require|include_once|require_once|file_get_contents|fopen|readfile)\s*\(\s*\$_(?:get|post|request|cookie|server|files)\b|` +
       String.raw`\{\s*\$\{\s*@?[a-z_]+\s*\(|\$\{\s*@[a-z_]+\s*\(`,
   },
@@ -223,9 +227,12 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.split_command_name',
     category: 'cmdi',
     paranoia_level: 1,
-    description: "A command's name broken by what the shell drops inside a word — quotes, a backslash, $@, cmd.exe's ^ — to slip past filters ('wh'oami, c''at /etc/passwd, w\\get, cu$@rl, p^o^w^e^r^s^h^e^l^l); contractions such as i'd and it's spell no command",
+    description: "A command's name broken by what the shell drops inside a word — quotes, a backslash, $@, cmd.exe's ^ — to slip past filters ('wh'oami, c''at /etc/passwd, w\\get, cu$@rl, p^o^w^e^r^s^h^e^l^l), or kept in a variable and run from it (a=nc&&$a -e sh); contractions such as i'd and it's spell no command",
     targets: T,
-    pattern: `(?:^|[\\s;|&(\\x60=])${alt(SPLIT_COMMANDS.map(spelledWithJunk))}(?:$|[\\s;|&)\\x60'"])`,
+    pattern:
+      `(?:^|[\\s;|&(\\x60=])${alt(SPLIT_COMMANDS.map(spelledWithJunk))}(?:$|[\\s;|&)\\x60'"])|` +
+      // The name kept in a variable, then run from it (a=nc&&$a -nlvp 4444).
+      String.raw`(?:^|[\s;|&(])[a-z_]\w*=${COMMAND_WORD}\s*(?:;|&&|\|\||\n)\s*\$\{?[a-z_]\w*\}?(?:\s|$)`,
   },
   {
     id: 'cmdi.alias_definition',

@@ -111,7 +111,7 @@ export const COMMANDS_WITH_ARGS = [
 ] as const;
 
 /** Commands that, alone at the end of the injected text, are a probe (`;id`, `|ls`, `&&whoami`). */
-export const COMMANDS_ALONE = ['id', 'ls', 'pwd', 'env', 'dir', 'ver', 'hostname', 'sh', 'bash', 'zsh', 'ksh'] as const;
+export const COMMANDS_ALONE = ['id', 'ls', 'pwd', 'env', 'dir', 'ver', 'hostname', 'sh', 'bash', 'zsh', 'ksh', 'ps', 'who'] as const;
 /** Probe commands that are no word of prose either: a separator and a space before them will do. */
 export const COMMANDS_ALONE_DISTINCT = ['ls', 'pwd'] as const;
 

@@ -66,18 +66,21 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.boolean_constant',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A quote closing a string, then OR with a constant truth and a comment or the end (' or 1--, ' or true#), or a column compared with NULL or a match-all LIKE",
+    description: "A quote closing a string, then OR with a constant truth and a comment or the end (' or 1--, ' or true#), or a column compared with NULL or a match-all LIKE (also LIKE CHAR(37) after any OR)",
     targets: T,
-    pattern: String.raw`${QUOTE_BREAK}(?:or|\|\|)${SQL_GAP}*(?:\d+|true|not\s+false)[\s)]*(?:--|#|/\*|;|$)|${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}+[a-z_][\w.]*\s+(?:is\s+(?:not\s+)?null\b|like\s+['"]%)`,
+    pattern: String.raw`${QUOTE_BREAK}(?:or|\|\|)${SQL_GAP}*(?:\d+|true|not\s+false)[\s)]*(?:--|#|/\*|;|$)|${QUOTE_BREAK}${SQL_BOOL}${SQL_GAP}+[a-z_][\w.]*\s+(?:is\s+(?:not\s+)?null\b|like\s+(?:['"]%|(?:char|chr)\s*\(\s*37\s*\)))|\b(?:or|\|\|)${SQL_GAP}+[a-z_][\w.]*\s+like\s+(?:char|chr)\s*\(\s*37\s*\)`,
   },
   {
     id: 'sqli.numeric_tautology',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison, maybe negated, cut off by a comment after anything (hi or 1=1 --, or not 5=5 #)',
+    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison, maybe negated, cut off by a comment after anything (hi or 1=1 --, or not 5=5 #), or a number and a truth constant cut off by a comment or making the whole value (1 or true--, 9999 or /*+hint*/ true)',
     targets: T,
     // A path segment starts like a value: REST ids are values (/api/users/1 OR 1=1).
-    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>)\s*\(?\s*${SQL_LITERAL_OPEN}|\b${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)`,
+    pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>|\sbetween\s+${SQL_LITERAL}\s+and\s)\s*\(?\s*${SQL_LITERAL_OPEN}|^\s*(?:or|\|\|)\s+-?\d+[\s)]*(?:--|#|/\*)|` +
+      String.raw`\b${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?-?\d+\s*(?:=|<>|!=|<|>)\s*-?\d+[\s)]*(?:--|#|/\*|;)|` +
+      // A number, then a truth constant cut off by a comment, or the whole value (1 or true--; 9999 or /*+hint*/ true, its comment a space by now).
+      String.raw`(?:^|/)\s*-?\d+[\s)]*${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?(?:true|false)[\s)]*(?:--|#|/\*|;)|^\s*-?\d+[\s)]*(?:or|xor|\|\|)\s+(?:not\s+)?(?:true|false)\s*$`,
   },
   {
     id: 'sqli.comment_truncation',
@@ -92,23 +95,25 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.stacked_query',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A semicolon followed by a second statement that changes data or runs code (; drop table, ; exec xp_…, ; declare @)',
+    description: 'A semicolon followed by a second statement that changes data, runs code or reads the schema (; drop table, ; exec xp_…, ; begin declare @, ;select *; after a quote or a number also ; desc users and ; show tables)',
     targets: T,
     pattern:
       String.raw`;\s*(?:drop${SQL_SP}+(?:table|database|schema|view|user|procedure|function|index|trigger)\b|truncate${SQL_SP}+table\b|alter${SQL_SP}+(?:table|user|database|login)\b|create${SQL_SP}+(?:table|user|database|procedure|function|trigger|login)\b|` +
       String.raw`insert${SQL_SP}+into${SQL_SP}+[\w.\x60"\[\]]+\s*(?:\(|values\b|select\b)|delete${SQL_SP}+from${SQL_SP}+[\w.\x60"\[\]]+\s*(?:where\b|$|;|--|#)|update${SQL_SP}+[\w.\x60"\[\]]+${SQL_SP}+set${SQL_SP}+[\w.\x60"\[\]]+\s*=|` +
-      String.raw`exec(?:ute)?(?:\s*\(|${SQL_SP}+(?:master\.|xp_|sp_|@|\(|'))|declare${SQL_SP}+@|shutdown\b\s*(?:with\s+nowait\b|$|;|--|#)|waitfor${SQL_SP}+(?:delay|time)\b|` +
-      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|(?:\*|count\s*\(\s*\*\s*\))${SQL_SP}*from\b|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|replace${SQL_SP}+(?:into${SQL_SP}+)?[\w.\x60"\[\]]+\s*\([^)\n]*\)\s*values\s*\(|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)`,
+      String.raw`exec(?:ute)?(?:\s*\(|${SQL_SP}+(?:master\.|xp_|sp_|@|\(|'))|(?:begin${SQL_SP}+)?declare${SQL_SP}+@|shutdown\b\s*(?:with\s+nowait\b|$|;|--|#)|waitfor${SQL_SP}+(?:delay|time)\b|` +
+      String.raw`select${SQL_SP}+(?:pg_sleep|sleep|benchmark|load_file|@@|current_user\b|(?:\*|count\s*\(\s*\*\s*\))${SQL_SP}*from\b|\*\s*(?:$|--|#|;)|\d+\s*(?:--|#|;|$))|set${SQL_SP}+@|replace${SQL_SP}+(?:into${SQL_SP}+)?[\w.\x60"\[\]]+\s*\([^)\n]*\)\s*values\s*\(|copy${SQL_SP}+[\w.]+${SQL_SP}+(?:from|to)\b|grant${SQL_SP}+all\b)|` +
+      // Schema reads are English words too ("; describe it"): only after a quote or a number.
+      String.raw`(?:['"\x60]|\d)[\s)]*;\s*(?:desc(?:ribe)?${SQL_SP}+[\w.\x60"]+\s*(?:;|--|#|$)|show${SQL_SP}+(?:tables|databases|schemas|grants|full${SQL_SP}+processlist)\b)`,
   },
   {
     id: 'sqli.time_delay',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK, a string repeated a million times, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
+    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK (its count maybe split by a comment: BENCHMARK(2999/**/999,MD5(…))), a string repeated a million times, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
     targets: T,
     pattern:
       String.raw`(?:\b(?:and|or|xor|select|then|else|when|union|r?like|regexp)${SQL_GAP}*\(*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:[!~-]\s*)?(?:sleep|pg_sleep)\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20}|\[\w{1,20}\]|\{\w{1,20}\}|%\w{1,20}%?)\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
-      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bselect(?:${SQL_SP}|\()+(?:[!~-]\s*)?(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
+      String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bbenchmark\s*\(\s*\d+(?:\s+\d+)+\s*,\s*(?:md5|sha[12]?|encode|aes_encrypt|char|concat|rand)\s*\(|\bselect(?:${SQL_SP}|\()+(?:[!~-]\s*)?(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
       String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|\b(?:repeat|replicate|space)\s*\([^\n]{0,80}?,\s*\d{6,}\s*\)|` +
       String.raw`\b(?:if|iif|elt|make_set)\s*\([^\n]*,\s*(?:[!~-]\s*)?(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
   },
@@ -116,13 +121,13 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.error_function',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Functions used to leak data through database errors (EXTRACTVALUE, UPDATEXML, EXP(~…), GTID_SUBSET, FLOOR(RAND(0)*2), CONVERT(INT,…))',
+    description: 'Functions used to leak data through database errors (EXTRACTVALUE, UPDATEXML, EXP(~…), GTID_SUBSET, FLOOR(RAND(0)*2), CONVERT(INT,…)), or a division by zero as a condition (or isnull(1/0))',
     targets: T,
     pattern:
       String.raw`\b(?:extractvalue|updatexml|xmltype|gtid_subset|gtid_subtract|json_keys|name_const)\s*\(|\bexp\s*\(\s*~|` +
       String.raw`\b(?:geometrycollection|multipoint|multipolygon|multilinestring|linestring|polygon)\s*\(\s*\(\s*select\b|` +
       String.raw`\bfloor\s*\(\s*rand\s*\(\s*\d*\s*\)\s*\*\s*2\s*\)|\bconvert\s*\(\s*int\s*,\s*(?:@@|db_name|user_name|char|\(\s*select|system_user|host_name)|` +
-      String.raw`\bcast\s*\(\s*\(\s*select\b|\bctxsys\s*\.\s*drithsx\s*\.\s*sn\b|\butl_inaddr\s*\.\s*get_host|\bdbms_xmlgen\s*\.|\bto_number\s*\(\s*\(\s*select`,
+      String.raw`\b${SQL_BOOL}${SQL_GAP}+(?:isnull|ifnull|nvl|coalesce)\s*\(\s*\d+\s*/\s*0\s*\)|\bcast\s*\(\s*\(\s*select\b|\bctxsys\s*\.\s*drithsx\s*\.\s*sn\b|\butl_inaddr\s*\.\s*get_host|\bdbms_xmlgen\s*\.|\bto_number\s*\(\s*\(\s*select`,
   },
   {
     id: 'sqli.dangerous_function',
@@ -148,11 +153,13 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.system_information',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Server variables and functions that fingerprint the database (@@version, @@datadir, version() after a quote, SELECT current_setting(…))',
+    description: 'Server variables and functions that fingerprint the database (@@version, @@datadir, version() after a quote or compared after a number: 1 and user_name() = \'dbo\', SELECT current_setting(…))',
     targets: T,
     pattern:
       String.raw`@@(?:version|datadir|hostname|basedir|tmpdir|servername|servicename|spid|language|identity|global\s*\.|session\s*\.|innodb\w*|secure_file_priv|plugin_dir|version_compile_\w+|port)\b|` +
       String.raw`${QUOTE_BREAK}(?:${SQL_BOOL}|[,+=]|\|\|)${SQL_GAP}*(?:version|user|current_user|session_user|system_user|database|schema|db_name|user_name|suser_sname|host_name|connection_id)\s*\(\s*\)|` +
+      // After a number, compared (1 and user_name() = 'dbo').
+      String.raw`(?:^|[\s(])-?\d+[\s)]*${SQL_BOOL}${SQL_GAP}+(?:version|user|current_user|session_user|system_user|database|schema|db_name|user_name|suser_sname|host_name)\s*\(\s*\)\s*(?:=|<>|!=|\blike\b)|` +
       String.raw`\bselect${SQL_SP}+(?:@@[a-z_]+|(?:version|user|current_user|session_user|system_user|database|current_database|schema|current_schema|db_name|current_setting|inet_server_addr|pg_postmaster_start_time)\s*\(|(?:current_user|session_user|system_user|current_database)\s*(?:;|$|--|#|,|\bfrom\b))`,
   },
   {
