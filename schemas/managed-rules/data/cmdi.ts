@@ -273,9 +273,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.glob_class_path',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A path whose name is spelt with one-character glob classes, which the shell expands back to the name (/bi[n]/bash, /[?]tc/pa[?]swd, /usr/bin/[u]name)',
+    description: 'A path whose name is spelt with one-character glob classes, which the shell expands back to the name (/bi[n]/bash, /[?]tc/pa[?]swd, /usr/bin/[u]name, /[e///]tc)',
     targets: T,
-    pattern: String.raw`/[a-z0-9._-]*(?:[a-z0-9_-]\[(?:[a-z0-9?*]|[a-z0-9]-[a-z0-9])\]|\[(?:[a-z0-9?*]|[a-z0-9]-[a-z0-9])\][a-z0-9_-])`,
+    // Also a class of junk holding a slash (/[e///]tc), which matches nothing and leaves the name.
+    pattern: String.raw`/[a-z0-9._-]*(?:[a-z0-9_-]\[(?:[a-z0-9?*]|[a-z0-9]-[a-z0-9])\]|\[(?:[a-z0-9?*]|[a-z0-9]-[a-z0-9])\][a-z0-9_-]|\[[^\]\n]{0,6}/[^\]\n]{0,6}\][a-z0-9_-])`,
   },
   {
     id: 'cmdi.shell_c',
