@@ -6,7 +6,7 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMANDS, WILDCARD_ROOT } from './fragments.ts';
+import { ALL_INPUT, alt, BRACKET_GLOB, spelledWith, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMANDS, WILDCARD_ROOT } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
@@ -24,13 +24,7 @@ const SPLIT_COMMANDS = [
   'base64', 'busybox', 'powershell', 'netcat', 'ncat', 'socat', 'hostname', 'cmd', 'certutil', 'wmic', 'bitsadmin', 'mshta', 'rundll32',
 ];
 /** `word` with junk a shell drops between its letters, at least once (`wh'o'ami`, `c\at`, `cu$@rl`); junk before it too (`'i'fconfig`). */
-function spelledWithJunk(word: string): string {
-  const letters = [...word];
-  const spell = (part: readonly string[]): string => part.join(`${IN_WORD_JUNK}*`);
-  // One alternative per gap that must hold junk (w|hoami, wh|oami, …): RE2 has no lookahead to say "somewhere".
-  const splits = letters.slice(1).map((_, gap) => `${spell(letters.slice(0, gap + 1))}${IN_WORD_JUNK}+${spell(letters.slice(gap + 1))}`);
-  return `${IN_WORD_JUNK}*${alt(splits)}`;
-}
+const spelledWithJunk = (word: string): string => `${IN_WORD_JUNK}*${spelledWith(word, IN_WORD_JUNK)}`;
 
 export const CMDI_RULES: readonly RuleDefinition[] = [
   {
@@ -291,9 +285,9 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.process_substitution',
     category: 'cmdi',
     paranoia_level: 1,
-    description: "Bash process substitution of a command (<(cat file), >(tee log)), which runs it and hands its output on as a file",
+    description: "Bash process substitution of a command (<(cat file), >(tee log)), which runs it and hands its output on as a file, or a here-string fed to a command after a separator (;irb<<<'1+1')",
     targets: T,
-    pattern: String.raw`(?:^|[\s;|&=])[<>]\(\s*${COMMAND_WORD}`,
+    pattern: String.raw`(?:^|[\s;|&=])[<>]\(\s*${COMMAND_WORD}|[;|&]\s*[a-z][\w.+-]{0,20}\s*<<<`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {

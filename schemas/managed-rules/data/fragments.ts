@@ -211,6 +211,13 @@ export const ATTACK_COMMAND_LINE = alt([
 /** A probe command alone after a separator at the end of a value (`; id`, `| dir`, `& ver`). */
 export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'dir', 'whoami', 'ipconfig', 'ifconfig', 'uname', 'sysinfo', 'systeminfo', 'ver']);
 
+/** `word` with `junk` between its letters at least once (w|hoami, wh|oami, …: one alternative per gap, as RE2 has no lookahead to say "somewhere"). */
+export function spelledWith(word: string, junk: string): string {
+  const letters = [...word];
+  const spell = (part: readonly string[]): string => part.join(`(?:${junk})*`);
+  return alt(letters.slice(1).map((_, gap) => `${spell(letters.slice(0, gap + 1))}(?:${junk})+${spell(letters.slice(gap + 1))}`));
+}
+
 /**
  * An uploaded file name that hides a server-side script from an extension check: any of
  * `extensions` followed by dots or spaces (which Windows and some servers drop: a.php.., a.jsp␠) or

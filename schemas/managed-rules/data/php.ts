@@ -5,7 +5,7 @@
 // `auto_prepend_file=…`) or upload a script. Most of that syntax never appears in a form field;
 // PHP written on a developer site comes in prose, which levels 1–2 only count as a signal.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, alt, scriptUploadName } from './fragments.ts';
+import { ALL_INPUT, alt, scriptUploadName, spelledWith } from './fragments.ts';
 
 const T = ALL_INPUT;
 
@@ -30,7 +30,10 @@ const CODE_FUNCTION = alt([
 const WORD_FUNCTION = alt(['eval', 'assert', 'system', 'exec', 'chr']);
 
 /** Functions that run a command or code: called through any wrapper, they are the payload. */
-const COMMAND_FUNCTION = alt(['system', 'exec', 'passthru', 'shell_exec', 'popen', 'proc_open', 'pcntl_exec', 'assert', 'eval']);
+const COMMAND_FUNCTIONS = ['system', 'exec', 'passthru', 'shell_exec', 'popen', 'proc_open', 'pcntl_exec', 'assert', 'eval'];
+const COMMAND_FUNCTION = alt(COMMAND_FUNCTIONS);
+/** A command function's name built from quoted pieces joined by PHP's `.` ('sys'.'tem', "ev"."al"): no other text is spelt so. */
+const CONCATENATED_COMMAND_FUNCTION = alt(COMMAND_FUNCTIONS.map((name) => spelledWith(name, String.raw`['"]\s*\.\s*['"]`)));
 
 /** php.ini directives that, set from input (a CGI argument, .user.ini), open the server up; named only by PHP. */
 const INI_DIRECTIVE = alt([
@@ -83,14 +86,16 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     category: 'php',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: "A variable, a string or a PHP expression called as a function ($a(1), $_GET['f']($x), $__[$_[1]](7), $O0{0}(1), (system)('id'), ($f)('id'), (system)(ls), \"system\"(ls), [system][0](ls), ('sy'.'stem')('id'), (string)\"system\"('id'))",
+    description: "A variable, a string or a PHP expression called as a function ($a(1), $_GET['f']($x), $__[$_[1]](7), $O0{0}(1), (system)('id'), ($f)('id'), (system)(ls), \"system\"(ls), [system][0](ls), ('sy'.'stem')('id'), (string)\"system\"('id')), or a command function's name spelt in pieces anywhere ('sys' .'tem')",
     targets: T,
     pattern:
       String.raw`\$+[a-z_]\w*\s*(?:(?:\[[^\]\n]{0,40}\]+|\{[^}\n]{1,40}\})\s*)*\(|\(\s*\$?[a-z_]\w*\s*\)\s*\(\s*['"$]|['"][a-z_]\w*['"]\s*\(\s*['"$]|` +
       // PHP 7's uniform syntax calls a command function however it is wrapped: (system)(ls), [system][0](ls), (['system'])[0]('id').
       String.raw`\(\s*${COMMAND_FUNCTION}\s*\)\s*\(|['"]${COMMAND_FUNCTION}['"]\([^()\n]*\)\s*(?:;|$)|\[\s*['"]?${COMMAND_FUNCTION}['"]?\s*\](?:\s*\))?\s*(?:\[\s*\d+\s*\]|\{\s*\d+\s*\})[\s)}]*(?:\{\s*\d+\s*\}\s*)?\(|` +
       // A parenthesised callee built with PHP's `.` concatenation (JavaScript's curried require('a')('b') has none).
-      String.raw`\((?:[^()\n]|\([^()\n]*\)){0,60}(?:['")]\s*\.\s*['"(a-z_]|[a-z_]\s*\.\s*['"(])(?:[^()\n]|\([^()\n]*\)){0,60}\)\s*\(\s*['"$]`,
+      String.raw`\((?:[^()\n]|\([^()\n]*\)){0,60}(?:['")]\s*\.\s*['"(a-z_]|[a-z_]\s*\.\s*['"(])(?:[^()\n]|\([^()\n]*\)){0,60}\)\s*\(\s*['"$]|` +
+      // The name spelt in pieces, however it is then called (define('z', [['sys'.'tem']]); (z)[0][0]('id')).
+      String.raw`['"]${CONCATENATED_COMMAND_FUNCTION}['"]`,
   },
   {
     id: 'php.code_function',

@@ -79,9 +79,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     id: 'xss.string_breakout',
     category: 'xss',
     paranoia_level: 1,
-    description: "A quote ending a JavaScript string then a dialog, eval or cookie access (';alert(1)//, \"-prompt(1)-\")",
+    description: "A quote ending a JavaScript string then a dialog, eval, a timer given code (window.name, a string) or cookie access (';alert(1)//, \"-prompt(1)-\", \";setTimeout(name,1)//)",
     targets: T,
-    pattern: String.raw`['"\x60][\s)\]}]*(?:;|[-+*/%^|&,?:]+)\s*(?:(?:alert|confirm|prompt|eval)\s*[(\x60]|document\s*\.\s*(?:cookie|domain)\b|(?:top|self|window|parent|this|globalthis)\s*\[)|^[^'"\x60\n]{0,20}['"\x60][\s)\]}]*;[^\n]{0,80}\b(?:alert|confirm|prompt|eval)\s*[(\x60]`,
+    pattern: String.raw`['"\x60][\s)\]}]*(?:;|[-+*/%^|&,?:]+)\s*(?:(?:alert|confirm|prompt|eval)\s*[(\x60]|set(?:timeout|interval)\s*\(\s*(?:name\b|location\b|atob\b|['"\x60])|document\s*\.\s*(?:cookie|domain)\b|(?:top|self|window|parent|this|globalthis)\s*\[)|^[^'"\x60\n]{0,20}['"\x60][\s)\]}]*;[^\n]{0,80}\b(?:alert|confirm|prompt|eval)\s*[(\x60]`,
   },
   {
     id: 'xss.template_expression',
