@@ -163,8 +163,8 @@ export const COMMAND_WORD = `${alt([...COMMANDS_DISTINCT, ...COMMANDS_WITH_ARGS]
  * slash (`/[e//]tc`). gitignore's case classes (`/[Ll]ibrary/`) are neither.
  */
 export const BRACKET_GLOB = String.raw`\[(?:[a-z]|[^\]\n]{0,6}[/\\][^\]\n]{0,6})\]`;
-/** A root path whose first segment is spelled with `?` or bracket wildcards (`/???/`, `/[e//]tc/`), opening the text or a word. */
-export const WILDCARD_ROOT = String.raw`(?:^|\s)/(?:[a-z]*\?[a-z?]*|${BRACKET_GLOB}[a-z]+)/`;
+/** A root path whose first segment is spelled with `?` or bracket wildcards (`/???/`, `/[e//]tc/`), opening the text, a word or a brace expansion's item ({,/?s?/?i?/c?t,}). */
+export const WILDCARD_ROOT = String.raw`(?:^|[\s{,])/(?:[a-z]*\?[a-z?]*|${BRACKET_GLOB}[a-z]+)/`;
 
 /**
  * Reconnaissance commands no word of prose spells, which a value holding only one of them (with

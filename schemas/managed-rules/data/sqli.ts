@@ -87,9 +87,9 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     category: 'sqli',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#), a comparison cut off by a comment ('=0--), or a one-word value ending in a quote and a semicolon (admin@example.com';)",
+    description: "A quote closing a string followed by a comment that cuts the rest of the query off (admin'--, ')#), a comparison or an operation on a column cut off by a comment ('=0--, x'|email--), or a one-word value ending in a quote and a semicolon (admin@example.com';)",
     targets: T,
-    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)|^[^\s'"\x60]+['"\x60]\s*;\s*$|${QUOTE_BREAK}(?:=|<>|!=)\s*(?:\d+|'\w*'|"\w*")\s*(?:--|#)[\s+-]*$`,
+    pattern: String.raw`${QUOTE_BREAK}(?:;\s*)?(?:--[\s+-]*|#\s*|/\*[^\n]*)$|${QUOTE_BREAK};\s*(?:--|#|/\*)|^[^\s'"\x60]+['"\x60]\s*;\s*$|${QUOTE_BREAK}(?:=|<>|!=)\s*(?:\d+|'\w*'|"\w*")\s*(?:--|#)[\s+-]*$|${QUOTE_BREAK}(?:[-+|^&<>=*/%]|<>|!=)\s*[a-z_][\w.]*\s*(?:--|#)[\s+-]*$`,
   },
   {
     id: 'sqli.stacked_query',
@@ -205,9 +205,11 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.quoted_boolean',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A quote closing a string, then a boolean operator and a constant or an empty string (' or true, ')) or (('x'))=(('x, \" or \"\" \", ' or '' ', ' or '1 ending the value)",
+    description: "A quote closing a string, then a boolean operator and a constant or an empty string (' or true, ')) or (('x'))=(('x, \" or \"\" \", ' or '' ', ' or '1 ending the value), or the operator glued between quotes (a'or'a, \\'or'1)",
     targets: T,
-    pattern: String.raw`['"]\s*\)*\s*(?:or|and|xor|\|\||&&)\s*\(*\s*(?:true|false|not\s|''|""|\(+\s*['"][^'"\n]*['"]\s*\)+\s*=)|['"]\s*(?:or|and)\s+['"]\d+['"]?\s*$`,
+    pattern: String.raw`['"]\s*\)*\s*(?:or|and|xor|\|\||&&)\s*\(*\s*(?:true|false|not\s|''|""|\(+\s*['"][^'"\n]*['"]\s*\)+\s*=)|['"]\s*(?:or|and)\s+['"]\d+['"]?\s*$|` +
+      // The operator glued between quotes with no space at all (a'or'a, \'or'1): no word of prose is spelt so.
+      String.raw`[\w\\]'(?:or|and|xor)'\w|[\w\\]"(?:or|and|xor)"\w`,
   },
   {
     id: 'sqli.clause_value',
