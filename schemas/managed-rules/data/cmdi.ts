@@ -233,9 +233,9 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     category: 'cmdi',
     paranoia_level: 1,
     in_prose: 'notice',
-    description: "A shell alias defined first in the value or after a separator (alias a=curl&a x.example, alias 'l'=env): renames a command to slip it past a filter",
+    description: "A shell alias defined first in the value or after a separator (alias a=curl&a x.example, alias 'l'=env, alias -p x=id): renames a command to slip it past a filter",
     targets: T,
-    pattern: String.raw`(?:^|[;&|\n\x60])\s*alias\s+['"]?[\w.-]+['"]?=['"]?[\w\${}/.-]`,
+    pattern: String.raw`(?:^|[;&|\n\x60])\s*alias\s+(?:[-+][a-z+]+\s+)*['"]?[\w.-]+['"]?=['"]?[\w\${}/.-]`,
   },
   {
     id: 'cmdi.endless_loop',

@@ -96,7 +96,7 @@ export const COMMANDS_DISTINCT = [
   'nmap', 'printenv', 'getent', 'dmesg', 'lsb_release', 'lsof', 'iptables', 'tracert', 'traceroute', 'passwd', 'netsh', 'vssadmin',
   'wevtutil', 'schtasks', 'phpinfo', 'invoke-webrequest', 'invoke-restmethod', 'invoke-expression', 'invoke-wmimethod', 'invoke-command',
   'start-bitstransfer', 'new-object', 'visudo', 'lastlog', 'base32', 'cpulimit', 'strace', 'ltrace', 'gdb', String.raw`ansible(?:-[a-z]+)?`,
-  String.raw`chef-(?:client|solo|shell|run|vault|apply)`,
+  String.raw`chef-(?:client|solo|shell|run|vault|apply)`, 'htop', 'zstdcat', 'bsdtar', 'regedit', 'bcdboot', 'bcdedit', 'icacls', 'takeown',
 ] as const;
 
 /** Commands that are also words (or too short to stand alone): they need a shell-looking argument. */
