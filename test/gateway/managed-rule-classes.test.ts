@@ -203,6 +203,25 @@ const TABLES: readonly ClassTable[] = [
     ],
   },
   {
+    name: 'ssrf allowlist bypasses',
+    expect: 'ssrf.allowlist_bypass',
+    place: 'query',
+    blocked: [
+      'http://example.com@127.0.0.1',
+      { in: 'form', text: 'https://127.0.0.1#example.com' },
+      { in: 'json', text: 'http://localhost/?d=example.com' },
+      { in: 'multipart', text: 'http://example.com.127.0.0.1' },
+      { in: 'xml', text: 'http://1.1.1.1&@2.2.2.2#@3.3.3.3/' },
+      String.raw`http://127.1.1.1:80\@127.2.2.2:80/`,
+    ],
+    passed: [
+      'http://localhost:3000/',
+      'http://127.0.0.1:8000/admin/',
+      'see http://example.com@127.0.0.1 in the docs',
+      'https://user@example.com/repo.git',
+    ],
+  },
+  {
     name: 'mail',
     expect: 'mail.',
     place: 'form',

@@ -6,6 +6,8 @@
 import type { RuleDefinition } from '../types.ts';
 
 const T = ['value', 'path', 'body'] as const;
+/** The server itself as a URL host: localhost, 127/8 in any dotted form, 0.0.0.0 and 0, IPv6 ::1 and ::. */
+const LOOPBACK = String.raw`(?:localhost|127(?:\.\d{1,3}){1,3}|0\.0\.0\.0|0|\[[0:]*(?:1|:)\])`;
 
 export const SSRF_RULES: readonly RuleDefinition[] = [
   {
@@ -42,6 +44,15 @@ export const SSRF_RULES: readonly RuleDefinition[] = [
     description: 'A URL whose host is an IPv4 address written as one number, in hex or in octal, whatever it points at (http://1113982867/, //0x42.0x66.0x7.0x93/, http://0102.0146.0007.0223/): no link a person writes has one, and blocklists of hosts miss it; ssrf.ip_obfuscation names the internal ones',
     targets: T,
     pattern: String.raw`(?:^|[\s"'=(\x60])(?:https?:)?//(?:[^/@\s]*@)?(?:\d{8,10}|0x[0-9a-f]{1,8}(?:\.(?:0x[0-9a-f]{1,8}|\d{1,3})){0,3}|0\d{1,4}(?:\.\d{1,12}){1,3})(?:[:/?#"'\s>\\]|$)`,
+  },
+  {
+    id: 'ssrf.allowlist_bypass',
+    category: 'ssrf',
+    paranoia_level: 1,
+    description: 'A value that is a URL built to pass a host allowlist and reach the server itself: credentials before a loopback host (http://example.com@127.0.0.1), a loopback host followed by another domain (http://127.0.0.1#example.com, http://localhost/?d=example.com), an allowed domain prefixed to it (http://example.com.127.0.0.1), or an authority URL parsers split differently (http://1.1.1.1&@2.2.2.2#@3.3.3.3/, http://a:80\\@b/). A plain http://localhost:3000/ stays ssrf.loopback (level 2): developers paste it',
+    targets: T,
+    pattern:
+      String.raw`^\s*(?:[a-z][a-z0-9+.-]*:)?//(?:[^\s/@]*@+${LOOPBACK}(?:[:/?#\\]|$)|${LOOPBACK}(?::\d+)?(?:[/?#\\]|%00)[^\s]*?[a-z0-9-]+\.[a-z]{2,}|[a-z0-9.-]+\.(?:127\.0\.0\.1|localhost)(?:[:/?#\\]|$)|[^\s/]*(?:\\@|[#&]\\?@))`,
   },
   {
     id: 'ssrf.dangerous_scheme',
