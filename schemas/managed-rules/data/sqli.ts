@@ -4,7 +4,7 @@
 // a quote. Prose with `select`, `union`, `or` and apostrophes ("O'Reilly or Penguin") must pass.
 // Higher levels accept SQL-looking text with less context.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, QUOTE_BREAK, SQL_BOOL, SQL_COMPARE, SQL_GAP, SQL_LITERAL, SQL_LITERAL_OPEN, SQL_SP, WORD_END, WORD_START, alt } from './fragments.ts';
+import { ALL_INPUT, QUOTE_BREAK, SQL_BOOL, SQL_COMPARE, SQL_GAP, SQL_LITERAL, SQL_LITERAL_OPEN, SQL_SP, WORD_END, WORD_START, alt, spelledWith } from './fragments.ts';
 
 const T = ALL_INPUT;
 /**
@@ -16,6 +16,9 @@ const SELECT_FOLLOW = String.raw`(?:\*|@@|[\d'"~\\+-]|$|null\b|(?:all|distinct|t
 
 /** A one-letter name compared with itself (x=x): RE2 has no back-references, so the letters are spelt out. */
 const SELF_COMPARISON = alt([...'abcdefghijklmnopqrstuvwxyz'].map((c) => String.raw`${c}\s*=\s*${c}`));
+
+/** A statement keyword built from quoted pieces for dynamic SQL to run ('sel' || 'ect', 'ex'+'ec'): no text is spelt so. */
+const CONCATENATED_KEYWORD = alt(['select', 'union', 'insert', 'update', 'delete', 'drop', 'exec', 'execute', 'declare', 'waitfor', 'shutdown'].map((word) => spelledWith(word, String.raw`['"]\s*(?:\|\||\+)\s*['"]`)));
 
 /** UNION [ALL|DISTINCT] SELECT, with comments or `+` between the keywords. */
 const UNION_SELECT = String.raw`union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distinctrow)(?:${SQL_GAP}|\+)+)?select`;
@@ -166,13 +169,13 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.concatenation',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'String building that hides keywords or exfiltrates data (CONCAT(0x7e, …), CHAR(115,101,108), CHR(65)||CHR(66)), or a quote closed onto a concatenated function call or string (\'||(elt(…)), 1\'||\'asd\'||\')',
+    description: 'String building that hides keywords or exfiltrates data (CONCAT(0x7e, …), CHAR(115,101,108), CHR(65)||CHR(66)), a statement keyword built from quoted pieces (execute immediate \'sel\' || \'ect us\' || \'er\'), or a quote closed onto a concatenated function call or string (\'||(elt(…)), 1\'||\'asd\'||\')',
     targets: T,
     pattern:
       String.raw`\b(?:concat(?:_ws)?|group_concat|make_set|export_set)\s*\([^\n]*(?:0x[0-9a-f]{2,}|@@|char\s*\(|version\s*\(|user\s*\(|database\s*\(|schema\s*\(|table_name|column_name|schema_name|\(\s*select\b)|` +
       // A quote closed onto a concatenated function call or a string the query's own quote closes again ('||(elt(…)), 1'||'asd'||').
       String.raw`${QUOTE_BREAK}\|\|\s*\(*\s*${SQL_FUNCTION}\s*\(|'\s*(?:\|\||\+)\s*'[^'\n]*'\s*(?:\|\||\+)\s*'\s*$|"\s*(?:\|\||\+)\s*"[^"\n]*"\s*(?:\|\||\+)\s*"\s*$|` +
-      String.raw`\bchar\s*\(\s*\d+(?:\s*,\s*\d+){3,}\s*\)|\b(?:chr|char|nchar)\s*\(\s*(?:\d+|0x[0-9a-f]+)\s*\)\s*(?:\|\||\+|&)\s*(?:chr|char|nchar)\s*\(`,
+      String.raw`['"]\s*${CONCATENATED_KEYWORD}(?:[^a-z]|$)|\bchar\s*\(\s*\d+(?:\s*,\s*\d+){3,}\s*\)|\b(?:chr|char|nchar)\s*\(\s*(?:\d+|0x[0-9a-f]+)\s*\)\s*(?:\|\||\+|&)\s*(?:chr|char|nchar)\s*\(`,
   },
   {
     id: 'sqli.subquery',
