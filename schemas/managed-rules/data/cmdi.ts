@@ -6,7 +6,7 @@
 // argument), command substitution of a command, or a reverse-shell / download idiom. Prose with
 // `&` and `;` ("Tom & Jerry; more to come") passes.
 import type { RuleDefinition } from '../types.ts';
-import { ALL_INPUT, alt, BRACKET_GLOB, spelledWith, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMANDS, WILDCARD_ROOT } from './fragments.ts';
+import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COMMAND_PROBE_ALONE, COMMAND_PROBE_DISTINCT, COMMAND_WORD, RECON_COMMANDS, spelledWith, WILDCARD_ROOT } from './fragments.ts';
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
