@@ -106,7 +106,7 @@ export const COMMANDS_WITH_ARGS = [
   'locate', 'base64', 'od', 'dd', 'tee', 'xargs', 'awk', 'gawk', 'sed', 'perl', String.raw`python[23]?(?:\.\d+)?`, 'ruby', 'php', 'node', 'lua',
   'java', 'gcc', 'cc', 'make', 'bash', 'sh', 'zsh', 'ksh', 'csh', 'tcsh', 'dash', 'fish', 'su', 'sudo', 'telnet', 'ssh', 'scp', 'ftp',
   'sftp', 'rsync', 'tar', 'zip', 'unzip', 'gzip', 'gunzip', 'chattr', 'openssl', 'timeout', 'expr', 'eval', 'exec', 'source', 'call',
-  'start', 'copy', 'move', 'del', 'erase', 'ren', 'rename', 'reg', 'sc', 'at', 'schtasks', 'icacls', 'attrib', 'cmd', 'hostname',
+  'start', 'copy', 'move', 'del', 'erase', 'ren', 'rename', 'reg', 'sc', 'at', 'attrib', 'cmd', 'hostname',
   'uptime', 'date', 'id', 'curl', 'set', 'ver', 'pwd', 'nc', 'ping', 'sleep', 'echo', 'net', 'printf',
 ] as const;
 
@@ -209,7 +209,7 @@ export const ATTACK_COMMAND_LINE = alt([
 ]);
 
 /** A probe command alone after a separator at the end of a value (`; id`, `| dir`, `& ver`). */
-export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'dir', 'whoami', 'ipconfig', 'ifconfig', 'uname', 'sysinfo', 'systeminfo', 'ver']);
+export const COMMAND_PROBE_ALONE = alt([...COMMANDS_ALONE, 'whoami', 'ipconfig', 'ifconfig', 'uname', 'sysinfo', 'systeminfo']);
 
 /** `word` with `junk` between its letters at least once (w|hoami, wh|oami, …: one alternative per gap, as RE2 has no lookahead to say "somewhere"). */
 export function spelledWith(word: string, junk: string): string {
