@@ -27,7 +27,8 @@
 // or a line break, written or escaped as `\n`) reads an escaped `\n` or `\r` as the line break
 // `echo -e`, a JSON string or a log line makes of it, and removes what a shell removes before
 // running a word: quotes, `\` inside or before a word, `^` (cmd.exe), `$@`, `$*`, `$1`, empty `$()`
-// and `${…}` expansions; `$IFS` and `${IFS}` become spaces, and so do braces, commas, input
+// and `${…}` expansions, a variable glued to the end of a word (`uname$u`, `c$u\at`: unset, it is
+// empty); `$IFS` and `${IFS}` become spaces, and so do braces, commas, input
 // redirection (`{cat,/etc/passwd}`, `cat</etc/passwd`) and a `+` between a word and a path or an
 // option (`cat+/etc/passwd`: a form-encoded space, which an application decoding the value once more
 // turns into one).
@@ -191,6 +192,12 @@ function pathCarriers(path: string): string[] {
 /** String literals joined by a concatenation operator: `'a' || 'b'`, `"a"&"b"`, `'a'+'b'`, `'a' 'b'`. */
 const CONCATENATION = /(['"])\s*(?:\|\||&|\+|\.)?\s*\1/g;
 
+/**
+ * A short comment inside a word (`uni/**\/on`), which a filter that strips comments removes, joining
+ * the word; not after a path segment (`src/tests/**\/x` is a glob).
+ */
+const COMMENT_INSIDE_WORD = /(^|[^\w/])(\w+)\/\*[^*\n]{0,16}\*\/(?=[a-z_])/g;
+
 /** A short tag inside a word (`o<x>nfocus`), which a tag-stripping sanitiser removes, joining the word. */
 const TAG_INSIDE_WORD = /([a-z])<\/?[a-z]{0,8}>(?=[a-z(])/g;
 
@@ -200,6 +207,8 @@ function textForms(text: string): string[] {
   if (text.includes('/*')) {
     const kept = collapse(text.replace(MYSQL_EXECUTABLE_COMMENT, ' ').replaceAll('/*', ' ').replaceAll('*/', ' '));
     if (kept !== primary) forms.push(kept);
+    const joined = withoutComments(text.replace(COMMENT_INSIDE_WORD, '$1$2'));
+    if (joined !== primary) forms.push(joined);
   }
   if (primary.includes("'") || primary.includes('"')) {
     const folded = primary.replace(CONCATENATION, '');
@@ -258,6 +267,7 @@ export function shellForm(canonical: string): string {
     .replace(/\\[nr]/g, '\n')
     .replace(/\$\{ifs\}|\$ifs\b/g, ' ')
     .replace(/\$(?=['"])|\$\{[^}\n]{0,64}\}|\$[@*#?!\d-]|\$\(\s*\)|``|['"^]/g, '')
+    .replace(/([a-z])\$[a-z_]\w{0,30}(?![\w(\[])/g, '$1')
     .replace(/([a-z])\\(?=[a-z])|(^|[\s;|&`(])\\(?=[a-z])/g, '$1$2')
     .replace(/[{},<]/g, ' ')
     .replace(/([a-z\d])\+(?=[/~-])/g, '$1 ')

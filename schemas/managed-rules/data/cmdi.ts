@@ -72,10 +72,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.command_probe',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A separator glued to a probe command ending the injection (;id, |ls, &&pwd, ||whoami;), or with a space for probes that are no word (| pwd)',
+    description: "A separator glued to a probe command ending the injection (;id, |ls, &&pwd, ||whoami;), or with a space for probes that are no word (| pwd), or any program asked only its version or help after a separator (;rmt --version, ;'perf' --help): whether a command exists",
     targets: T,
     form: 'shell',
-    pattern: String.raw`[;|&]+${COMMAND_PROBE}|[;|&]+\s+${COMMAND_PROBE_DISTINCT}`,
+    pattern: String.raw`[;|&]+${COMMAND_PROBE}|[;|&]+\s+${COMMAND_PROBE_DISTINCT}|[;|&]\s*[a-z][\w.-]{0,30}\s+--(?:version|help)\s*(?:$|[;|&#\n])`,
   },
   {
     id: 'cmdi.command_substitution',
@@ -261,7 +261,8 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     in_prose: 'notice',
     description: "Perl's expression interpolation (@{[ system 'id' ]}), which runs code wherever input reaches a Perl string or template that is evaluated",
     targets: T,
-    pattern: String.raw`@\{\s*\[[^\]\n]{0,200}\]\s*\}`,
+    // Unclosed, it still runs when a command is called in it (@{[system 'id']…).
+    pattern: String.raw`@\{\s*\[[^\]\n]{0,200}\]\s*\}|@\{\s*\[\s*(?:system|exec|qx|readpipe|eval)\b`,
   },
   {
     id: 'cmdi.glob_class_path',
@@ -288,6 +289,14 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: "Bash process substitution of a command (<(cat file), >(tee log)), which runs it and hands its output on as a file, or a here-string fed to a command after a separator (;irb<<<'1+1')",
     targets: T,
     pattern: String.raw`(?:^|[\s;|&=])[<>]\(\s*${COMMAND_WORD}|[;|&]\s*[a-z][\w.+-]{0,20}\s*<<<`,
+  },
+  {
+    id: 'cmdi.terminal_escape',
+    category: 'cmdi',
+    paranoia_level: 1,
+    description: 'A terminal escape sequence right before a command (\\033[2Acurl …, \\x1b[1Kwget …): it moves the cursor or clears the line, so a terminal or log viewer shows something else than what runs',
+    targets: T,
+    pattern: String.raw`(?:\\(?:033|e)|\x1b)\[[\d;]{0,8}[a-z]\s*(?:${COMMAND}|${COMMAND_PROBE})`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {

@@ -25,6 +25,8 @@ const UNION_SELECT = String.raw`union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distin
 
 /** T-SQL's types, which DECLARE @variable names next: "declare @Input" in a question about Angular does not. */
 const TSQL_TYPE = String.raw`(?:int|bigint|smallint|tinyint|bit|n?varchar|n?char|n?text|datetime2?|date|decimal|numeric|float|real|money|uniqueidentifier|varbinary|binary|table|cursor|sysname|xml|sql_variant)\b`;
+/** Column types a CREATE TABLE names in the common dialects. */
+const SQL_COLUMN_TYPE = String.raw`(?:int(?:eger)?|bigint|smallint|tinyint|serial|bigserial|n?varchar2?|n?char|n?text|longtext|clob|n?blob|bytea|bool(?:ean)?|bit|date|datetime2?|timestamp|time|decimal|numeric|float|double|real|money|json|jsonb|uuid|xml)`;
 
 /** Functions of MySQL, PostgreSQL, SQL Server, Oracle and SQLite that injected SQL calls. */
 const SQL_FUNCTION = alt([
@@ -118,7 +120,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
       String.raw`(?:\b(?:and|or|xor|select|then|else|when|union|r?like|regexp)${SQL_GAP}*\(*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:[!~-]\s*)?(?:sleep|pg_sleep)\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20}|\[\w{1,20}\]|\{\w{1,20}\}|%\w{1,20}%?)\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
       String.raw`\bbenchmark\s*\(\s*\d{4,}\s*,|\bbenchmark\s*\(\s*\d+(?:\s+\d+)+\s*,\s*(?:md5|sha[12]?|encode|aes_encrypt|char|concat|rand)\s*\(|\bselect(?:${SQL_SP}|\()+(?:[!~-]\s*)?(?:sleep|pg_sleep|benchmark)\s*\(|\bwaitfor${SQL_SP}+(?:delay|time)${SQL_SP}+['"]|\bpg_sleep\s*\(\s*\d|` +
       String.raw`\bdbms_(?:pipe\s*\.\s*receive_message|lock\s*\.\s*sleep|session\s*\.\s*sleep)\b|\b(?:randomblob|zeroblob)\s*\(\s*\d{6,}|\b(?:repeat|replicate|space)\s*\([^\n]{0,80}?,\s*\d{6,}\s*\)|` +
-      String.raw`\b(?:if|iif|elt|make_set)\s*\([^\n]*,\s*(?:[!~-]\s*)?(?:sleep|benchmark|pg_sleep)\s*\(|\bsleep\s*\(\s*\d+\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
+      String.raw`\b(?:if|iif|elt|make_set)\s*\([^\n]*,\s*(?:[!~-]\s*)?(?:sleep|benchmark|pg_sleep)\s*\(|\b(?:pg_)?sleep\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20})\s*\)\s*(?:--|#|/\*|=\s*['"])|\bif\s*\(\s*\d+\s*=\s*\d+\s*\)\s*(?:select|waitfor|begin|exec)\b`,
   },
   {
     id: 'sqli.error_function',
@@ -201,7 +203,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     targets: T,
     pattern:
       String.raw`['")][\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+|\b\d+[\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|` +
-      String.raw`['")][\s)]*group${SQL_SP}+by${SQL_SP}+[\w.,\s\x60]+having\b|^\s*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|(?:['")][\s)]*|^\s*|\d[\s)]*)having${SQL_SP}+\d+\s*=\s*\d+|\bwhere${SQL_SP}+(?:\d+\s*=\s*\d+|'[^'\n]*'\s*=\s*')|['")][\s)]*procedure${SQL_SP}+analyse\b|['")][\s)]*limit${SQL_SP}+\d+\s*,\s*\d+\s*(?:--|#|/\*|;)`,
+      String.raw`['")][\s)]*group${SQL_SP}+by${SQL_SP}+[\w.,\s\x60]+having\b|^\s*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|(?:['")][\s)]*|^\s*|\d[\s)]*|\bgroup${SQL_SP}+by${SQL_SP}+[\w.,\s\x60]{1,80}?)having${SQL_SP}+\d+\s*=\s*\d+|\bwhere${SQL_SP}+(?:\d+\s*=\s*\d+|'[^'\n]*'\s*=\s*')|['")][\s)]*procedure${SQL_SP}+analyse\b|['")][\s)]*limit${SQL_SP}+\d+\s*,\s*\d+\s*(?:--|#|/\*|;)`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
@@ -245,7 +247,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     description: "A value that starts a statement only one database's SQL writes (DECLARE @x INT, EXEC(@sql), EXECUTE IMMEDIATE '…', PROCEDURE ANALYSE(, SELECT pg_sleep, CREATE FUNCTION f(…) RETURNS), MySQL's empty exponent glued to a call (1.e(ascii(…))), which hides a keyword from word-based filters, or a hex-spelt statement run by EXEC (0x7761…74 exec(@s))",
     targets: T,
     pattern:
-      String.raw`^\s*['")]*\s*(?:declare${SQL_SP}+@\w+\s*(?:;|=|$|(?:as\s+)?${TSQL_TYPE})|exec(?:ute)?\s*\(\s*@|execute${SQL_SP}+immediate\s*['"]|procedure${SQL_SP}+analyse\s*\(|select${SQL_SP}+pg_sleep\b|create${SQL_SP}+(?:or\s+replace\s+)?function\s+[\w.\x60"]+\s*\((?:[^()\n]|\([^()\n]*\))*\)\s*returns\b)|` +
+      String.raw`^\s*['")]*\s*(?:declare${SQL_SP}+@\w+\s*(?:;|=|$|(?:as\s+)?${TSQL_TYPE})|exec(?:ute)?\s*\(\s*@|execute${SQL_SP}+immediate\s*['"]|procedure${SQL_SP}+analyse\s*\(|select${SQL_SP}+pg_sleep\b|create${SQL_SP}+(?:or\s+replace\s+)?function\s+[\w.\x60"]+\s*\((?:[^()\n]|\([^()\n]*\))*\)\s*returns\b|create${SQL_SP}+(?:temp(?:orary)?\s+)?table\s+[\w.\x60"\[\]]+\s*\(\s*[\w\x60"\[\]]+\s+${SQL_COLUMN_TYPE}\b)|` +
       String.raw`\b\d+\.e\(\s*(?:ascii|ord|substr(?:ing)?|mid|char|concat|select|user|version|database|schema|length|hex|if|\d)\b|` +
       // A statement spelt as a hex literal and run by EXEC (…0x77616974666f72… exec(@s)): SQL Server's way past keyword filters.
       String.raw`\b0x[0-9a-f]{16,}[\s;'")]*exec(?:ute)?\s*\(\s*@\w+\s*\)`,

@@ -119,9 +119,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     id: 'xss.jsfuck',
     category: 'xss',
     paranoia_level: 1,
-    description: 'JavaScript written with six characters only (JSFuck: [][(![]+[])[+[]]…]), which builds any code out of coerced empty arrays',
+    description: 'JavaScript written with six characters only (JSFuck: [][(![]+[])[+[]]…]), which builds any code out of coerced empty arrays; also with its + read as a space, as a form body decodes an unescaped one',
     targets: T,
-    pattern: String.raw`\(\s*!\s*\[\s*\]\s*\+\s*\[\s*\]\s*\)\s*\[|\[\s*\+\s*!\s*\+\s*\[\s*\]\s*\]`,
+    pattern: String.raw`\(\s*!\s*\[\s*\]\s*\+?\s*\[\s*\]\s*\)\s*\[|\[\s*\+\s*!\s*\+\s*\[\s*\]\s*\]`,
   },
   {
     id: 'xss.utf7_markup',
