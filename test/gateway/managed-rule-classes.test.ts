@@ -15,6 +15,7 @@ import { buildRequest } from '../fixtures/shield/build-request.ts';
 import { CODE_INJECTION_TABLES } from '../fixtures/shield/code-injection-examples.ts';
 import { COMMAND_INJECTION_TABLE } from '../fixtures/shield/cmdi-examples.ts';
 import { SQLI_FORM_TABLE } from '../fixtures/shield/sqli-examples.ts';
+import { SSRF_TABLES } from '../fixtures/shield/ssrf-examples.ts';
 import { XSS_PROBE_TABLE } from '../fixtures/shield/xss-examples.ts';
 import { INPUT_PLACES, PL1, describeExample, missReason, requestOf, specFor, type ClassTable, type Example, type Place } from '../fixtures/shield/rule-examples.ts';
 import { seededRandom } from '../support/seeded-random.ts';
@@ -183,44 +184,7 @@ const TABLES: readonly ClassTable[] = [
       'Steps\n1. Open Settings\n2. Tap Location: allow',
     ],
   },
-  {
-    name: 'ssrf numeric hosts',
-    expect: 'ssrf.',
-    place: 'query',
-    blocked: [
-      // A public address written as one number, in hex or in octal: no link a person writes.
-      '<A HREF="http://1113982867/">XSS</A>',
-      { in: 'form', text: 'http://0x42.0x0000066.0x7.0x93/' },
-      { in: 'json', text: '<a href="http://0102.0146.0007.00000223/">x</a>' },
-      { in: 'multipart', text: 'url=//1113982867/a' },
-    ],
-    passed: [
-      'http://66.102.7.147/',
-      'call 0800 123 4567',
-      'http://example.com/12345678',
-      'order 12345678901 shipped',
-      'version 0x1f of the API',
-    ],
-  },
-  {
-    name: 'ssrf allowlist bypasses',
-    expect: 'ssrf.allowlist_bypass',
-    place: 'query',
-    blocked: [
-      'http://example.com@127.0.0.1',
-      { in: 'form', text: 'https://127.0.0.1#example.com' },
-      { in: 'json', text: 'http://localhost/?d=example.com' },
-      { in: 'multipart', text: 'http://example.com.127.0.0.1' },
-      { in: 'xml', text: 'http://1.1.1.1&@2.2.2.2#@3.3.3.3/' },
-      String.raw`http://127.1.1.1:80\@127.2.2.2:80/`,
-    ],
-    passed: [
-      'http://localhost:3000/',
-      'http://127.0.0.1:8000/admin/',
-      'see http://example.com@127.0.0.1 in the docs',
-      'https://user@example.com/repo.git',
-    ],
-  },
+  ...SSRF_TABLES,
   {
     name: 'mail',
     expect: 'mail.',
