@@ -97,6 +97,7 @@ export const COMMANDS_DISTINCT = [
   'wevtutil', 'schtasks', 'phpinfo', 'invoke-webrequest', 'invoke-restmethod', 'invoke-expression', 'invoke-wmimethod', 'invoke-command',
   'start-bitstransfer', 'new-object', 'visudo', 'lastlog', 'base32', 'cpulimit', 'strace', 'ltrace', 'gdb', String.raw`ansible(?:-[a-z]+)?`,
   String.raw`chef-(?:client|solo|shell|run|vault|apply)`, 'htop', 'zstdcat', 'bsdtar', 'regedit', 'bcdboot', 'bcdedit', 'icacls', 'takeown',
+  'ssh-copy-id', 'ssh-keygen', 'lastlogin', 'setenforce', String.raw`aa-(?:disable|teardown|complain)`, 'cscli', 'uconv',
 ] as const;
 
 /** Commands that are also words (or too short to stand alone): they need a shell-looking argument. */

@@ -114,7 +114,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.time_delay',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK (its count maybe split by a comment: BENCHMARK(2999/**/999,MD5(…))), a string repeated a million times, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE',
+    description: 'Time-based blind injection: SLEEP/PG_SLEEP after a quote or an operator (with a number, a variable or a payload list placeholder: sleep(__TIME__), sleep(@t)), BENCHMARK (its count maybe split by a comment: BENCHMARK(2999/**/999,MD5(…))), a string repeated a million times, WAITFOR DELAY, DBMS_LOCK.SLEEP, delays inside IF/CASE, a delay of a number or placeholder cut off by a comment (sleep(5)#, pg_sleep(__TIME__)--)',
     targets: T,
     pattern:
       String.raw`(?:\b(?:and|or|xor|select|then|else|when|union|r?like|regexp)${SQL_GAP}*\(*|['"][\s)]*(?:;|\|\||&&|[-+*])?\s*\(*|(?:&&|\|\|)\s*\(*)(?:[!~-]\s*)?(?:sleep|pg_sleep)\s*\(\s*(?:[\d.]+|__\w{1,20}__|@@?\w{1,20}|\[\w{1,20}\]|\{\w{1,20}\}|%\w{1,20}%?)\s*\)|\border${SQL_SP}+by\b[^;\n]*,\s*(?:sleep|pg_sleep|benchmark)\s*\(|` +
@@ -199,7 +199,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.clause_probe',
     category: 'sqli',
     paranoia_level: 1,
-    description: "Column-count and grouping probes after a quote, a number or alone (' order by 5--, 1 group by 1,2,3#, ' having 1=1, ' group by a having, where 1=1)",
+    description: "Column-count and grouping probes after a quote, a number or alone (' order by 5--, 1 group by 1,2,3#, ' having 1=1, ' group by a having, group by userid having 1=1, where 1=1)",
     targets: T,
     pattern:
       String.raw`['")][\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+|\b\d+[\s)]*(?:order|group)${SQL_SP}+by${SQL_SP}+\d+[\s,\d]*(?:--|#|/\*|;)|` +
@@ -244,7 +244,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.dialect_statement',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A value that starts a statement only one database's SQL writes (DECLARE @x INT, EXEC(@sql), EXECUTE IMMEDIATE '…', PROCEDURE ANALYSE(, SELECT pg_sleep, CREATE FUNCTION f(…) RETURNS), MySQL's empty exponent glued to a call (1.e(ascii(…))), which hides a keyword from word-based filters, or a hex-spelt statement run by EXEC (0x7761…74 exec(@s))",
+    description: "A value that starts a statement only one database's SQL writes (DECLARE @x INT, EXEC(@sql), EXECUTE IMMEDIATE '…', PROCEDURE ANALYSE(, SELECT pg_sleep, CREATE FUNCTION f(…) RETURNS, CREATE TABLE t (c TEXT), MySQL's empty exponent glued to a call (1.e(ascii(…))), which hides a keyword from word-based filters, or a hex-spelt statement run by EXEC (0x7761…74 exec(@s))",
     targets: T,
     pattern:
       String.raw`^\s*['")]*\s*(?:declare${SQL_SP}+@\w+\s*(?:;|=|$|(?:as\s+)?${TSQL_TYPE})|exec(?:ute)?\s*\(\s*@|execute${SQL_SP}+immediate\s*['"]|procedure${SQL_SP}+analyse\s*\(|select${SQL_SP}+pg_sleep\b|create${SQL_SP}+(?:or\s+replace\s+)?function\s+[\w.\x60"]+\s*\((?:[^()\n]|\([^()\n]*\))*\)\s*returns\b|create${SQL_SP}+(?:temp(?:orary)?\s+)?table\s+[\w.\x60"\[\]]+\s*\(\s*[\w\x60"\[\]]+\s+${SQL_COLUMN_TYPE}\b)|` +
