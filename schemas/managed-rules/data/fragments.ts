@@ -24,10 +24,13 @@ export const WORD_END = String.raw`(?:[^a-z0-9_\x{80}-\x{10ffff}]|$)`;
 export const SQL_SP = String.raw`(?:\s|#[^\n]*\n|--[^\n]*\n)`;
 /** Whitespace or opening parentheses between SQL tokens (`union(select`, `or(1=1)`). */
 export const SQL_GAP = String.raw`(?:\s|\(|#[^\n]*\n|--[^\n]*\n)`;
-/** A SQL literal: number, quoted string, boolean/null, hex. */
-export const SQL_LITERAL = String.raw`(?:-?\d+(?:\.\d+)?|'[^'\n]*'|"[^"\n]*"|true|false|null|0x[0-9a-f]+)`;
+/**
+ * A SQL literal: number, quoted string, boolean/null, hex — or a name in SQL Server's brackets
+ * (`[id]`), which compared with itself is as true as 1=1.
+ */
+export const SQL_LITERAL = String.raw`(?:-?\d+(?:\.\d+)?|'[^'\n]*'|"[^"\n]*"|true|false|null|0x[0-9a-f]+|\[[a-z_]\w{0,30}\])`;
 /** The right-hand literal of a comparison may be an unterminated string: the query supplies the quote. */
-export const SQL_LITERAL_OPEN = String.raw`(?:-?\d+(?:\.\d+)?|'[^'\n]*'?|"[^"\n]*"?|true|false|null|0x[0-9a-f]+)`;
+export const SQL_LITERAL_OPEN = String.raw`(?:-?\d+(?:\.\d+)?|'[^'\n]*'?|"[^"\n]*"?|true|false|null|0x[0-9a-f]+|\[[a-z_]\w{0,30}\])`;
 /** Comparison operators, the word ones needing space around them. */
 export const SQL_COMPARE = String.raw`(?:=|==|<=>|!=|<>|<=|>=|<|>|\s(?:not\s+)?(?:like|rlike|regexp|between|glob)\s|\s(?:not\s+)?in\s*\()`;
 /** Boolean operators that join an injected condition. */

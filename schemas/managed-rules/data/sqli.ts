@@ -79,7 +79,7 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.numeric_tautology',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, 1 or 2 between 1 and 3#, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison, maybe negated, cut off by a comment after anything (hi or 1=1 --, or not 5=5 #), or a number and a truth constant cut off by a comment or making the whole value (1 or true--, 9999 or /*+hint*/ true)',
+    description: 'A value or path segment made of a boolean operator and a constant comparison, after a number or alone (1 or 1=1, or 1=1, OR [id]=[id], 1 or 2 between 1 and 3#, " AND 7300=7300 AND (\'a\'=\'a", 1) and (2>1)--), or such a comparison, maybe negated, cut off by a comment after anything (hi or 1=1 --, or not 5=5 #), or a number and a truth constant cut off by a comment or making the whole value (1 or true--, 9999 or /*+hint*/ true)',
     targets: T,
     // A path segment starts like a value: REST ids are values (/api/users/1 OR 1=1).
     pattern: String.raw`(?:^|/)\s*(?:-?\d+[\s)]*)?${SQL_BOOL}${SQL_GAP}+(?:not${SQL_GAP}+)?${SQL_LITERAL}[\s)]*(?:=|<>|!=|<=|>=|<|>|\sbetween\s+${SQL_LITERAL}\s+and\s)\s*\(?\s*${SQL_LITERAL_OPEN}|^\s*(?:or|\|\|)\s+-?\d+[\s)]*(?:--|#|/\*)|` +

@@ -9,6 +9,13 @@ const T = ['value', 'path', 'body'] as const;
 /** The server itself as a URL host: localhost, 127/8 in any dotted form, 0.0.0.0 and 0, IPv6 ::1 and ::. */
 const LOOPBACK = String.raw`(?:localhost|127(?:\.\d{1,3}){1,3}|0\.0\.0\.0|0|\[[0:]*(?:1|:)\])`;
 
+/**
+ * Ports of services that speak no HTTP and listen on the loopback interface of servers: SSH, SMTP,
+ * POP3, IMAP, LDAP, SMB, SQL Server, Oracle, Docker, etcd, MySQL, PostgreSQL, Redis, Elasticsearch's
+ * transport, the kubelet, memcached, MongoDB, and the HTTP proxy port.
+ */
+const SERVICE_PORTS = '22|23|25|110|143|389|445|1433|1521|2375|2376|2379|3128|3306|5432|6379|9300|10250|11211|27017';
+
 export const SSRF_RULES: readonly RuleDefinition[] = [
   {
     id: 'ssrf.cloud_metadata',
@@ -49,10 +56,23 @@ export const SSRF_RULES: readonly RuleDefinition[] = [
     id: 'ssrf.allowlist_bypass',
     category: 'ssrf',
     paranoia_level: 1,
-    description: 'A value that is a URL built to pass a host allowlist and reach the server itself: credentials before a loopback host (http://example.com@127.0.0.1), a loopback host followed by another domain (http://127.0.0.1#example.com, http://localhost/?d=example.com), an allowed domain prefixed to it (http://example.com.127.0.0.1), or an authority URL parsers split differently (http://1.1.1.1&@2.2.2.2#@3.3.3.3/, http://1.1.1.1 &@2.2.2.2# @3.3.3.3/, http://a:80\\@b/). A plain http://localhost:3000/ stays ssrf.loopback (level 2): developers paste it',
+    description: 'A value that is a URL built to pass a host allowlist and reach the server itself: a domain as credentials before a loopback host (http://example.com@127.0.0.1; postgres://app:pw@localhost:5432/app is a connection string), a loopback host followed by another domain (http://127.0.0.1#example.com, http://localhost/?d=example.com), an allowed domain prefixed to it (http://example.com.127.0.0.1), or an authority URL parsers split differently (http://1.1.1.1&@2.2.2.2#@3.3.3.3/, http://1.1.1.1 &@2.2.2.2# @3.3.3.3/, http://a:80\\@b/). A plain http://localhost:3000/ stays ssrf.loopback (level 2): developers paste it',
     targets: T,
     pattern:
-      String.raw`^\s*(?:[a-z][a-z0-9+.-]*:)?//(?:[^\s/@]*@+${LOOPBACK}(?:[:/?#\\]|$)|${LOOPBACK}(?::\d+)?(?:[/?#\\]|%00)[^\s]*?[a-z0-9-]+\.[a-z]{2,}|[a-z0-9.-]+\.(?:127\.0\.0\.1|localhost)(?:[:/?#\\]|$)|[^\s/]*\s?(?:\\@|[#&]\s?\\?@))`,
+      String.raw`^\s*(?:[a-z][a-z0-9+.-]*:)?//(?:[^\s/@]*\.[^\s/@]*@+${LOOPBACK}(?:[:/?#\\]|$)|${LOOPBACK}(?::\d+)?(?:[/?#\\]|%00)[^\s]*?[a-z0-9-]+\.[a-z]{2,}|[a-z0-9.-]+\.(?:127\.0\.0\.1|localhost)(?:[:/?#\\]|$)|[^\s/]*\s?(?:\\@|[#&]\s?\\?@))`,
+  },
+  {
+    id: 'ssrf.loopback_probe',
+    category: 'ssrf',
+    paranoia_level: 1,
+    // Database and cache docs show connection strings (redis://localhost:6379) in their prose.
+    in_prose: 'notice',
+    description: 'A loopback URL no one pastes from their own machine: an address of 127/8 other than 127.0.0.1 and 127.0.1.1, which slips past a blocklist of the usual one (http://127.127.127.127, http://127.0.0.3/), or an HTTP URL to the port of a service that speaks no HTTP — SSH, mail, directories, databases, caches, Docker, etcd, the kubelet (http://127.0.0.1:22, http://localhost:6379/): a port scan or a protocol smuggled to it; redis://localhost:6379 passes',
+    targets: T,
+    pattern:
+      String.raw`(?:^|[\s"'=(])(?:[a-z][a-z0-9+.-]*:)?//(?:[^/@\s]*@)?127\.(?:[1-9]\d{0,2}\.\d{1,3}\.\d{1,3}|0\.(?:[2-9]|[1-9]\d{1,2})\.\d{1,3}|0\.[01]\.(?:0|[2-9]|[1-9]\d{1,2}))(?:[:/?#\\"']|$)|` +
+      // Only an HTTP URL: redis://localhost:6379 is how clients are configured; HTTP to it is the attack.
+      String.raw`(?:^|[\s"'=(])(?:https?:)?//(?:[^/@\s]*@)?${LOOPBACK}:0*(?:${SERVICE_PORTS})(?:[/?#\\"']|$)`,
   },
   {
     id: 'ssrf.container_host',
