@@ -171,12 +171,12 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.concatenation',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'String building that hides keywords or exfiltrates data (CONCAT(0x7e, …), CHAR(115,101,108), CHR(65)||CHR(66)), a statement keyword built from quoted pieces (execute immediate \'sel\' || \'ect us\' || \'er\'), or a quote closed onto a concatenated function call or string (\'||(elt(…)), 1\'||\'asd\'||\')',
+    description: 'String building that hides keywords or exfiltrates data (CONCAT(0x7e, …), CHAR(115,101,108), CHR(65)||CHR(66)), a statement keyword built from quoted pieces (execute immediate \'sel\' || \'ect us\' || \'er\'), or a quote closed onto a concatenated function call or string, or a value opening with one (\'||(elt(…)), ||(elt(…)), 1\'||\'asd\'||\')',
     targets: T,
     pattern:
       String.raw`\b(?:concat(?:_ws)?|group_concat|make_set|export_set)\s*\([^\n]*(?:0x[0-9a-f]{2,}|@@|char\s*\(|version\s*\(|user\s*\(|database\s*\(|schema\s*\(|table_name|column_name|schema_name|\(\s*select\b)|` +
       // A quote closed onto a concatenated function call or a string the query's own quote closes again ('||(elt(…)), 1'||'asd'||').
-      String.raw`${QUOTE_BREAK}\|\|\s*\(*\s*${SQL_FUNCTION}\s*\(|'\s*(?:\|\||\+)\s*'[^'\n]*'\s*(?:\|\||\+)\s*'\s*$|"\s*(?:\|\||\+)\s*"[^"\n]*"\s*(?:\|\||\+)\s*"\s*$|` +
+      String.raw`(?:${QUOTE_BREAK}|^\s*)\|\|\s*\(*\s*${SQL_FUNCTION}\s*\(|'\s*(?:\|\||\+)\s*'[^'\n]*'\s*(?:\|\||\+)\s*'\s*$|"\s*(?:\|\||\+)\s*"[^"\n]*"\s*(?:\|\||\+)\s*"\s*$|` +
       String.raw`['"]\s*${CONCATENATED_KEYWORD}(?:[^a-z]|$)|\bchar\s*\(\s*\d+(?:\s*,\s*\d+){3,}\s*\)|\b(?:chr|char|nchar)\s*\(\s*(?:\d+|0x[0-9a-f]+)\s*\)\s*(?:\|\||\+|&)\s*(?:chr|char|nchar)\s*\(`,
   },
   {
