@@ -65,7 +65,7 @@ export const SSRF_RULES: readonly RuleDefinition[] = [
     id: 'ssrf.loopback_probe',
     category: 'ssrf',
     paranoia_level: 1,
-    // Database and cache docs show connection strings (redis://localhost:6379) in their prose.
+    // Install guides show such URLs in their prose (check http://localhost:9300 …).
     in_prose: 'notice',
     description: 'A loopback URL no one pastes from their own machine: an address of 127/8 other than 127.0.0.1 and 127.0.1.1, which slips past a blocklist of the usual one (http://127.127.127.127, http://127.0.0.3/), or an HTTP URL to the port of a service that speaks no HTTP — SSH, mail, directories, databases, caches, Docker, etcd, the kubelet (http://127.0.0.1:22, http://localhost:6379/): a port scan or a protocol smuggled to it; redis://localhost:6379 passes',
     targets: T,
