@@ -63,10 +63,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.command_chain',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami)',
+    description: 'A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami), maybe after variables that expand to nothing (|$u wget …)',
     targets: T,
     form: 'shell',
-    pattern: `${SEPARATOR}${COMMAND}`,
+    pattern: String.raw`${SEPARATOR}(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}`,
   },
   {
     id: 'cmdi.command_probe',
