@@ -25,8 +25,8 @@ const UNION_SELECT = String.raw`union(?:${SQL_GAP}|\+)+(?:(?:all|distinct|distin
 
 /** T-SQL's types, which DECLARE @variable names next: "declare @Input" in a question about Angular does not. */
 const TSQL_TYPE = String.raw`(?:int|bigint|smallint|tinyint|bit|n?varchar|n?char|n?text|datetime2?|date|decimal|numeric|float|real|money|uniqueidentifier|varbinary|binary|table|cursor|sysname|xml|sql_variant)\b`;
-/** Column types a CREATE TABLE names in the common dialects. */
-const SQL_COLUMN_TYPE = String.raw`(?:int(?:eger)?|bigint|smallint|tinyint|serial|bigserial|n?varchar2?|n?char|n?text|longtext|clob|n?blob|bytea|bool(?:ean)?|bit|date|datetime2?|timestamp|time|decimal|numeric|float|double|real|money|json|jsonb|uuid|xml)`;
+/** Column types a CREATE TABLE names: T-SQL's, and the other dialects' own. */
+const SQL_COLUMN_TYPE = String.raw`(?:${TSQL_TYPE}|integer|serial|bigserial|varchar2|longtext|clob|n?blob|bytea|bool(?:ean)?|timestamp|time|double|jsonb?|uuid)`;
 
 /** Functions of MySQL, PostgreSQL, SQL Server, Oracle and SQLite that injected SQL calls. */
 const SQL_FUNCTION = alt([

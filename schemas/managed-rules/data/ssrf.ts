@@ -16,6 +16,10 @@ const LOOPBACK = String.raw`(?:localhost|127(?:\.\d{1,3}){1,3}|0\.0\.0\.0|0|\[[0
  */
 const SERVICE_PORTS = '22|23|25|110|143|389|445|1433|1521|2375|2376|2379|3128|3306|5432|6379|9300|10250|11211|27017';
 
+/** Where a URL's host starts: after `scheme` (a pattern, maybe empty) and `//`, past any credentials. */
+const urlHost = (scheme: string): string => String.raw`(?:^|[\s"'=(])${scheme}//(?:[^/@\s]*@)?`;
+const ANY_SCHEME = String.raw`(?:[a-z][a-z0-9+.-]*:)?`;
+
 export const SSRF_RULES: readonly RuleDefinition[] = [
   {
     id: 'ssrf.cloud_metadata',
@@ -70,9 +74,9 @@ export const SSRF_RULES: readonly RuleDefinition[] = [
     description: 'A loopback URL no one pastes from their own machine: an address of 127/8 other than 127.0.0.1 and 127.0.1.1, which slips past a blocklist of the usual one (http://127.127.127.127, http://127.0.0.3/), or an HTTP URL to the port of a service that speaks no HTTP — SSH, mail, directories, databases, caches, Docker, etcd, the kubelet (http://127.0.0.1:22, http://localhost:6379/): a port scan or a protocol smuggled to it; redis://localhost:6379 passes',
     targets: T,
     pattern:
-      String.raw`(?:^|[\s"'=(])(?:[a-z][a-z0-9+.-]*:)?//(?:[^/@\s]*@)?127\.(?:[1-9]\d{0,2}\.\d{1,3}\.\d{1,3}|0\.(?:[2-9]|[1-9]\d{1,2})\.\d{1,3}|0\.[01]\.(?:0|[2-9]|[1-9]\d{1,2}))(?:[:/?#\\"']|$)|` +
+      String.raw`${urlHost(ANY_SCHEME)}127\.(?:[1-9]\d{0,2}\.\d{1,3}\.\d{1,3}|0\.(?:[2-9]|[1-9]\d{1,2})\.\d{1,3}|0\.[01]\.(?:0|[2-9]|[1-9]\d{1,2}))(?:[:/?#\\"']|$)|` +
       // Only an HTTP URL: redis://localhost:6379 is how clients are configured; HTTP to it is the attack.
-      String.raw`(?:^|[\s"'=(])(?:https?:)?//(?:[^/@\s]*@)?${LOOPBACK}:0*(?:${SERVICE_PORTS})(?:[/?#\\"']|$)`,
+      String.raw`${urlHost('(?:https?:)?')}${LOOPBACK}:0*(?:${SERVICE_PORTS})(?:[/?#\\"']|$)`,
   },
   {
     id: 'ssrf.container_host',
@@ -91,7 +95,7 @@ export const SSRF_RULES: readonly RuleDefinition[] = [
     description: 'A URL whose host is spelt with circled, parenthesised or fullwidth letters and digits (http://①②⑦.⓪.⓪.①, irc://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ), which URL parsers fold back to ASCII: no one writes a link that way, and it slips past host blocklists',
     targets: T,
     form: 'raw',
-    pattern: String.raw`(?:^|[\s"'=(])(?:[a-z][a-z0-9+.-]*:)?//(?:[^/@\s]*@)?[^/?#\s]*[\x{2460}-\x{24ff}\x{2776}-\x{2793}\x{ff10}-\x{ff19}\x{ff21}-\x{ff3a}\x{ff41}-\x{ff5a}]`,
+    pattern: String.raw`${urlHost(ANY_SCHEME)}[^/?#\s]*[\x{2460}-\x{24ff}\x{2776}-\x{2793}\x{ff10}-\x{ff19}\x{ff21}-\x{ff3a}\x{ff41}-\x{ff5a}]`,
   },
   {
     id: 'ssrf.dangerous_scheme',
