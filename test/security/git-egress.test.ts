@@ -12,7 +12,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'aegis-egress-'));
   await initBareRepository(join(root, 'app.git'), 'reachable');
@@ -66,15 +74,13 @@ beforeAll(async () => {
   httpUrl = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
   daemonPort = await freePort();
   daemon = spawn('git', ['daemon', '--reuseaddr', `--base-path=${root}`, '--export-all', `--port=${daemonPort}`, '--listen=127.0.0.1', root], { stdio: 'ignore' });
-  // Ready when it accepts connections.
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const probe = createNetServer();
-      probe.once('error', () => resolve(true));
-      probe.listen(daemonPort, '127.0.0.1', () => probe.close(() => resolve(false)));
-    });
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 50));
+  // Ready when it accepts a connection: git daemon can take seconds to start on a loaded machine
+  // (CI runs two suites side by side on two cores), so wait up to 30 s and say so if it never does.
+  const deadline = Date.now() + 30_000;
+  while (!(await accepts(daemonPort))) {
+    if (daemon.exitCode !== null) throw new Error(`git daemon exited with ${daemon.exitCode} before listening on ${daemonPort}`);
+    if (Date.now() > deadline) throw new Error(`git daemon did not listen on 127.0.0.1:${daemonPort} within 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }, 60_000);
 
