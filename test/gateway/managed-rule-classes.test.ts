@@ -484,6 +484,34 @@ const TABLES: readonly ClassTable[] = [
     ],
   },
   {
+    // Each text is the value as the application reads it (decoded once): what is still encoded in it
+    // was encoded twice on the wire.
+    name: 'characters that need no encoding, encoded twice',
+    expect: 'protocol.encoded_unreserved',
+    place: 'query',
+    blocked: [
+      '%2e%68%74%61%63%63%65%73%73',
+      '%2e%2f%2e%2f%2e%68%74%61%63%63%65%73%73',
+      '%%32%65%%36%38%%37%34%%36%31',
+      '<a href="http://%77%77%77%2e%67%6f%6f%67%6c%65%2e%63%6f%6d">x</a>',
+      '%61%64%6d%69%6e',
+      { in: 'form', text: '%2e%68%74%61%63%63%65%73%73' },
+      { in: 'json', text: '%25%36%38%25%37%34%25%37%34' },
+      { in: 'multipart', text: '%77%70%2d%63%6f%6e%66%69%67' },
+      { in: 'xml', text: '%2e%68%74%61%63%63%65%73%73' },
+    ],
+    passed: [
+      '100%25 off',
+      '%E2%80%99 is a right single quote',
+      'https://example.com/a%20b%E2%80%99c?q=%3Cb%3E',
+      '50%2F50',
+      '%68 alone',
+      'discount%40shop.example',
+      'chapter %31%32 of the draft',
+      { in: 'json', text: 'https://example.com/search?q=caf%C3%A9%20cr%C3%A8me' },
+    ],
+  },
+  {
     name: 'scanner user agents',
     expect: 'protocol.scanner_user_agent',
     place: 'user_agent',

@@ -86,12 +86,12 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     category: 'php',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: "A variable, a string or a PHP expression called as a function ($a(1), $_GET['f']($x), $__[$_[1]](7), $O0{0}(1), (system)('id'), ($f)('id'), (system)(ls), \"system\"(ls), [system][0](ls), ('sy'.'stem')('id'), (string)\"system\"('id')), or a command function's name spelt in pieces anywhere ('sys' .'tem')",
+    description: "A variable, a string or a PHP expression called as a function ($a(1), $_GET['f']($x), $__[$_[1]](7), $O0{0}(1), (system)('id'), ('system')('id'), ($f)('id'), (system)(ls), \"system\"(ls), return\"system\"(ls).\"\", [system][0](ls), ('sy'.'stem')('id'), (string)\"system\"('id')), or a command function's name spelt in pieces anywhere ('sys' .'tem')",
     targets: T,
     pattern:
       String.raw`\$+[a-z_]\w*\s*(?:(?:\[[^\]\n]{0,40}\]+|\{[^}\n]{1,40}\})\s*)*\(|\(\s*\$?[a-z_]\w*\s*\)\s*\(\s*['"$]|['"][a-z_]\w*['"]\s*\(\s*['"$]|` +
       // PHP 7's uniform syntax calls a command function however it is wrapped: (system)(ls), [system][0](ls), (['system'])[0]('id').
-      String.raw`\(\s*${COMMAND_FUNCTION}\s*\)\s*\(|['"]${COMMAND_FUNCTION}['"]\([^()\n]*\)\s*(?:;|$)|\[\s*['"]?${COMMAND_FUNCTION}['"]?\s*\](?:\s*\))?\s*(?:\[\s*\d+\s*\]|\{\s*\d+\s*\})[\s)}]*(?:\{\s*\d+\s*\}\s*)?\(|` +
+      String.raw`\(\s*['"]?${COMMAND_FUNCTION}['"]?\s*\)\s*\(|['"]${COMMAND_FUNCTION}['"]\([^()\n]*\)\s*(?:[;.]|$)|\[\s*['"]?${COMMAND_FUNCTION}['"]?\s*\](?:\s*\))?\s*(?:\[\s*\d+\s*\]|\{\s*\d+\s*\})[\s)}]*(?:\{\s*\d+\s*\}\s*)?\(|` +
       // A parenthesised callee built with PHP's `.` concatenation (JavaScript's curried require('a')('b') has none).
       String.raw`\((?:[^()\n]|\([^()\n]*\)){0,60}(?:['")]\s*\.\s*['"(a-z_]|[a-z_]\s*\.\s*['"(])(?:[^()\n]|\([^()\n]*\)){0,60}\)\s*\(\s*['"$]|` +
       // The name spelt in pieces, however it is then called (define('z', [['sys'.'tem']]); (z)[0][0]('id')).

@@ -59,6 +59,17 @@ export const PROTOCOL_RULES: readonly RuleDefinition[] = [
     targets: ALL_INPUT,
     pattern: String.raw`[a-z0-9-]{6,}\.(?:burpcollaborator\.net|oastify\.com|oast\.(?:me|pro|fun|site|online|live)|interact\.sh|interactsh\.com|dnslog\.cn|ceye\.io|requestrepo\.com|canarytokens\.com|bxss\.me|xss\.ht|dnslog\.link)\b`,
   },
+  {
+    id: 'protocol.encoded_unreserved',
+    category: 'protocol',
+    paranoia_level: 1,
+    description:
+      'Letters, digits or dots left percent-encoded after decoding, three in a row (%2568%2574 sent for %68%74, %25%2532%2565 — each hex digit encoded again — for %2e): no client encodes characters that need no encoding, let alone twice; it hides a word or a dot-dot from a filter that decodes once',
+    targets: ['value', 'name', 'path'],
+    // The raw text is the value decoded once, as the application reads it: what is still encoded was encoded twice on the wire.
+    form: 'raw',
+    pattern: String.raw`(?:%(?:25|%)*(?:2e|3[0-9]|4[1-9a-f]|5[0-9a]|6[1-9a-f]|7[0-9a])){3}`,
+  },
   ...anomalyRules.filter((r) => r.paranoia_level === 2),
   {
     id: 'protocol.debug_method',
