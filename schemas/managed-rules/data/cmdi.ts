@@ -294,9 +294,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.terminal_escape',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A terminal escape sequence right before a command (\\033[2Acurl …, \\x1b[1Kwget …): it moves the cursor or clears the line, so a terminal or log viewer shows something else than what runs',
+    description: 'A terminal escape sequence right before a command (\\033[2Acurl …, \\x1b[1Kwget …, \\033[2Asleep 5\\n): it moves the cursor or clears the line, so a terminal or log viewer shows something else than what runs',
     targets: T,
-    pattern: String.raw`(?:\\(?:033|e)|\x1b)\[[\d;]{0,8}[a-z]\s*(?:${COMMAND}|${COMMAND_PROBE})`,
+    // Any command name after a cursor move or line erase; after a colour (`m`), only a command line, as a word printed in colour may be one.
+    pattern: String.raw`(?:\\(?:033|e)|\x1b)\[[\d;]{0,8}(?:[a-z]\s*(?:${COMMAND}|${COMMAND_PROBE})|[a-ln-z]\s*${COMMAND_WORD})`,
   },
   // --- level 2 -------------------------------------------------------------------------------------
   {
