@@ -316,9 +316,11 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.cast_value',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value that is a column or a call cast to a PostgreSQL type (password::int, version()::text), which makes the database print the value in its conversion error',
+    description: 'A value that is a column or a call cast to a PostgreSQL type (password::int, version()::text), or a credential or the session user cast to a number inside an expression (1+current_user::int, (json_build_object(1,password)::jsonb)::int), which makes the database print the value in its conversion error',
     targets: ['value'],
-    pattern: String.raw`^\s*[a-z_][\w.]*\s*(?:\([^)\n]{0,60}\)\s*)?::\s*(?:int[248]?|integer|bigint|smallint|text|varchar|numeric|real|float[48]?|double\s+precision|bool(?:ean)?|bytea|regclass|oid|jsonb?)\s*$`,
+    pattern:
+      String.raw`^\s*[a-z_][\w.]*\s*(?:\([^)\n]{0,60}\)\s*)?::\s*(?:int[248]?|integer|bigint|smallint|text|varchar|numeric|real|float[48]?|double\s+precision|bool(?:ean)?|bytea|regclass|oid|jsonb?)\s*$|` +
+      String.raw`\b(?:(?:current_user|session_user|password|passwd|usename|rolpassword)\b|(?:current_database|version)\s*\(\s*\))[^;\n]{0,40}?::\s*(?:int[248]?|integer|bigint|smallint|numeric)\b`,
   },
   {
     id: 'sqli.json_operator',
