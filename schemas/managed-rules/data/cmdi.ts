@@ -10,6 +10,8 @@ import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COM
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
+/** Programs that run the command given after their options and arguments (the shell form has dropped trap's quotes). */
+const COMMAND_RUNNER = alt(['timeout', 'nice', 'flock', 'setsid', 'stdbuf', 'ionice', 'taskset', 'chrt', 'watch', 'trap', 'time', 'xargs', 'sudo', 'doas', 'unbuffer', 'nohup']);
 /** What a batch file's IF runs: its own commands, bracketed or not. */
 const BATCH_COMMAND = String.raw`\(?\s*@?(?:echo|set|goto|call|cmd|del|copy|move|type|start|exit)\b`;
 
@@ -63,10 +65,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     id: 'cmdi.command_chain',
     category: 'cmdi',
     paranoia_level: 1,
-    description: 'A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami), maybe after variables that expand to nothing (|$u wget …)',
+    description: "A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami), maybe after variables that expand to nothing (|$u wget …) or a program that runs the command it is given (;timeout 5 whoami, ;flock -u / id, ;trap 'rm -rf x' EXIT)",
     targets: T,
     form: 'shell',
-    pattern: String.raw`${SEPARATOR}(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}`,
+    pattern: String.raw`${SEPARATOR}(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}|${SEPARATOR}${COMMAND_RUNNER}(?:\s+(?:-{1,2}[a-z][\w-]*(?:=\S+)?|\d+[smhd]?|/[\w./-]*))*\s+(?:${COMMAND}|${COMMAND_PROBE})`,
   },
   {
     id: 'cmdi.command_probe',
