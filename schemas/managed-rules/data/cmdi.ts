@@ -68,7 +68,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: "A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami), maybe after variables that expand to nothing (|$u wget …) or a program that runs the command it is given (;timeout 5 whoami, ;flock -u / id, ;trap 'rm -rf x' EXIT)",
     targets: T,
     form: 'shell',
-    pattern: String.raw`${SEPARATOR}(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}|${SEPARATOR}${COMMAND_RUNNER}(?:\s+(?:-{1,2}[a-z][\w-]*(?:=\S+)?|\d+[smhd]?|/[\w./-]*))*\s+(?:${COMMAND}|${COMMAND_PROBE})`,
+    pattern: String.raw`${SEPARATOR}(?:(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}|${COMMAND_RUNNER}(?:\s+(?:-{1,2}[a-z][\w-]*(?:=\S+)?|\d+[smhd]?|/[\w./-]*))*\s+(?:${COMMAND}|${COMMAND_PROBE}))`,
   },
   {
     id: 'cmdi.command_probe',
