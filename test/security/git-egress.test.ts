@@ -22,6 +22,7 @@ import { withWorkspace } from '../../platform/git/workspace.ts';
 import { everywhere, tenantPolicy, tenantRefusal, type OutboundPolicy } from '../../platform/net/outbound.ts';
 import { systemResolver } from '../../platform/net/guarded-lookup.ts';
 import { initBareRepository, commitFiles, readBody, serveGitHttp } from '../support/providers/git-host.ts';
+import { freePort } from '../support/loopback.ts';
 import { startTripwire, type Tripwire } from '../support/tripwire.ts';
 
 const allowed = tenantPolicy({ allowPrivateTargets: true });
@@ -43,14 +44,6 @@ let httpUrl: string;
 let httpRequests: string[];
 let daemon: ChildProcess;
 let daemonPort: number;
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -10,8 +10,13 @@ import { ALL_INPUT, alt, BRACKET_GLOB, COMMAND, COMMAND_LINE, COMMAND_PROBE, COM
 
 const T = ALL_INPUT;
 const SEPARATOR = String.raw`(?:[;|&]\s*)+`;
-/** Programs that run the command given after their options and arguments (the shell form has dropped trap's quotes). */
-const COMMAND_RUNNER = alt(['timeout', 'nice', 'flock', 'setsid', 'stdbuf', 'ionice', 'taskset', 'chrt', 'watch', 'trap', 'time', 'xargs', 'sudo', 'doas', 'unbuffer', 'nohup']);
+/**
+ * A program that runs the command given after its own options and arguments (time, timeout 5,
+ * nice -n 10, flock -u /, chroot jail; the shell form has dropped trap's quotes).
+ */
+const COMMAND_RUNNER =
+  alt(['time', 'timeout', 'nice', 'flock', 'setsid', 'stdbuf', 'ionice', 'taskset', 'chrt', 'watch', 'trap', 'xargs', 'sudo', 'doas', 'unbuffer', 'nohup', 'strace', 'ltrace', 'env', 'exec', 'busybox', String.raw`chroot\s+\S+`]) +
+  String.raw`(?:\s+(?:-{1,2}[a-z][\w-]*(?:=\S+)?|\d+[smhd]?|/[\w./-]*))*`;
 /** What a batch file's IF runs: its own commands, bracketed or not. */
 const BATCH_COMMAND = String.raw`\(?\s*@?(?:echo|set|goto|call|cmd|del|copy|move|type|start|exit)\b`;
 
@@ -68,7 +73,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     description: "A command separator (; | || & &&) followed by a command with a shell-looking argument (;cat /etc/passwd, | nc -e, && whoami), maybe after variables that expand to nothing (|$u wget …) or a program that runs the command it is given (;timeout 5 whoami, ;flock -u / id, ;trap 'rm -rf x' EXIT)",
     targets: T,
     form: 'shell',
-    pattern: String.raw`${SEPARATOR}(?:(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}|${COMMAND_RUNNER}(?:\s+(?:-{1,2}[a-z][\w-]*(?:=\S+)?|\d+[smhd]?|/[\w./-]*))*\s+(?:${COMMAND}|${COMMAND_PROBE}))`,
+    pattern: String.raw`${SEPARATOR}(?:(?:\$[a-z_]\w{0,30}\s+)*${COMMAND}|${COMMAND_RUNNER}\s+(?:${COMMAND}|${COMMAND_PROBE}))`,
   },
   {
     id: 'cmdi.command_probe',
@@ -282,7 +287,7 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     in_prose: 'notice',
     description: 'A shell started to run a command string, first in the value, after a separator or after a wrapper (time sh -c whoami, ${SHELL} -c "…", strace bash -c …)',
     targets: T,
-    pattern: String.raw`(?:^|[;|&\n(\x60]|\b(?:time|strace|ltrace|nohup|timeout\s+\d+|env|sudo|exec|xargs|nice|chroot\s+\S+|busybox))\s*['"]?(?:\$\{?shell\}?|(?:ba|da|k|z|c|tc)?sh|busybox\s+sh)['"]?\s+-c\s+['"]?[a-z$/]`,
+    pattern: String.raw`(?:^|[;|&\n(\x60]|\b${COMMAND_RUNNER})\s*['"]?(?:\$\{?shell\}?|(?:ba|da|k|z|c|tc)?sh|busybox\s+sh)['"]?\s+-c\s+['"]?[a-z$/]`,
   },
   {
     id: 'cmdi.process_substitution',
