@@ -41,6 +41,7 @@ const INI_DIRECTIVE = alt([
   String.raw`safe_mode\w*`, 'zend_extension', String.raw`opcache\.[\w.]+`, String.raw`session\.(?:save_path|serialize_handler|upload_progress\.\w+|use_trans_sid)`,
   'include_path', 'sendmail_path', 'register_globals', 'magic_quotes_gpc', String.raw`suhosin\.[\w.]+`, String.raw`cgi\.force_redirect`,
   String.raw`user_ini\.filename`, String.raw`pcre\.(?:backtrack|recursion)_limit`, String.raw`phar\.readonly`, 'upload_tmp_dir', String.raw`mail\.log`,
+  String.raw`mbstring\.[\w.]+`, 'unserialize_max_depth', 'extension_dir', 'memory_limit', 'max_execution_time',
 ]);
 /** Directives named by common words: only as the whole value's start, as `php -d engine=0` takes them. */
 const INI_WORD = alt(['engine', 'extension', 'display_errors', 'log_errors', 'html_errors', 'error_log', 'file_uploads', 'expose_php', 'doc_root', 'user_dir']);
@@ -54,6 +55,15 @@ export const PHP_RULES: readonly RuleDefinition[] = [
     description: 'A PHP opening tag followed by code that runs commands, evaluates, writes files or reads the request (<?php system(…), <? exec(…), <?= `id` ?>)',
     targets: T,
     pattern: String.raw`<\?(?:php\b|=|\s)[^\n]{0,200}?(?:\b(?:eval|assert|system|exec|passthru|shell_exec|popen|proc_open|pcntl_exec|base64_decode|gzinflate|str_rot13|file_put_contents|fwrite|fputs|include|require|include_once|require_once|create_function|call_user_func)\s*\(|\$_(?:get|post|request|cookie|server|files)\b|\x60)`,
+  },
+  {
+    id: 'php.open_tag_probe',
+    category: 'php',
+    paranoia_level: 1,
+    in_prose: 'warning',
+    description: 'A PHP opening tag that echoes or prints a literal (<?php echo "test", <?= 1 ?>, <? print(123*456), "><?php echo md5(…)): how scanners test whether input reaches PHP; a template line that echoes a variable (<?php echo htmlspecialchars($name); ?>) and a tag in a sentence pass',
+    targets: T,
+    pattern: String.raw`(?:^|[^\w\s,.!?])\s*(?:<\?=\s*\(?\s*["'\d]|<\?(?:\s*php\b)?\s*(?:echo|print)\b\s*\(?\s*(?:["'\d]|md5\s*\(|sha1\s*\())`,
   },
   {
     id: 'php.any_open_tag',

@@ -23,11 +23,14 @@ export const SESSION_RULES: readonly RuleDefinition[] = [
     check: {
       kind: 'session_parameter',
       // Framework defaults: Java, PHP, ASP.NET, ColdFusion, Express, Laravel, CodeIgniter, Rails, Sails, Rack, Django,
-      // Play, CakePHP, koa-session, NextAuth / Auth.js, Meteor, Apache JServ.
+      // Play, CakePHP, koa-session, NextAuth / Auth.js, Meteor, Apache JServ. Not generic names (session_id):
+      // Stripe Checkout and others send ?session_id= back from their own pages.
       names: [
         'jsessionid', 'phpsessid', 'aspsessionid*', 'asp.net_sessionid', 'cfid', 'cftoken', 'connect.sid', 'laravel_session', 'ci_session', '_session_id',
         'sails.sid', 'rack.session', 'sessionid', 'play_session', 'cakephp', 'koa.sess', 'koa:sess', 'next-auth.session-token',
         '__secure-next-auth.session-token', '__host-next-auth.session-token', 'authjs.session-token', 'meteor_login_token', 'jservsession',
+        // Older servers' own names: Oracle WebLogic, ColdFusion's session id, JRun, PHP's early session module.
+        'weblogicsession', 'cfsid', 'jwsession', 'phpsession',
       ],
     },
   },

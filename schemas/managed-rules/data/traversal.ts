@@ -80,9 +80,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     id: 'traversal.application_secret',
     category: 'traversal',
     paranoia_level: 1,
-    description: 'Application secrets and repository metadata by name (wp-config.php, .htpasswd, tomcat-users.xml, .git/config, .svn/entries)',
+    description: 'Application secrets and repository metadata by name (wp-config.php and copies of it such as wp-config-php.bak, .htpasswd, tomcat-users.xml, .git/config, .svn/entries)',
     targets: T,
-    pattern: String.raw`\bwp-config\.php\b|\.htpasswd\b|\btomcat-users\.xml\b|\.git${SEP}(?:config|head|index|logs|refs|objects|packed-refs)\b|\.svn${SEP}(?:entries|wc\.db)\b|\.git-credentials\b`,
+    pattern: String.raw`\bwp-config[.-]php\b|\.htpasswd\b|\btomcat-users\.xml\b|\.git${SEP}(?:config|head|index|logs|refs|objects|packed-refs)\b|\.svn${SEP}(?:entries|wc\.db)\b|\.git-credentials\b`,
   },
   {
     id: 'traversal.mangled_separator',
@@ -171,7 +171,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     category: 'traversal',
     paranoia_level: 1,
     description:
-      "A value that is nothing but an absolute path to the OS's, a web server's or a database's configuration, logs or installation (C:\\xampp\\apache\\conf\\httpd.conf, C:\\Windows\\…, C:/logs/access_log, …\\ntuser.dat, /var/www/logs/error_log, /usr/local/apache2/conf/httpd.conf): what file-inclusion lists try; a user's own documents are not",
+      "A value that is nothing but an absolute path to the OS's, a web server's or a database's configuration, logs or installation (C:\\xampp\\apache\\conf\\httpd.conf, C:\\Windows\\…, C:/logs/access_log, …\\ntuser.dat, /var/www/logs/error_log, /usr/local/apache2/conf/httpd.conf, /logs/pure-ftpd.log, PHP's /tmp/sess_<id>): what file-inclusion lists try; a user's own documents are not",
     targets: ['value', 'name', 'user_agent', 'body'],
     pattern:
       // Windows: a drive path into the system, server software or installer answers, or to a log or configuration file.
@@ -181,7 +181,10 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
       // Unix: from a system top-level directory, a path into a conf/ or logs/ directory, or to a
       // server's log or configuration file by name (an application's own /app/logs/ is not one).
       String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:conf|logs?)/+[\w.-]+\s*$|` +
-      String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:(?:access|error|ssl_access|ssl_error|php_errors?|mysqld?|mysql-slow|xferlog|auth|syslog|messages)[._-]?log(?:\.\d+)?|(?:httpd|apache2?|nginx|lighttpd|php-fpm|my|php|vsftpd|proftpd|pure-ftpd)\.(?:conf|cnf|ini))\s*$`,
+      String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:(?:access|error|ssl_access|ssl_error|php_errors?|mysqld?|mysql-slow|xferlog|auth|syslog|messages)[._-]?log(?:\.\d+)?|(?:httpd|apache2?|nginx|lighttpd|php-fpm|my|php|vsftpd|proftpd|pure-ftpd)\.(?:conf|cnf|ini))\s*$|` +
+      // An FTP daemon's log anywhere (log poisoning through the FTP user name), and PHP's session files
+      // (sess_<id> under /tmp or /var/lib/php), which an inclusion reads to run code stored in a session.
+      String.raw`^\s*(?:[a-z]:)?[/\\]+(?:[\w.-]+[/\\]+)*(?:vsftpd|proftpd|pure-?ftpd|xferlog)(?:\.log)?\s*$|^\s*/+(?:[\w.-]+/+)*(?:tmp|sessions?|php\d*)/+sess_[\w<>%{}$-]+\s*$`,
   },
   {
     id: 'traversal.mangled_dot_dot',
