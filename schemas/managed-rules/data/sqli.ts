@@ -183,9 +183,9 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.subquery',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A sub-select joined to the query by an operator after a quote, a number, a parenthesis or a bracketed name, possibly inside function calls (' and (select …), 1=(select …), [id]=(select …), ' and ascii(substring((select …)",
+    description: "A sub-select joined to the query by an operator after a quote, a number, a parenthesis or a bracketed name, or assigned to a MySQL user variable, possibly inside function calls (' and (select …), 1=(select …), [id]=(select …), ' and ascii(substring((select …), @a:=(select …), @.:=right((select …)",
     targets: T,
-    pattern: String.raw`(?:(?:['")\]]|\d)[\s)]*(?:${SQL_BOOL}|[-+*/=<>,]|in\b)|\b(?:r?like|regexp)\b)(?:${SQL_SP}|[a-z_]+\s*\()*\(${SQL_GAP}*select${SQL_GAP}+${SELECT_FOLLOW}|\bcase${SQL_SP}+when${SQL_GAP}*\d+\s*=\s*\d+[\s)]*then\b`,
+    pattern: String.raw`(?:(?:['")\]]|\d)[\s)]*(?:${SQL_BOOL}|[-+*/=<>,]|in\b)|\b(?:r?like|regexp)\b|@[\w.$]*\s*:=)(?:${SQL_SP}|[a-z_]+\s*\()*\(${SQL_GAP}*select${SQL_GAP}+${SELECT_FOLLOW}|\bcase${SQL_SP}+when${SQL_GAP}*\d+\s*=\s*\d+[\s)]*then\b`,
   },
   {
     id: 'sqli.conditional_function',
