@@ -110,6 +110,9 @@ const TABLES: readonly ClassTable[] = [
       '(!(cn=guest))',
       'jdoe)(|(objectclass=*)',
       { in: 'header', text: ')(cn=))' },
+      // A whole assertion added after the application's (gotestwaf's, split by an unencoded &).
+      { in: 'form', text: '0)(userPassword=q))))' },
+      { in: 'multipart', text: 'x)(cn=admin)' },
     ],
     passed: [
       ')(',
@@ -123,6 +126,8 @@ const TABLES: readonly ClassTable[] = [
       'Regex (?!foo)(bar)',
       'Options: (a|b|c) or (d&e)',
       'Meeting (room=4B) at 10',
+      'Sales (EU)(region=north)',
+      'see note 3)(a=b) below',
     ],
   },
   {

@@ -23,9 +23,9 @@ export const LDAP_RULES: readonly RuleDefinition[] = [
     id: 'ldap.filter_breakout',
     category: 'ldap',
     paranoia_level: 1,
-    description: 'A value that closes the filter and opens another (*)(uid=*), admin)(|(password=*), x))(&(, )(cn=)',
+    description: 'A value that closes the filter and opens another (*)(uid=*), admin)(|(password=*), x))(&(, )(cn=), or adds a whole assertion of its own (0)(userPassword=q)))',
     targets: T,
-    pattern: String.raw`^[^()\n]{0,64}\)+\s*\(\s*[&|!][(&|!\s]*${ASSERTION}|^[^()\n]{0,64}\*\s*\)+\s*\([(&|!\s]*${ASSERTION}|^[^()\n]{0,64}\)+\s*\([(\s]*[a-z][\w.-]*=\*|^\s*\*\s*\)\s*\(|^\s*\)+\s*\(+\s*[a-z][\w.-]*\s*[<>~]?=`,
+    pattern: String.raw`^[^()\n]{0,64}\)+\s*\(\s*[&|!][(&|!\s]*${ASSERTION}|^[^()\n]{0,64}\*\s*\)+\s*\([(&|!\s]*${ASSERTION}|^[^()\n]{0,64}\)+\s*\([(\s]*[a-z][\w.-]*=\*|^\s*\*\s*\)\s*\(|^\s*\)+\s*\(+\s*[a-z][\w.-]*\s*[<>~]?=|^[^()\n]{0,64}\)\(\s*[a-z][\w.-]*\s*[<>~]?=[^()\n]*\)+\s*$`,
   },
   {
     id: 'ldap.extensible_match',
