@@ -361,6 +361,7 @@ const TABLES: readonly ClassTable[] = [
       '/0x2e0x2e0x2f',
       '/..%uEFC8..%uEFC8..%uEFC8',
       '..2fapache2flogs2ferror.log',
+      { in: 'header', text: '0x5c0x2e.%00/' },
       // Runs of dots as a segment, current-directory padding with both slashes, shell dotfiles by path.
       '/.../.../.../',
       '/./\\/././\\/./',
@@ -395,6 +396,7 @@ const TABLES: readonly ClassTable[] = [
       '.bash_profile',
       '~/.bashrc',
       'colour 0x2e 0x2f',
+      'version 1.0x2e.5/',
       'rev 2f..2g',
       './',
       '.\\/',

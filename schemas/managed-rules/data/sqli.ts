@@ -308,16 +308,19 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.blind_condition',
     category: 'sqli',
     paranoia_level: 1,
-    description: "A quote closing a string, a boolean operator and a condition the query completes: a function's result compared with a literal (' and mid(version(),1,1)='5), or a column compared with a string left open (' and a='a)",
+    description: "A quote closing a string, a boolean operator and a condition the query completes: a function's result compared with a literal (' and mid(version(),1,1)='5), a column compared with a string left open (' and a='a), or a boolean function over a credential column (' and starts_with(password,'a') and 'true)",
     targets: T,
-    pattern: String.raw`${QUOTE_BREAK}(?:and|or|&&|\|\|)\s+[a-z_][\w.]*\s*\([^\n]{0,80}\)\s*(?:=|<>|!=|<|>|\slike\s)\s*\(?\s*(?:'[^'\n]*'?|"[^"\n]*"?|-?\d)|${QUOTE_BREAK}(?:and|or)\s+[a-z_]\w{0,30}\s*=\s*'[^'\n]*$`,
+    pattern:
+      String.raw`${QUOTE_BREAK}(?:and|or|&&|\|\|)\s+[a-z_][\w.]*\s*\([^\n]{0,80}\)\s*(?:=|<>|!=|<|>|\slike\s)\s*\(?\s*(?:'[^'\n]*'?|"[^"\n]*"?|-?\d)|${QUOTE_BREAK}(?:and|or)\s+[a-z_]\w{0,30}\s*=\s*'[^'\n]*$|` +
+      // A boolean function over a credential column is the condition itself (' and starts_with(password,'a') and 'x).
+      String.raw`${QUOTE_BREAK}(?:and|or|&&|\|\|)\s+[a-z_][\w.]*\s*\(\s*(?:password|passwd|pwd|user_pass|password_hash|passhash|secret)\b`,
   },
   {
     id: 'sqli.cast_value',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'A value that is a column or a call cast to a PostgreSQL type (password::int, version()::text), or a credential or the session user cast to a number inside an expression (1+current_user::int, (json_build_object(1,password)::jsonb)::int), which makes the database print the value in its conversion error',
-    targets: ['value'],
+    description: 'A value that is a column or a call cast to a PostgreSQL type (password::int, version()::text), or a credential or the session user cast to a number inside an expression (1+current_user::int, (json_build_object(1,password)::jsonb)::int), which makes the database print the value in its conversion error; also in headers an application logs to its database (User-Agent)',
+    targets: ['value', 'user_agent', 'header'],
     pattern:
       String.raw`^\s*[a-z_][\w.]*\s*(?:\([^)\n]{0,60}\)\s*)?::\s*(?:int[248]?|integer|bigint|smallint|text|varchar|numeric|real|float[48]?|double\s+precision|bool(?:ean)?|bytea|regclass|oid|jsonb?)\s*$|` +
       String.raw`\b(?:(?:current_user|session_user|password|passwd|usename|rolpassword)\b|(?:current_database|version)\s*\(\s*\))[^;\n]{0,40}?::\s*(?:int[248]?|integer|bigint|smallint|numeric)\b`,

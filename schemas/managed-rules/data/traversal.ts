@@ -191,9 +191,9 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
     category: 'traversal',
     paranoia_level: 1,
     description:
-      'Parent-directory steps as decoders mangle them: hex without its % (..2f..2f, ..0x2f, 0x2e0x2e0x2f, ..2fetc2fpasswd, ..2fapache2flogs), an invalid byte, an undecoded escape or a private-use character between the dots and the separator (..%c0%2f, ..%c0/, ..%uEFC8)',
-    targets: ['value', 'name', 'body'],
-    pattern: String.raw`(?:\.\.(?:0x|%|\\x)?(?:2f|5c)){2}|\.\.(?:2f|5c)(?:etc|var|usr|windows|winnt|boot|proc)(?:2f|5c|\b)|\.\.(?:2f|5c)[a-z][a-z0-9_-]{0,31}(?:2f|5c)[a-z]|\.\.0x(?:2f|5c)|(?:0x2e){2}(?:0x2f|0x5c|[/\\])|\.\.(?:[\x{fffd}\x{e000}-\x{f8ff}]|%[0-9a-f]{2}|%u[0-9a-f]{4}){1,3}(?:[/\\]|\.\.|$)`,
+      'Parent-directory steps as decoders mangle them: hex without its % (..2f..2f, ..0x2f, 0x2e0x2e0x2f, a dot and 0x2e mixed — 0x5c0x2e./ —, ..2fetc2fpasswd, ..2fapache2flogs), an invalid byte, an undecoded escape or a private-use character between the dots and the separator (..%c0%2f, ..%c0/, ..%uEFC8)',
+    targets: ['value', 'name', 'header', 'body'],
+    pattern: String.raw`(?:0x2e\.|\.0x2e)(?:%00)?(?:0x2f|0x5c|[/\\])|(?:\.\.(?:0x|%|\\x)?(?:2f|5c)){2}|\.\.(?:2f|5c)(?:etc|var|usr|windows|winnt|boot|proc)(?:2f|5c|\b)|\.\.(?:2f|5c)[a-z][a-z0-9_-]{0,31}(?:2f|5c)[a-z]|\.\.0x(?:2f|5c)|(?:0x2e){2}(?:0x2f|0x5c|[/\\])|\.\.(?:[\x{fffd}\x{e000}-\x{f8ff}]|%[0-9a-f]{2}|%u[0-9a-f]{4}){1,3}(?:[/\\]|\.\.|$)`,
   },
   {
     id: 'traversal.dot_run_segment',
