@@ -34,7 +34,8 @@
 // turns into one).
 //
 // Further texts an input is also matched as (canonicalForms): the decoded text of a value that is
-// wholly base64 or base64url of printable text (base64-text.ts), and the text with string
+// wholly base64 or base64url of printable text (base64-text.ts) — also once its JavaScript escapes
+// are undone, as a chain of encoders leaves it (`\u0063\u006dVx…` is base64) —, and the text with string
 // concatenations folded — `'un'||'ion'`, `"ex"&"e"&"cute"`, `'sel'+'ect'` become one literal, the
 // way SQL, VBScript and JavaScript join them before running them — and the text with short tags
 // inside words and CDATA markers removed (`o<x>nfocus` → `onfocus`, `<![CDATA[<]]>script` →
@@ -175,11 +176,19 @@ export function canonicalText(raw: string, options?: CanonicalOptions): string {
  */
 export function canonicalForms(raw: string, options?: CanonicalOptions): readonly string[] {
   const forms = textForms(decoded(raw, options));
-  for (const candidate of options?.path ? pathCarriers(raw) : [raw.trim()]) {
+  for (const candidate of options?.path ? pathCarriers(raw) : valueCarriers(raw)) {
     const carried = base64Text(candidate);
     if (carried !== null) return [...forms, ...textForms(decoded(carried, undefined))];
   }
   return forms;
+}
+
+/** Where a value may carry base64: all of it, or all of it once its JavaScript escapes are decoded. */
+function valueCarriers(raw: string): string[] {
+  const value = raw.trim();
+  if (!value.includes('\\')) return [value];
+  const unescaped = decodeJsEscapes(value).trim();
+  return unescaped === value ? [value] : [value, unescaped];
 }
 
 /** Where a path may carry base64: everything after the first slash, or its last segment. */
