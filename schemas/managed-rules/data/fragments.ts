@@ -111,7 +111,7 @@ export const COMMANDS_WITH_ARGS = [
   'java', 'gcc', 'cc', 'make', 'bash', 'sh', 'zsh', 'ksh', 'csh', 'tcsh', 'dash', 'fish', 'su', 'sudo', 'telnet', 'ssh', 'scp', 'ftp',
   'sftp', 'rsync', 'tar', 'zip', 'unzip', 'gzip', 'gunzip', 'chattr', 'openssl', 'timeout', 'expr', 'eval', 'exec', 'source', 'call',
   'start', 'copy', 'move', 'del', 'erase', 'ren', 'rename', 'reg', 'sc', 'at', 'attrib', 'cmd', 'hostname',
-  'uptime', 'date', 'id', 'curl', 'set', 'ver', 'pwd', 'nc', 'ping', 'sleep', 'echo', 'net', 'printf',
+  'uptime', 'date', 'id', 'curl', 'set', 'ver', 'pwd', 'nc', 'ping', 'sleep', 'echo', 'net', 'printf', 'cut', 'dig', 'host', 'whois',
 ] as const;
 
 /** Commands that, alone at the end of the injected text, are a probe (`;id`, `|ls`, `&&whoami`). */
@@ -144,7 +144,9 @@ const COMMAND_SHAPES = [
 /**
  * A command as an injection runs it: a path into a bin directory, a distinct command name, a
  * word-command with a shell argument, or one of the specific shapes. `echo` only counts with a
- * redirect or an option: `; echo $x` is every PHP snippet.
+ * redirect or an option: `; echo $x` is every PHP snippet. After a separator, also a DNS lookup of
+ * a host name (`;dig x.oast.example`, how blind injections call home), which a value on its own
+ * ("whois example.com" typed in a search box) is not.
  */
 export const COMMAND = alt([
   // After a separator, also relative to the root (|usr/bin/id: the working directory is often /).
@@ -152,6 +154,7 @@ export const COMMAND = alt([
   `${alt([...COMMANDS_DISTINCT])}\\b`,
   `${alt(COMMANDS_WITH_ARGS.filter((c) => c !== 'echo'))}${SHELL_ARG}`,
   ...COMMAND_SHAPES,
+  String.raw`(?:dig|host|whois)\s+(?:@[\w.-]+\s+)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\s*(?:$|[;|&#\n\x60)])`,
 ]);
 
 /** A probe command alone (`id`, `ls`) up to the end of the injected text. */
