@@ -29,7 +29,7 @@ export const SESSION_RULES: readonly RuleDefinition[] = [
         'jsessionid', 'phpsessid', 'aspsessionid*', 'asp.net_sessionid', 'cfid', 'cftoken', 'connect.sid', 'laravel_session', 'ci_session', '_session_id',
         'sails.sid', 'rack.session', 'sessionid', 'play_session', 'cakephp', 'koa.sess', 'koa:sess', 'next-auth.session-token',
         '__secure-next-auth.session-token', '__host-next-auth.session-token', 'authjs.session-token', 'meteor_login_token', 'jservsession',
-        // Older servers' own names: Oracle WebLogic, ColdFusion's session id, JRun, PHP's early session module.
+        // Older servers' names the OWASP CRS lists too: WebLogic's, ColdFusion's cfsid, jwsession, an early PHP module's.
         'weblogicsession', 'cfsid', 'jwsession', 'phpsession',
       ],
     },

@@ -183,7 +183,7 @@ export const TRAVERSAL_RULES: readonly RuleDefinition[] = [
       String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:conf|logs?)/+[\w.-]+\s*$|` +
       String.raw`^\s*/+${UNIX_TOP}/+(?:[\w.-]+/+)*(?:(?:access|error|ssl_access|ssl_error|php_errors?|mysqld?|mysql-slow|xferlog|auth|syslog|messages)[._-]?log(?:\.\d+)?|(?:httpd|apache2?|nginx|lighttpd|php-fpm|my|php|vsftpd|proftpd|pure-ftpd)\.(?:conf|cnf|ini))\s*$|` +
       // An FTP daemon's log anywhere (log poisoning through the FTP user name), and PHP's session files
-      // (sess_<id> under /tmp or /var/lib/php), which an inclusion reads to run code stored in a session.
+      // (sess_<id> in a tmp, sessions or php directory), which an inclusion reads to run code stored in a session.
       String.raw`^\s*(?:[a-z]:)?[/\\]+(?:[\w.-]+[/\\]+)*(?:vsftpd|proftpd|pure-?ftpd|xferlog)(?:\.log)?\s*$|^\s*/+(?:[\w.-]+/+)*(?:tmp|sessions?|php\d*)/+sess_[\w<>%{}$-]+\s*$`,
   },
   {
