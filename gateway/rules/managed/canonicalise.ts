@@ -183,12 +183,13 @@ export function canonicalForms(raw: string, options?: CanonicalOptions): readonl
   return forms;
 }
 
-/** Where a value may carry base64: all of it, or all of it once its JavaScript escapes are decoded. */
+/**
+ * Where a value may carry base64: all of it — once its JavaScript escapes are decoded, when it has a
+ * backslash (no base64 alphabet has one, so the value as sent cannot be base64 then).
+ */
 function valueCarriers(raw: string): string[] {
   const value = raw.trim();
-  if (!value.includes('\\')) return [value];
-  const unescaped = decodeJsEscapes(value).trim();
-  return unescaped === value ? [value] : [value, unescaped];
+  return [value.includes('\\') ? decodeJsEscapes(value).trim() : value];
 }
 
 /** Where a path may carry base64: everything after the first slash, or its last segment. */
