@@ -104,7 +104,9 @@ browserSuite('the Scans pages', { timeout: 120_000 }, () => {
     if (!address || typeof address === 'string') throw new Error('no address');
     await page.getByLabel('Start URL').fill(`http://127.0.0.1:${address.port}/`);
     await page.getByRole('button', { name: 'Start scan' }).click();
-    await page.getByRole('heading', { level: 1, name: 'DAST scan' }).waitFor();
+    // On the scan's own page, whose path ends in its id (the form's heading, "New DAST scan", also contains "DAST scan").
+    await page.waitForURL(/\/scans\/scn_|\/scans\/[^/]+$/);
+    await page.getByRole('heading', { level: 1, name: 'DAST scan', exact: true }).waitFor();
     const id = new URL(page.url()).pathname.split('/').pop()!;
     await page.getByRole('button', { name: 'Cancel scan' }).click();
     const dialog = page.getByRole('dialog', { name: 'Cancel this scan?' });
@@ -130,7 +132,7 @@ browserSuite('the Scans pages', { timeout: 120_000 }, () => {
     const started = await owner.call('POST', '/api/v1/scans', { target: `http://127.0.0.1:${address.port}/` });
     expect(started.status, started.text).toBe(202);
     await viewer.page.goto(`/scans/${started.body.id}`);
-    await viewer.page.getByRole('heading', { level: 1, name: 'DAST scan' }).waitFor();
+    await viewer.page.getByRole('heading', { level: 1, name: 'DAST scan', exact: true }).waitFor();
     await viewer.page.getByText(completedScanId ? 'Summary' : 'Summary').waitFor();
     expect(await viewer.page.getByRole('button', { name: 'Cancel scan' }).count()).toBe(0);
     await owner.call('DELETE', `/api/v1/scans/${started.body.id}`);
