@@ -79,6 +79,27 @@ describe('prose', () => {
     expect(engine(1).match(json('thanks\n; cat /etc/shadow'))).not.toBeNull();
   });
 
+  it('is not text that opens as an injection does: a line break, a separator before one, a closed quote or bracket, a ${', () => {
+    const commands = [
+      ';\necho AXQ$((50+41))$(echo AXQ)AXQ',
+      '|\necho AXQ$((50+41))$(echo AXQ)AXQ',
+      '"\necho AXQ$((50+41))$(echo AXQ)AXQ',
+      '\n str=$(echo AXQ)\n if [ 1 -ne ${#str} ]\n then sleep 0\n fi',
+      '");}print(`echo AXQ\necho $((1+2))\necho AXQ`);//AXQ',
+      "'.print(`echo AXQ\necho $((1+2))`);AXQ",
+      '${popen(print(`echo AXQ\necho $((1+2))`);//AXQ',
+    ];
+    for (const text of commands) expect(engine(1).match(json(text))?.ruleId, text).toBe('cmdi.command_substitution');
+    // Posts open with words, a quotation, a fence or a table, however they go on.
+    const posts = [
+      '|Symbol|Explanation|\n|`(expr)`|Parenthesized expression|\n```rust\n{{#include ../listings/a.rs}}\n```',
+      '"Quoted," she said.\nThen run $(npm bin) from ../app',
+      '```sh\nexport PATH=$(npm bin):$PATH\n```',
+      '...and then:\nimport x from "../lib/x.js" // in $(pwd)',
+    ];
+    for (const text of posts) expect(engine(1).match(json(text)), text).toBeNull();
+  });
+
   it('adds the demoted rules up as signals', () => {
     const three = 'notes:\n../lib/a.js\n$(date)\n<meta http-equiv="refresh" content="0">';
     expect(engine(1).match(json(three))).toMatchObject({ score: 9 });

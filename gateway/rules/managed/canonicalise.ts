@@ -27,11 +27,11 @@
 // or a line break, written or escaped as `\n`) reads an escaped `\n` or `\r` as the line break
 // `echo -e`, a JSON string or a log line makes of it, and removes what a shell removes before
 // running a word: quotes, `\` inside or before a word, `^` (cmd.exe), `$@`, `$*`, `$1`, empty `$()`
-// and `${…}` expansions, a variable glued to the end of a word (`uname$u`, `c$u\at`: unset, it is
-// empty); `$IFS` and `${IFS}` become spaces, and so do braces, commas, input
-// redirection (`{cat,/etc/passwd}`, `cat</etc/passwd`) and a `+` between a word and a path or an
-// option (`cat+/etc/passwd`: a form-encoded space, which an application decoding the value once more
-// turns into one).
+// and `${…}` expansions, a variable glued to the end of a word or the start of a path (`uname$u`,
+// `c$u\at`, `$u/bin$u/cat`: unset, it is empty); `$IFS` and `${IFS}` become spaces, and so do
+// braces, commas, input redirection (`{cat,/etc/passwd}`, `cat</etc/passwd`) and a `+` between a
+// word and a path or an option (`cat+/etc/passwd`: a form-encoded space, which an application
+// decoding the value once more turns into one).
 //
 // Further texts an input is also matched as (canonicalForms): the decoded text of a value that is
 // wholly base64 or base64url of printable text (base64-text.ts) — also once its JavaScript escapes
@@ -277,7 +277,7 @@ export function shellForm(canonical: string): string {
     .replace(/\\[nr]/g, '\n')
     .replace(/\$\{ifs\}|\$ifs\b/g, ' ')
     .replace(/\$(?=['"])|\$\{[^}\n]{0,64}\}|\$[@*#?!\d-]|\$\(\s*\)|``|['"^]/g, '')
-    .replace(/([a-z])\$[a-z_]\w{0,30}(?![\w(\[])/g, '$1')
+    .replace(/([a-z])\$[a-z_]\w{0,30}(?![\w(\[])|(^|[\s;|&+])\$[a-z_]\w{0,30}(?=\/)/g, '$1$2')
     .replace(/([a-z])\\(?=[a-z])|(^|[\s;|&`(])\\(?=[a-z])/g, '$1$2')
     .replace(/[{},<]/g, ' ')
     .replace(/([a-z\d])\+(?=[/~-])/g, '$1 ')

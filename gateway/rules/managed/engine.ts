@@ -90,8 +90,17 @@ export function clampLevel(level: number): ParanoiaLevel {
 const PROSE_LEVEL = 2;
 const LINE_BREAK_BETWEEN_TEXT = /\S[^\S\n]*\r?\n\s*\S/;
 
-/** Prose (types.ts `in_prose`): text on at least two lines — a post, a message, a code snippet. */
-const isProse = (text: string): boolean => LINE_BREAK_BETWEEN_TEXT.test(text);
+/**
+ * How an injection opens, before its first line ends: a line break (alone or after a shell
+ * separator), a quote or bracket closed and followed by a terminator or glued to a call, or a `${`
+ * expression (`;%0aecho …`, `'%0a…`, `");}print(…`, `'.print(…`, `${popen(…`). A post or a snippet
+ * starts with words, an opening quote or bracket, a fence or a table (`|Symbol|…`), not by closing
+ * something.
+ */
+const BREAKOUT_START = /^[^\S\n]*(?:\r?\n|[;|&]{1,2}[^\S\n]*\r?\n|[)\]}][;)\]}]*[a-z_]\w*\(|['"](?:[)\]};|&]|[^\S\n]*\r?\n|\.?[a-z_]\w*\()|\$\{)/i;
+
+/** Prose (types.ts `in_prose`): text on at least two lines — a post, a message, a code snippet — that does not open as an injection does. */
+const isProse = (text: string): boolean => LINE_BREAK_BETWEEN_TEXT.test(text) && !BREAKOUT_START.test(text);
 
 /** Weak signals met so far in one request: each rule counts once, whatever it matched. */
 class Signals {

@@ -89,10 +89,10 @@ export const CMDI_RULES: readonly RuleDefinition[] = [
     category: 'cmdi',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: 'Command substitution of a command: $(…) anywhere, or backticks glued to the value ($(id), 1`whoami`)',
+    description: 'Command substitution of a command: $(…) anywhere, backticks glued to the value, or passed to a call as PHP, Perl and Ruby run them ($(id), 1`whoami`, print(`echo x;id`))',
     targets: T,
     form: 'shell',
-    pattern: String.raw`\$\([\s\x60]*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|(?:^|[;|&=:])\x60\s*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|[a-z0-9_.]\x60(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)`,
+    pattern: String.raw`\$\([\s\x60]*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|(?:^|[;|&=:]|[a-z_]\w*\(\s*)\x60\s*(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)|[a-z0-9_.]\x60(?:${COMMAND_WORD}|(?:/usr)?(?:/local)?/s?bin/)`,
   },
   {
     id: 'cmdi.newline_command',
