@@ -150,21 +150,23 @@ export const SQLI_RULES: readonly RuleDefinition[] = [
     id: 'sqli.schema_enumeration',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'System catalogues that list tables, columns and users (INFORMATION_SCHEMA, sysobjects, sqlite_master, pg_shadow, mysql.user, DB2 syscat.tabauth)',
+    description: 'System catalogues that list tables, columns and users (INFORMATION_SCHEMA, sysobjects, sqlite_master, pg_shadow, mysql.user, DB2 syscat.tabauth and sysibm.tables)',
     targets: T,
-    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*sys\w+|\bsyscat\s*\.\s*(?:schemata|tables|columns|dbauth|tabauth|colauth|indexauth|routines|views|packages)\b|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b|\brdb\$\w+`,
+    pattern: String.raw`\b(?:information_schema|sysobjects|syscolumns|sysdatabases|sysusers|sysxlogins|sqlite_master|sqlite_schema|sqlite_temp_master|pg_shadow|pg_authid|pg_user|pg_group|msysobjects|msysaccessobjects|msysqueries)\b|\bmysql\s*\.\s*(?:user|db)\b|\bsysibm\s*\.\s*(?:sys\w+|tables|columns|views|routines)\b|\bsyscat\s*\.\s*(?:schemata|tables|columns|dbauth|tabauth|colauth|indexauth|routines|views|packages)\b|\bsys\s*\.\s*(?:sql_logins|server_principals|syslogins)\b|\bv\$(?:version|instance|database)\b|\brdb\$\w+`,
   },
   {
     id: 'sqli.system_information',
     category: 'sqli',
     paranoia_level: 1,
-    description: 'Server variables and functions that fingerprint the database (@@version, @@datadir, version() after a quote or compared after a number: 1 and user_name() = \'dbo\', SELECT current_setting(…))',
+    description: 'Server variables and functions that fingerprint the database (@@version, @@datadir, version() after a quote or compared after a number: 1 and user_name() = \'dbo\', 1 and left(version(),1)=4, SELECT current_setting(…), SELECT … FROM dual)',
     targets: T,
     pattern:
       String.raw`@@(?:version|datadir|hostname|basedir|tmpdir|servername|servicename|spid|language|identity|global\s*\.|session\s*\.|innodb\w*|secure_file_priv|plugin_dir|version_compile_\w+|port)\b|` +
       String.raw`${QUOTE_BREAK}(?:${SQL_BOOL}|[,+=]|\|\|)${SQL_GAP}*(?:version|user|current_user|session_user|system_user|database|schema|db_name|user_name|suser_sname|host_name|connection_id)\s*\(\s*\)|` +
-      // After a number, compared (1 and user_name() = 'dbo').
-      String.raw`(?:^|[\s(])-?\d+[\s)]*${SQL_BOOL}${SQL_GAP}+(?:version|user|current_user|session_user|system_user|database|schema|db_name|user_name|suser_sname|host_name)\s*\(\s*\)\s*(?:=|<>|!=|\blike\b)|` +
+      // After a number, compared, maybe through functions that cut it up (1 and user_name() = 'dbo', 1 and left(version(),1)=4).
+      String.raw`(?:^|[\s(])-?\d+[\s)]*${SQL_BOOL}${SQL_GAP}+(?:[a-z_]\w{0,20}\s*\(\s*){0,4}(?:version|user|current_user|session_user|system_user|database|schema|db_name|user_name|suser_sname|host_name)\s*\(\s*\)[^=<>!\n]{0,30}?(?:=|<>|!=|<|>|\blike\b)|` +
+      // A SELECT from Oracle's one-row DUAL, the fingerprint of an Oracle back end (select user from dual).
+      String.raw`\bselect${SQL_SP}+[^\n]{1,120}?${SQL_SP}from${SQL_SP}+dual(?:\s*(?:$|[;)#,]|--|/\*)|${SQL_SP}+(?:where|union|order|group|connect)\b)|` +
       String.raw`\bselect${SQL_SP}+(?:@@[a-z_]+|(?:version|user|current_user|session_user|system_user|database|current_database|schema|current_schema|db_name|current_setting|inet_server_addr|pg_postmaster_start_time)\s*\(|(?:current_user|session_user|system_user|current_database)\s*(?:;|$|--|#|,|\bfrom\b))`,
   },
   {

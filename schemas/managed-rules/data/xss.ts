@@ -111,9 +111,9 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     id: 'xss.css_script',
     category: 'xss',
     paranoia_level: 1,
-    description: "Script in CSS (expression(…), -moz-binding, behavior: url(…), url(javascript…)) and a style sheet imported from a style tag (<style>@import 'http://…')",
+    description: "Script in CSS (expression(…), -moz-binding, binding: or behavior: url(…), url(javascript…), a style attribute's url() of a .js or .htc file) and a style sheet imported from a style tag (<style>@import 'http://…')",
     targets: T,
-    pattern: String.raw`[:=]\s*["']?\s*expression\s*\(|-moz-binding\s*:|\bbehavior\s*:\s*url\s*\(|\burl\s*\(\s*['"]?\s*(?:java|vb)script\b|<\s*style\b[^>\n]*>\s*@import\b`,
+    pattern: String.raw`[:=]\s*["']?\s*expression\s*\(|-moz-binding\s*:|(?:[{;="']|^)\s*(?:binding|behaviou?r)\s*:\s*url\s*\(|\bstyle\s*=\s*["']?[^"'>\n]*\burl\s*\(\s*['"]?[^)'"\n]*\.(?:js|htc)\b|\burl\s*\(\s*['"]?\s*(?:java|vb)script\b|<\s*style\b[^>\n]*>\s*@import\b`,
   },
   {
     id: 'xss.jsfuck',
@@ -173,11 +173,11 @@ export const XSS_RULES: readonly RuleDefinition[] = [
     category: 'xss',
     paranoia_level: 1,
     in_prose: 'warning',
-    description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, String.fromCharCode(…), setTimeout('…'), a=alert,a(1), eval(a+b), {onerror=alert}throw 1); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
+    description: "A one-line value that opens a dialog or uses what a stolen session needs, as XSS probes do (alert(1), prompt`1`, (document.cookie), window.name+, document.write(…) or document.write`…`, String.fromCharCode(…), setTimeout('…'), a=alert,a(1), eval(a+b), {onerror=alert}throw 1); prose naming them (an alert (daily), document.cookie is…) passes, and eval( and innerHTML= are level 2 (xss.dom_sink)",
     targets: PROBE_INPUT,
     pattern:
       String.raw`\b${DIALOG}\(|(?:^|[^\x60\w])${DIALOG}\x60|[(=+,:;]\s*(?:${DOCUMENT_SECRET}|${WINDOW_MEMBER})\b|\b(?:${DOCUMENT_SECRET}|window\s*\.\s*name)\s*[)+;,]|` +
-      String.raw`\bdocument\s*\.\s*write(?:ln)?\s*\(|${STRING_CODE}|=\s*(?:${DIALOG}|eval)\s*[,;]\s*[a-z_$][\w$]*\s*\(|\beval\s*\(\s*[a-z_$][\w$]*\s*\+\s*[\w$'"]|` +
+      String.raw`\bdocument\s*\.\s*write(?:ln)?\s*[(\x60]|${STRING_CODE}|=\s*(?:${DIALOG}|eval)\s*[,;]\s*[a-z_$][\w$]*\s*\(|\beval\s*\(\s*[a-z_$][\w$]*\s*\+\s*[\w$'"]|` +
       // The error handler set to a dialog or eval, then an error thrown: a call with no parentheses.
       String.raw`\bonerror\s*=\s*(?:${DIALOG}|eval)\b[^\n]{0,40}\bthrow\b`,
   },
