@@ -10,11 +10,13 @@ import { printReport, writeJson, type Results } from './report.ts';
 import { sendToAll } from './send.ts';
 import { startTargets } from './targets.ts';
 import type { EvalRequest } from './types.ts';
+import { wcpRequests, type WcpCorpus } from './wcp-payloads.ts';
 
-export const USAGE = `usage: managed-rules-eval.ts [--gotestwaf DIR] [--payloads DIR] [--crs DIR] [--mirrors DIR] [--sample N] [--misses N] [--json FILE] [--concurrency N] [--targets LIST]
+export const USAGE = `usage: managed-rules-eval.ts [--gotestwaf DIR] [--payloads DIR] [--crs DIR] [--wcp DIR] [--mirrors DIR] [--sample N] [--misses N] [--json FILE] [--concurrency N] [--targets LIST]
   --gotestwaf DIR   bare git dir of wallarm/gotestwaf            (env GOTESTWAF_DIR; default MIRRORS/wallarm+gotestwaf/repo)
   --payloads DIR    bare git dir of swisskyrepo/PayloadsAllTheThings (env PAYLOADS_DIR; default MIRRORS/swisskyrepo+PayloadsAllTheThings/repo)
   --crs DIR         bare git dir of coreruleset/coreruleset (its regression tests; env CRS_DIR; default MIRRORS/coreruleset+coreruleset/repo; left out when absent)
+  --wcp DIR         bare git dir of openappsec/mgm-web-attack-payloads (the WAF Comparison Project's attacks; env WCP_DIR; default MIRRORS/openappsec+mgm-web-attack-payloads/repo; left out when absent)
   --mirrors DIR     where the benign sources' mirrors are         (env EVAL_MIRRORS; default /work/.mirror)
   --sample N        send N benign requests (evenly spread over the corpus) instead of all
   --misses N        list the first N attacks per class that passed PL1, and the first N benign requests blocked at PL1
@@ -26,6 +28,7 @@ interface Options {
   gotestwaf: string;
   payloads: string;
   crs: string;
+  wcp: string;
   mirrors: string;
   sample: number | null;
   misses: number;
@@ -48,7 +51,7 @@ function parseOptions(args: string[]): Options {
       process.exit(0);
     }
     const [name, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
-    if (!['--gotestwaf', '--payloads', '--crs', '--mirrors', '--sample', '--misses', '--json', '--concurrency', '--targets'].includes(name)) fail(`unknown argument ${JSON.stringify(arg)}`);
+    if (!['--gotestwaf', '--payloads', '--crs', '--wcp', '--mirrors', '--sample', '--misses', '--json', '--concurrency', '--targets'].includes(name)) fail(`unknown argument ${JSON.stringify(arg)}`);
     const value = inline ?? args[++i];
     if (value === undefined) fail(`${name} needs a value`);
     flags.set(name, value);
@@ -66,6 +69,7 @@ function parseOptions(args: string[]): Options {
     gotestwaf: flags.get('--gotestwaf') ?? process.env.GOTESTWAF_DIR ?? `${mirrors}/wallarm+gotestwaf/repo`,
     payloads: flags.get('--payloads') ?? process.env.PAYLOADS_DIR ?? `${mirrors}/swisskyrepo+PayloadsAllTheThings/repo`,
     crs: flags.get('--crs') ?? process.env.CRS_DIR ?? `${mirrors}/coreruleset+coreruleset/repo`,
+    wcp: flags.get('--wcp') ?? process.env.WCP_DIR ?? `${mirrors}/openappsec+mgm-web-attack-payloads/repo`,
     sample: count('--sample', null),
     misses: count('--misses', 0)!,
     json: flags.get('--json') ?? null,
@@ -89,17 +93,19 @@ export async function runEvaluation(args: string[], benignRequests: (mirrors: st
   if (!gotestwafRepo.present) fail(`wallarm/gotestwaf not found at ${options.gotestwaf} (a bare git dir; --gotestwaf or GOTESTWAF_DIR)`);
   if (!payloadsRepo.present) fail(`swisskyrepo/PayloadsAllTheThings not found at ${options.payloads} (a bare git dir; --payloads or PAYLOADS_DIR)`);
 
-  // The CRS corpus is optional: a run without its mirror still measures the other two.
+  // The CRS and WAF Comparison Project corpora are optional: a run without their mirrors measures the others.
   const crsRepo = new BareRepo(options.crs);
+  const wcpRepo = new BareRepo(options.wcp);
 
   let since = performance.now();
   const gotestwaf = gotestwafRequests(gotestwafRepo);
   const intruder = intruderRequests(payloadsRepo);
   const crs: CrsCorpus | null = crsRepo.present ? crsRegressionRequests(crsRepo) : null;
+  const wcp: WcpCorpus | null = wcpRepo.present ? wcpRequests(wcpRepo) : null;
   const benignAll = [...benignRequests(options.mirrors), ...gotestwaf.benign];
   const benign = sample(benignAll, options.sample);
   // CRS's benign stages are sent whole, as its attacks are: a sample would leave a handful.
-  const requests: EvalRequest[] = [...gotestwaf.attacks, ...intruder.attacks, ...(crs?.attacks ?? []), ...benign, ...(crs?.benign ?? [])];
+  const requests: EvalRequest[] = [...gotestwaf.attacks, ...intruder.attacks, ...(crs?.attacks ?? []), ...(wcp?.attacks ?? []), ...benign, ...(crs?.benign ?? []), ...(wcp?.benign ?? [])];
   console.log(`corpora (built in ${seconds(since)}):`);
   console.log(`  gotestwaf ${gotestwafRepo.head().slice(0, 12)}: ${gotestwaf.attacks.length} attack requests (payload × encoder × placeholder), ${gotestwaf.benign.length} benign (false-pos)`);
   for (const note of gotestwaf.notes) console.log(`    ${note}`);
@@ -111,7 +117,13 @@ export async function runEvaluation(args: string[], benignRequests: (mirrors: st
   } else {
     console.log(`  CRS regression tests: not found at ${options.crs} (a bare git dir; --crs or CRS_DIR): left out`);
   }
-  console.log(`  benign: ${benign.length} requests${benign.length < benignAll.length ? ` (a sample of ${benignAll.length})` : ''} from ${new Set(benign.map((r) => r.source)).size} sources${crs ? `, plus CRS's ${crs.benign.length}` : ''}`);
+  if (wcp) {
+    console.log(`  WAF Comparison Project payloads ${wcpRepo.head().slice(0, 12)}: ${wcp.attacks.length} attack requests, ${wcp.benign.length} benign (the collection's false-positive lists; always sent whole), each as that project's tool sends it (GET /?p=…, POST p=…; Shellshock also as the User-Agent)`);
+    for (const note of wcp.notes) console.log(`    ${note}`);
+  } else {
+    console.log(`  WAF Comparison Project payloads: not found at ${options.wcp} (a bare git dir; --wcp or WCP_DIR): left out`);
+  }
+  console.log(`  benign: ${benign.length} requests${benign.length < benignAll.length ? ` (a sample of ${benignAll.length})` : ''} from ${new Set(benign.map((r) => r.source)).size} sources${crs ? `, plus CRS's ${crs.benign.length}` : ''}${wcp ? `, plus the WAF Comparison Project payloads' ${wcp.benign.length}` : ''}`);
 
   since = performance.now();
   const started = await startTargets();
@@ -133,7 +145,7 @@ export async function runEvaluation(args: string[], benignRequests: (mirrors: st
     console.log(`sent in ${sendTime}`);
     printReport(results, { misses: options.misses });
     if (options.json) {
-      await writeJson(options.json, results, { gotestwaf: gotestwafRepo.head(), payloads: payloadsRepo.head(), crs: crs ? crsRepo.head() : null, targets: results.labels, sample: options.sample, at: new Date().toISOString() });
+      await writeJson(options.json, results, { gotestwaf: gotestwafRepo.head(), payloads: payloadsRepo.head(), crs: crs ? crsRepo.head() : null, wcp: wcp ? wcpRepo.head() : null, targets: results.labels, sample: options.sample, at: new Date().toISOString() });
       console.log(`\nper-request results written to ${options.json}`);
     }
   } finally {
