@@ -97,7 +97,7 @@ const LINE_BREAK_BETWEEN_TEXT = /\S[^\S\n]*\r?\n\s*\S/;
  * starts with words, an opening quote or bracket, a fence or a table (`|Symbol|…`), not by closing
  * something.
  */
-const BREAKOUT_START = /^[^\S\n]*(?:\r?\n|[;|&]{1,2}[^\S\n]*\r?\n|[)\]}][;)\]}]*[a-z_]\w*\(|['"](?:[)\]};|&]|[^\S\n]*\r?\n|\.?[a-z_]\w*\()|\$\{)/i;
+const BREAKOUT_START = /^[^\S\n]*(?:(?:[;|&]{1,2}|['"])?[^\S\n]*\r?\n|[)\]}][;)\]}]*[a-z_]\w*\(|['"](?:[)\]};|&]|\.?[a-z_]\w*\()|\$\{)/i;
 
 /** Prose (types.ts `in_prose`): text on at least two lines — a post, a message, a code snippet — that does not open as an injection does. */
 const isProse = (text: string): boolean => LINE_BREAK_BETWEEN_TEXT.test(text) && !BREAKOUT_START.test(text);
